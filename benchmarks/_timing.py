@@ -1,0 +1,70 @@
+"""Shared timing helpers for the benchmarks: best-of-k wall time and one table row per case."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+
+def best_time(func: Callable[[], Any], repeat: int = 3) -> float:
+    """Return the best wall-clock time of ``repeat`` calls of ``func``, in seconds."""
+    best = float("inf")
+    for _ in range(repeat):
+        start = time.perf_counter()
+        func()
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+@dataclass
+class Row:
+    """One benchmark case.
+
+    ``ratio`` is rankstats' time over the baseline's (smaller is better) when ``baseline_s`` is
+    known. ``max_seconds`` / ``max_ratio`` are the targets from the issues; ``met`` says whether
+    the measurement met them in this run.
+    """
+
+    case: str
+    seconds: float
+    baseline: str = "-"
+    baseline_s: float | None = None
+    max_seconds: float | None = None
+    max_ratio: float | None = None
+
+    @property
+    def ratio(self) -> float | None:
+        """rankstats' time divided by the baseline's."""
+        if self.baseline_s is None or self.baseline_s == 0:
+            return None
+        return self.seconds / self.baseline_s
+
+    def met(self) -> bool:
+        """Whether every target of this row was met."""
+        ok = True
+        if self.max_seconds is not None:
+            ok &= self.seconds <= self.max_seconds
+        if self.max_ratio is not None and self.ratio is not None:
+            ok &= self.ratio <= self.max_ratio
+        return ok
+
+    def cells(self) -> tuple[str, ...]:
+        """The row's printed cells."""
+        targets = []
+        if self.max_seconds is not None:
+            targets.append(f"<= {self.max_seconds:g} s")
+        if self.max_ratio is not None:
+            targets.append(f"ratio <= {self.max_ratio:g}")
+        baseline_time = "skipped" if self.baseline_s is None else f"{self.baseline_s:.4f} s"
+        ratio = "-" if self.ratio is None else f"{self.ratio:.3g}"
+        return (
+            self.case,
+            f"{self.seconds:.4f} s",
+            self.baseline,
+            baseline_time,
+            ratio,
+            ", ".join(targets) or "-",
+            "yes" if self.met() else "NO",
+        )
