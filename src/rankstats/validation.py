@@ -1,0 +1,254 @@
+"""Turning user input into clean arrays, or a clear error.
+
+Every public entry point of rankstats validates its input here, once; the private hooks behind it
+trust what they get. Messages name the argument, say what was expected, and show what was given.
+"""
+
+from __future__ import annotations
+
+import numbers
+from typing import Any, NamedTuple
+
+import numpy as np
+import numpy.typing as npt
+
+from rankstats.errors import NoWeightSupportError
+
+__all__ = [
+    "NullInput",
+    "RankInput",
+    "as_array",
+    "check_num_candidates",
+    "check_num_samples",
+    "check_positive_int",
+    "check_ranks",
+    "check_weights",
+    "validate_null_input",
+    "validate_rank_input",
+]
+
+FloatArray = npt.NDArray[np.float64]
+IntArray = npt.NDArray[np.int64]
+
+#: the largest candidate count handled exactly: integers stay exact in float64 up to 2**53
+MAX_NUM_CANDIDATES = 2**53
+
+
+class RankInput(NamedTuple):
+    """Validated input of a metric evaluation: flat arrays of equal length."""
+
+    ranks: FloatArray
+    num_candidates: IntArray | None
+    weights: FloatArray | None
+
+
+class NullInput(NamedTuple):
+    """Validated input of a null-model computation: flat arrays of equal length."""
+
+    num_candidates: IntArray
+    weights: FloatArray | None
+
+
+def _describe(array: npt.NDArray[Any], index: int) -> str:
+    return f"{array.flat[index].item()!r} at index {index}"
+
+
+def as_array(value: Any, name: str) -> npt.NDArray[Any]:
+    """Convert ``value`` to a flat numeric numpy array without copying where possible.
+
+    Lists, tuples, numpy arrays and objects implementing ``__array__`` (such as CPU tensors) are
+    accepted; an array of more than one dimension is flattened.
+
+    Parameters
+    ----------
+    value : array-like
+        The user's input.
+    name : str
+        The argument's name, used in error messages.
+
+    Returns
+    -------
+    numpy.ndarray
+        A one-dimensional array of a real numeric dtype.
+
+    Raises
+    ------
+    TypeError
+        If the input is a string, a mapping, boolean, complex or not numeric at all.
+    ValueError
+        If the input is a scalar or empty.
+    """
+    if isinstance(value, str | bytes | dict):
+        raise TypeError(f"{name} must be an array-like of numbers, got {type(value).__name__}")
+    try:
+        array = np.asarray(value)
+    except Exception as error:  # e.g. a GPU tensor, or ragged nested lists
+        raise TypeError(
+            f"{name} must be convertible to a numpy array, got {type(value).__name__}: {error}"
+        ) from error
+    if array.dtype == np.bool_ or not (
+        np.issubdtype(array.dtype, np.integer) or np.issubdtype(array.dtype, np.floating)
+    ):
+        raise TypeError(f"{name} must hold real numbers, got an array of dtype {array.dtype}")
+    if array.ndim == 0:
+        raise ValueError(f"{name} must be a 1-D array-like, got the scalar {array.item()!r}")
+    if array.size == 0:
+        raise ValueError(f"{name} must not be empty, got an array of shape {array.shape}")
+    return array.reshape(-1)
+
+
+def check_ranks(value: Any, name: str = "ranks") -> FloatArray:
+    """Validate ranks: finite real numbers >= 1 (half-integers, as realistic ranks are, are fine).
+
+    Returns
+    -------
+    numpy.ndarray of float64
+        The ranks, flattened; the input itself is never modified.
+    """
+    array = as_array(value, name)
+    # min and max find NaN (it propagates), infinities and values below 1 in two cheap passes
+    low, high = array.min(), array.max()
+    if not low >= 1:
+        bad = np.flatnonzero(~(array >= 1))[0]
+        raise ValueError(f"{name} must be finite numbers >= 1, got {_describe(array, bad)}")
+    if not np.isfinite(high):
+        bad = np.flatnonzero(~np.isfinite(array))[0]
+        raise ValueError(f"{name} must be finite numbers >= 1, got {_describe(array, bad)}")
+    return array.astype(np.float64, copy=False)
+
+
+def check_num_candidates(value: Any, name: str = "num_candidates") -> IntArray:
+    """Validate candidate counts: integers >= 1 (integral floats are accepted).
+
+    Returns
+    -------
+    numpy.ndarray of int64
+        The counts, flattened.
+    """
+    array = as_array(value, name)
+    low, high = array.min(), array.max()
+    if not low >= 1:
+        bad = np.flatnonzero(~(array >= 1))[0]
+        raise ValueError(f"{name} must be integers >= 1, got {_describe(array, bad)}")
+    if not high <= MAX_NUM_CANDIDATES:
+        bad = np.flatnonzero(~(array <= MAX_NUM_CANDIDATES))[0]
+        raise ValueError(
+            f"{name} must be integers between 1 and 2**53, got {_describe(array, bad)}"
+        )
+    if not np.issubdtype(array.dtype, np.integer):
+        fractional = array != np.floor(array)
+        if fractional.any():
+            bad = np.flatnonzero(fractional)[0]
+            raise ValueError(f"{name} must be integers >= 1, got {_describe(array, bad)}")
+    return array.astype(np.int64, copy=False)
+
+
+def check_weights(value: Any, name: str = "weights") -> FloatArray:
+    """Validate weights: finite, non-negative, and not all zero (numpy.average semantics).
+
+    Returns
+    -------
+    numpy.ndarray of float64
+        The weights, flattened.
+    """
+    array = as_array(value, name).astype(np.float64, copy=False)
+    low, high = array.min(), array.max()
+    if not low >= 0 or not np.isfinite(high):
+        bad = np.flatnonzero(~((array >= 0) & np.isfinite(array)))[0]
+        raise ValueError(f"{name} must be finite and non-negative, got {_describe(array, bad)}")
+    if not high > 0:
+        raise ValueError(f"{name} must not all be zero, got {array.size} zero weights")
+    return array
+
+
+def _check_same_length(reference: npt.NDArray[Any], reference_name: str, **others: Any) -> None:
+    for name, other in others.items():
+        if other is not None and other.shape != reference.shape:
+            raise ValueError(
+                f"{name} must have one entry per rank task like {reference_name} "
+                f"({reference.size}), got {other.size}"
+            )
+
+
+def validate_rank_input(
+    ranks: Any,
+    num_candidates: Any = None,
+    weights: Any = None,
+    *,
+    needs_candidates: bool = False,
+    supports_weights: bool = True,
+    metric: str = "this metric",
+) -> RankInput:
+    """Validate the arguments of a metric evaluation.
+
+    Parameters
+    ----------
+    ranks : array-like of shape (n,)
+        The ranks, finite and >= 1.
+    num_candidates : array-like of shape (n,), optional
+        The number of candidates of each ranking task; each rank must not exceed its count.
+    weights : array-like of shape (n,), optional
+        Non-negative weights, not all zero.
+    needs_candidates : bool
+        Whether ``num_candidates`` is required.
+    supports_weights : bool
+        Whether ``weights`` may be given.
+    metric : str
+        The metric's name, for error messages.
+
+    Returns
+    -------
+    RankInput
+        The clean arrays.
+    """
+    clean_ranks = check_ranks(ranks)
+    candidates = None
+    if num_candidates is not None:
+        candidates = check_num_candidates(num_candidates)
+    elif needs_candidates:
+        raise ValueError(f"{metric} needs num_candidates, the number of candidates of each task")
+    clean_weights = None
+    if weights is not None:
+        if not supports_weights:
+            raise NoWeightSupportError(f"{metric} does not support weights; pass weights=None")
+        clean_weights = check_weights(weights)
+    _check_same_length(clean_ranks, "ranks", num_candidates=candidates, weights=clean_weights)
+    if candidates is not None and (clean_ranks > candidates).any():
+        bad = int(np.flatnonzero(clean_ranks > candidates)[0])
+        raise ValueError(
+            f"ranks must not exceed their num_candidates, got rank {clean_ranks[bad].item()!r} "
+            f"> num_candidates {candidates[bad].item()!r} at index {bad}"
+        )
+    return RankInput(clean_ranks, candidates, clean_weights)
+
+
+def validate_null_input(
+    num_candidates: Any,
+    weights: Any = None,
+    *,
+    supports_weights: bool = True,
+    metric: str = "this metric",
+) -> NullInput:
+    """Validate the arguments of a null-model computation (expected value, variance, sampling)."""
+    candidates = check_num_candidates(num_candidates)
+    clean_weights = None
+    if weights is not None:
+        if not supports_weights:
+            raise NoWeightSupportError(f"{metric} does not support weights; pass weights=None")
+        clean_weights = check_weights(weights)
+    _check_same_length(candidates, "num_candidates", weights=clean_weights)
+    return NullInput(candidates, clean_weights)
+
+
+def check_positive_int(value: Any, name: str) -> int:
+    """Return ``value`` as an ``int`` if it is a positive integer, else raise a clear error."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name} must be a positive integer, got {value!r}")
+    if value < 1:
+        raise ValueError(f"{name} must be a positive integer, got {value!r}")
+    return int(value)
+
+
+def check_num_samples(value: Any) -> int:
+    """Validate a Monte-Carlo sample count."""
+    return check_positive_int(value, "num_samples")
