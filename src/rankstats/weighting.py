@@ -1,0 +1,104 @@
+r"""Weighted aggregation: the null moments of weighted means, and a weighted median.
+
+Weights are scaling factors with :func:`numpy.average` semantics: with
+:math:`a_i = w_i / \sum_j w_j`, a weighted mean of independent per-task quantities :math:`x_i`
+has
+
+.. math::
+
+    \mathbb{E}\Big[\sum_i a_i x_i\Big] = \sum_i a_i \mathbb{E}[x_i], \qquad
+    \mathbb{V}\Big[\sum_i a_i x_i\Big] = \sum_i a_i^2 \mathbb{V}[x_i].
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import numpy.typing as npt
+
+__all__ = [
+    "normalized_weights",
+    "weighted_mean_expectation",
+    "weighted_mean_variance",
+    "weighted_median",
+]
+
+FloatArray = npt.NDArray[np.float64]
+
+
+def normalized_weights(weights: FloatArray | None, n: int) -> FloatArray:
+    r"""Return :math:`a_i = w_i / \\sum_j w_j`, or :math:`1/n` each when ``weights`` is ``None``."""
+    if weights is None:
+        return np.full(n, 1.0 / n)
+    return np.asarray(weights / weights.sum(), dtype=np.float64)
+
+
+def weighted_mean_expectation(individual: FloatArray, weights: FloatArray | None) -> float:
+    r"""Expected value of a weighted mean: :math:`\sum_i a_i \mathbb{E}[x_i]`.
+
+    Examples
+    --------
+    >>> weighted_mean_expectation(np.array([1.0, 2.0, 4.0]), np.array([1.0, 0.0, 1.0]))
+    2.5
+    """
+    return float(np.average(individual, weights=weights))
+
+
+def weighted_mean_variance(individual: FloatArray, weights: FloatArray | None) -> float:
+    r"""Variance of a weighted mean of independent terms: :math:`\sum_i a_i^2 \mathbb{V}[x_i]`.
+
+    Examples
+    --------
+    >>> weighted_mean_variance(np.array([1.0, 1.0]), None)
+    0.5
+    """
+    if weights is None:
+        return float(individual.mean() / individual.size)
+    a = weights / weights.sum()
+    return float(np.dot(a * a, individual))
+
+
+def weighted_median(values: FloatArray, weights: FloatArray | None) -> FloatArray:
+    r"""The weighted median along the last axis, equal to :func:`numpy.median` on repetitions.
+
+    With the values sorted and :math:`c_j` the cumulative weight up to the :math:`j`-th of them,
+    the lower median is the first value with :math:`c_j \ge W/2` and the upper median the first
+    with :math:`c_j > W/2`; the median is their mean. For integer weights this is exactly
+    :func:`numpy.median` of the values repeated by their weights (so even totals average the two
+    middle values), a zero weight is the same as leaving the value out, and scaling all weights
+    changes nothing.
+
+    Parameters
+    ----------
+    values : numpy.ndarray of shape (..., n)
+        The values; the median is taken over the last axis.
+    weights : numpy.ndarray of shape (n,), optional
+        Non-negative weights, not all zero; ``None`` for :func:`numpy.median`.
+
+    Returns
+    -------
+    numpy.ndarray of shape (...)
+        The medians.
+
+    Examples
+    --------
+    >>> float(weighted_median(np.array([1.0, 2.0, 3.0, 10.0]), np.array([1.0, 1.0, 1.0, 1.0])))
+    2.5
+    >>> float(weighted_median(np.array([1.0, 2.0, 3.0]), np.array([1.0, 0.0, 3.0])))
+    3.0
+    """
+    if weights is None:
+        return np.asarray(np.median(values, axis=-1), dtype=np.float64)
+    order = np.argsort(values, axis=-1, kind="stable")
+    sorted_values = np.take_along_axis(values, order, axis=-1)
+    cumulative = np.cumsum(weights[order], axis=-1)
+    total = cumulative[..., -1:]
+    half = 0.5 * total
+    # cumulative sums carry rounding: treat values within n ulps of the half as equal to it
+    tolerance = total * (values.shape[-1] * np.finfo(np.float64).eps)
+    lower = np.argmax(cumulative >= half - tolerance, axis=-1)[..., None]
+    upper = np.argmax(cumulative > half + tolerance, axis=-1)[..., None]
+    median = 0.5 * (
+        np.take_along_axis(sorted_values, lower, axis=-1)
+        + np.take_along_axis(sorted_values, upper, axis=-1)
+    )
+    return np.asarray(median[..., 0], dtype=np.float64)
