@@ -1,0 +1,1 @@
+"""The metric classes, one module per family; :mod:`rankstats.registry` collects them."""

@@ -1,0 +1,93 @@
+r"""Hits@k: the fraction of tasks whose true answer is ranked among the top :math:`k`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+from docdata import parse_docdata
+
+from rankstats.base import RankBasedMetric, override
+from rankstats.ranges import ValueRange
+from rankstats.validation import check_positive_int
+from rankstats.weighting import weighted_mean_expectation, weighted_mean_variance
+
+__all__ = ["HitsAtK", "hit_probability"]
+
+FloatArray = npt.NDArray[np.float64]
+IntArray = npt.NDArray[np.int64]
+
+
+def hit_probability(num_candidates: IntArray, k: int) -> FloatArray:
+    r"""The null probability of a hit, :math:`p_i = P(r_i \le k) = \min(k / C_i, 1)`."""
+    return np.minimum(k / num_candidates, 1.0)
+
+
+@parse_docdata
+class HitsAtK(RankBasedMetric):
+    r"""The fraction of tasks whose rank is at most :math:`k`.
+
+    .. math:: \mathrm{H@}k = \sum_{i=1}^{n} a_i \, \mathbb{I}[r_i \le k]
+
+    It lies in :math:`[0, 1]`, larger is better. It ignores everything beyond the cut-off: a miss
+    at rank :math:`k + 1` counts the same as one at rank :math:`10^6`.
+
+    Parameters
+    ----------
+    k : int, default=10
+        The cut-off; a positive integer.
+
+    Notes
+    -----
+    Under the null, :math:`\mathbb{I}[r_i \le k] \sim \mathrm{Bernoulli}(p_i)` with
+    :math:`p_i = \min(k / C_i, 1)`, hence
+
+    .. math::
+
+        \mathbb{E}[\mathrm{H@}k] = \sum_i a_i p_i, \qquad
+        \mathbb{V}[\mathrm{H@}k] = \sum_i a_i^2 p_i (1 - p_i).
+
+    Realistic (half-integer) ranks count as hits when they do not exceed :math:`k`.
+
+    Examples
+    --------
+    >>> HitsAtK(k=2)([1, 2, 5])
+    0.6666666666666666
+    >>> HitsAtK(k=10)
+    HitsAtK(k=10)
+
+    ---
+    link: https://en.wikipedia.org/wiki/Evaluation_measures_(information_retrieval)
+    description: The relative frequency of ranks not larger than a given k.
+    """
+
+    name = "Hits @ K"
+    synonyms = ("h@k", "hits@k", "h@", "hits@", "hits_at_", "h_at_")
+    value_range = ValueRange(lower=0, lower_inclusive=True, upper=1, upper_inclusive=True)
+    increasing = True
+
+    def __init__(self, k: int = 10) -> None:
+        self.k = check_positive_int(k, "k")
+
+    @override
+    def _params(self) -> dict[str, Any]:
+        return {"k": self.k}
+
+    @override
+    def _evaluate(
+        self, ranks: FloatArray, num_candidates: IntArray | None, weights: FloatArray | None
+    ) -> FloatArray:
+        hits = ranks <= self.k
+        if weights is None:
+            return np.count_nonzero(hits, axis=-1) / ranks.shape[-1]
+        return np.asarray(np.average(hits, axis=-1, weights=weights), dtype=np.float64)
+
+    @override
+    def _expected_value(self, num_candidates: IntArray, weights: FloatArray | None) -> float:
+        return weighted_mean_expectation(hit_probability(num_candidates, self.k), weights)
+
+    @override
+    def _variance(self, num_candidates: IntArray, weights: FloatArray | None) -> float:
+        p = hit_probability(num_candidates, self.k)
+        return weighted_mean_variance(p * (1.0 - p), weights)
