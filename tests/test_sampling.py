@@ -1,0 +1,44 @@
+"""Drawing ranks under the null and bootstrapping."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from rankstats.null import sampling
+from rankstats.null.sampling import bootstrap_interval, iter_rank_blocks, sample_ranks
+
+
+def test_sampled_ranks_are_uniform() -> None:
+    candidates = np.array([1, 2, 7, 10**12])
+    ranks = sample_ranks(candidates, 200_000, np.random.default_rng(0))
+    assert ranks.min() >= 1
+    assert (ranks <= candidates).all()
+    assert (ranks == np.floor(ranks)).all()
+    counts = np.bincount(ranks[:, 2].astype(int), minlength=8)[1:]
+    expected = 200_000 / 7
+    chi2 = ((counts - expected) ** 2 / expected).sum()
+    assert chi2 < 30  # 6 degrees of freedom; p ~ 4e-5
+    assert ranks[:, 3].mean() == pytest.approx(5e11, rel=0.01)
+
+
+def test_the_largest_uniform_double_stays_in_range() -> None:
+    u = np.nextafter(1.0, 0.0)
+    for c in (1, 2, 3, 7, 2**20 + 1, 10**12, 2**52 - 1, 2**53 - 1):
+        assert np.floor(u * c) + 1 <= c
+
+
+def test_blocks_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sampling, "MAX_BLOCK_ELEMENTS", 100)
+    blocks = list(iter_rank_blocks(np.array([5] * 30), 17, np.random.default_rng(0)))
+    assert sum(block.shape[0] for block in blocks) == 17
+    assert all(block.size <= 100 for block in blocks)
+
+
+def test_bootstrap_interval_brackets_the_estimate() -> None:
+    values = np.random.default_rng(0).normal(size=2_000)
+    low, high = bootstrap_interval(
+        values, "mean", confidence_level=95.0, num_resamples=500, generator=np.random.default_rng(1)
+    )
+    assert low < values.mean() < high
+    assert high - low == pytest.approx(2 * 1.96 / np.sqrt(2_000), rel=0.2)

@@ -1,0 +1,186 @@
+"""Bad input gets a clear error naming the argument, what was expected and what was given."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+from rankstats import (
+    AdjustedArithmeticMeanRankIndex,
+    ArithmeticMeanRank,
+    HitsAtK,
+    InverseHarmonicMeanRank,
+    NoClosedFormError,
+    StandardDeviation,
+    ZInverseHarmonicMeanRank,
+    metric_resolver,
+)
+
+MRR = InverseHarmonicMeanRank()
+
+CALL_ERRORS = [
+    # (ranks, num_candidates, weights, exception, message pattern)
+    ([], None, None, ValueError, r"ranks must not be empty"),
+    (3, None, None, ValueError, r"ranks must be a 1-D array-like, got the scalar 3"),
+    ("123", None, None, TypeError, r"ranks must be an array-like of numbers, got str"),
+    ([1, 0, 2], None, None, ValueError, r"ranks must be finite numbers >= 1, got 0 at index 1"),
+    ([1, -2.5], None, None, ValueError, r"ranks must be finite numbers >= 1, got -2.5 at index 1"),
+    ([1, np.nan], None, None, ValueError, r"ranks must be finite numbers >= 1, got nan at index 1"),
+    ([1, np.inf], None, None, ValueError, r"ranks must be finite numbers >= 1, got inf at index 1"),
+    (
+        [True, False],
+        None,
+        None,
+        TypeError,
+        r"ranks must hold real numbers, got an array of dtype bool",
+    ),
+    ([1 + 1j], None, None, TypeError, r"ranks must hold real numbers"),
+    (
+        [1, 5],
+        [3, 4],
+        None,
+        ValueError,
+        r"ranks must not exceed their num_candidates, got rank 5\.0 > num_candidates 4 at index 1",
+    ),
+    (
+        [1, 2],
+        [3],
+        None,
+        ValueError,
+        r"num_candidates must have one entry per rank task like ranks \(2\), got 1",
+    ),
+    ([1, 2], [0, 3], None, ValueError, r"num_candidates must be integers >= 1, got 0 at index 0"),
+    (
+        [1, 2],
+        [2.5, 3],
+        None,
+        ValueError,
+        r"num_candidates must be integers >= 1, got 2\.5 at index 0",
+    ),
+    (
+        [1, 2],
+        [np.nan, 3],
+        None,
+        ValueError,
+        r"num_candidates must be integers >= 1, got nan at index 0",
+    ),
+    (
+        [1, 2],
+        None,
+        [1.0],
+        ValueError,
+        r"weights must have one entry per rank task like ranks \(2\), got 1",
+    ),
+    (
+        [1, 2],
+        None,
+        [1.0, -1.0],
+        ValueError,
+        r"weights must be finite and non-negative, got -1\.0 at index 1",
+    ),
+    (
+        [1, 2],
+        None,
+        [1.0, np.nan],
+        ValueError,
+        r"weights must be finite and non-negative, got nan at index 1",
+    ),
+    ([1, 2], None, [0.0, 0.0], ValueError, r"weights must not all be zero, got 2 zero weights"),
+]
+
+
+@pytest.mark.parametrize(("ranks", "candidates", "weights", "error", "pattern"), CALL_ERRORS)
+def test_call_errors(ranks, candidates, weights, error, pattern) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(error, match=pattern):
+        MRR(ranks, candidates, weights)
+
+
+def test_derived_metrics_need_candidates() -> None:
+    with pytest.raises(
+        ValueError, match=r"AdjustedArithmeticMeanRankIndex\(\) needs num_candidates"
+    ):
+        AdjustedArithmeticMeanRankIndex()([1, 2])
+
+
+def test_z_score_with_zero_null_variance() -> None:
+    with pytest.raises(ValueError, match=r"null variance .* is 0\.0.*single candidate"):
+        ZInverseHarmonicMeanRank()([1, 1], [1, 1])
+    with pytest.raises(ValueError, match="undefined"):
+        AdjustedArithmeticMeanRankIndex()([1, 1], [1, 1])
+
+
+@pytest.mark.parametrize("k", [0, -1, 2.5, "3", True, None])
+def test_bad_k(k: object) -> None:
+    with pytest.raises((ValueError, TypeError), match=r"k must be a positive integer, got"):
+        HitsAtK(k=k)  # type: ignore[arg-type]
+    with pytest.raises((ValueError, TypeError), match=r"k must be a positive integer, got"):
+        metric_resolver.make("adjusted_hits_at_k", k=k)
+
+
+@pytest.mark.parametrize("num_samples", [0, -5, 1.5])
+def test_bad_num_samples(num_samples: object) -> None:
+    with pytest.raises((ValueError, TypeError), match="num_samples must be a positive integer"):
+        StandardDeviation().expected_value([3, 4], num_samples=num_samples)  # type: ignore[arg-type]
+
+
+def test_variance_needs_two_samples() -> None:
+    with pytest.raises(ValueError, match="num_samples must be at least 2"):
+        StandardDeviation().variance([3, 4], num_samples=1)
+
+
+def test_no_closed_form_names_num_samples() -> None:
+    with pytest.raises(
+        NoClosedFormError,
+        match=r"StandardDeviation\(\) has no closed-form expected value; pass num_samples=",
+    ):
+        StandardDeviation().expected_value([3, 4])
+    assert issubclass(NoClosedFormError, ValueError)
+
+
+def test_bad_confidence_level() -> None:
+    for level in (0, 100, 150.0):
+        with pytest.raises(
+            ValueError, match=rf"confidence_level must be a percentage in \(0, 100\), got {level}"
+        ):
+            StandardDeviation().numeric_expected_value_with_ci([3, 4], 10, confidence_level=level)
+
+
+def test_null_input_errors() -> None:
+    with pytest.raises(ValueError, match="num_candidates must not be empty"):
+        ArithmeticMeanRank().expected_value([])
+    with pytest.raises(
+        ValueError, match=r"num_candidates must be integers >= 1, got -1 at index 1"
+    ):
+        ArithmeticMeanRank().variance([3, -1])
+    with pytest.raises(
+        ValueError, match=r"weights must have one entry per rank task like num_candidates"
+    ):
+        ArithmeticMeanRank().variance([3, 4], weights=[1.0])
+
+
+def test_unknown_metric_suggests_close_names() -> None:
+    with pytest.raises(ValueError, match=r"unknown metric 'mrrr'; closest valid names: .*'mrr'"):
+        metric_resolver.make("mrrr")
+    with pytest.raises(KeyError):
+        metric_resolver.lookup("hitz@10")
+    with pytest.raises(ValueError, match=r"closest valid names: .*hits"):
+        metric_resolver.make("hitz@10")
+    with pytest.raises(ValueError, match="unknown metric 'mrr5'"):
+        metric_resolver.make("mrr5")
+
+
+def test_conflicting_k() -> None:
+    with pytest.raises(ValueError, match=r"metric 'hits@10' names k=10, but k=3 was passed"):
+        metric_resolver.make("hits@10", k=3)
+
+
+def test_no_runtime_warning_on_extreme_but_valid_input() -> None:
+    huge = np.full(3, 10**12)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for metric in (MRR, ArithmeticMeanRank(), HitsAtK(k=1)):
+            metric([1, 10**12, 5e11], huge)
+            metric.expected_value(huge)
+            metric.variance(huge)
