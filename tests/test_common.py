@@ -277,3 +277,21 @@ def test_inputs_are_not_modified(metric: RankBasedMetric) -> None:
 def test_repr_and_equality(metric: RankBasedMetric) -> None:
     assert eval(repr(metric), vars(rankstats)) == metric
     assert hash(eval(repr(metric), vars(rankstats))) == hash(metric)
+
+
+@pytest.mark.parametrize("bad", [np.inf, np.nan, 0.5, -np.inf], ids=str)
+@pytest.mark.parametrize("with_weights", [False, True], ids=["unweighted", "weighted"])
+def test_every_metric_rejects_bad_ranks(
+    metric: RankBasedMetric, bad: float, with_weights: bool
+) -> None:
+    """Whichever shortcut validation takes for a metric, a bad rank never yields a number."""
+    if with_weights and not metric.supports_weights:
+        pytest.skip("no weights")
+    ranks = RNG_RANKS.astype(float)
+    ranks[4] = bad
+    weights = np.zeros(ranks.size) if with_weights else None
+    if weights is not None:
+        weights[:3] = 1.0  # the bad rank has weight 0 and still must be reported
+    candidates = None if not metric.needs_candidates else NUM_CANDIDATES
+    with pytest.raises(ValueError, match=r"ranks must .* at index 4"):
+        metric(ranks, candidates, weights)

@@ -27,6 +27,7 @@ from rankstats.ranges import ValueRange
 from rankstats.validation import (
     check_num_samples,
     check_positive_int,
+    raise_non_finite,
     validate_null_input,
     validate_rank_input,
 )
@@ -128,6 +129,9 @@ class RankBasedMetric(ABC):
     closed_expectation: ClassVar[bool] = False
     #: whether the variance under the null has a closed form (for unweighted input at least)
     closed_variance: ClassVar[bool] = False
+    #: whether a rank of +inf makes the value non-finite (then validation skips looking for it and
+    #: checks the result instead, saving a pass over the ranks)
+    _infinity_shows: ClassVar[bool] = False
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -227,8 +231,16 @@ class RankBasedMetric(ABC):
             needs_candidates=self.needs_candidates,
             supports_weights=self.supports_weights,
             metric=repr(self),
+            infinity_shows=self._infinity_shows,
         )
-        return float(self._evaluate(*data))
+        # a +inf rank left for the result to show may meet a zero weight (0 * inf): hush that,
+        # the result is checked right after
+        with np.errstate(invalid="ignore"):
+            value = float(self._evaluate(*data))
+        if not math.isfinite(value):  # valid ranks give finite values: find the culprit
+            raise_non_finite(data.ranks)
+            raise FloatingPointError(f"{self!r} gave {value} on valid input; please report this")
+        return value
 
     def expected_value(
         self,

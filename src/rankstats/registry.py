@@ -104,9 +104,12 @@ class MetricResolver(ClassResolver[RankBasedMetric]):
         return super().make(query, pos_kwargs, **kwargs)
 
 
+#: the abstract intermediate classes, which are not metrics of their own
+_INTERMEDIATE = {DerivedRankBasedMetric, ExpectationNormalizedMetric, ReindexedMetric, ZMetric}
+
 #: The resolver over every concrete metric; the default is the mean reciprocal rank.
 metric_resolver: MetricResolver = MetricResolver.from_subclasses(  # type: ignore[assignment]
-    base=RankBasedMetric,
+    base=RankBasedMetric,  # type: ignore[type-abstract]
     default=InverseHarmonicMeanRank,
-    skip={DerivedRankBasedMetric, ExpectationNormalizedMetric, ReindexedMetric, ZMetric},
+    skip=_INTERMEDIATE,
 )

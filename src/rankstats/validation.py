@@ -23,6 +23,7 @@ __all__ = [
     "check_positive_int",
     "check_ranks",
     "check_weights",
+    "raise_non_finite",
     "validate_null_input",
     "validate_rank_input",
 ]
@@ -97,8 +98,19 @@ def as_array(value: Any, name: str) -> npt.NDArray[Any]:
     return array.reshape(-1)
 
 
-def check_ranks(value: Any, name: str = "ranks") -> FloatArray:
+def check_ranks(value: Any, name: str = "ranks", *, check_upper: bool = True) -> FloatArray:
     """Validate ranks: finite real numbers >= 1 (half-integers, as realistic ranks are, are fine).
+
+    Parameters
+    ----------
+    value : array-like
+        The ranks.
+    name : str
+        The argument's name, for error messages.
+    check_upper : bool, default=True
+        Whether to look for ``+inf``. One pass (the minimum) finds NaN, ``-inf`` and values below
+        1; finding ``+inf`` takes a second pass, which callers skip where a later check finds it
+        anyway (a comparison with the candidate counts, or a non-finite result).
 
     Returns
     -------
@@ -106,15 +118,20 @@ def check_ranks(value: Any, name: str = "ranks") -> FloatArray:
         The ranks, flattened; the input itself is never modified.
     """
     array = as_array(value, name)
-    # min and max find NaN (it propagates), infinities and values below 1 in two cheap passes
-    low, high = array.min(), array.max()
-    if not low >= 1:
+    # the minimum propagates NaN and finds -inf and values below 1 in one pass
+    if not array.min() >= 1:
         bad = np.flatnonzero(~(array >= 1))[0]
         raise ValueError(f"{name} must be finite numbers >= 1, got {_describe(array, bad)}")
-    if not np.isfinite(high):
-        bad = np.flatnonzero(~np.isfinite(array))[0]
-        raise ValueError(f"{name} must be finite numbers >= 1, got {_describe(array, bad)}")
+    if check_upper and not np.issubdtype(array.dtype, np.integer) and not np.isfinite(array.max()):
+        raise_non_finite(array, name)
     return array.astype(np.float64, copy=False)
+
+
+def raise_non_finite(array: npt.NDArray[Any], name: str = "ranks") -> None:
+    """Raise the error for the first non-finite entry of ``array``, if there is one."""
+    bad = np.flatnonzero(~np.isfinite(array))
+    if bad.size:
+        raise ValueError(f"{name} must be finite numbers >= 1, got {_describe(array, bad[0])}")
 
 
 def check_num_candidates(value: Any, name: str = "num_candidates") -> IntArray:
@@ -178,6 +195,7 @@ def validate_rank_input(
     needs_candidates: bool = False,
     supports_weights: bool = True,
     metric: str = "this metric",
+    infinity_shows: bool = False,
 ) -> RankInput:
     """Validate the arguments of a metric evaluation.
 
@@ -195,13 +213,16 @@ def validate_rank_input(
         Whether ``weights`` may be given.
     metric : str
         The metric's name, for error messages.
+    infinity_shows : bool, default=False
+        Whether a ``+inf`` rank makes the metric's value non-finite, so that the caller finds it
+        by checking the result and the search for it here can be skipped.
 
     Returns
     -------
     RankInput
         The clean arrays.
     """
-    clean_ranks = check_ranks(ranks)
+    clean_ranks = check_ranks(ranks, check_upper=num_candidates is None and not infinity_shows)
     candidates = None
     if num_candidates is not None:
         candidates = check_num_candidates(num_candidates)
@@ -213,6 +234,7 @@ def validate_rank_input(
             raise NoWeightSupportError(f"{metric} does not support weights; pass weights=None")
         clean_weights = check_weights(weights)
     _check_same_length(clean_ranks, "ranks", num_candidates=candidates, weights=clean_weights)
+    # +inf exceeds every candidate count, so this comparison also finds it
     if candidates is not None and (clean_ranks > candidates).any():
         bad = int(np.flatnonzero(clean_ranks > candidates)[0])
         raise ValueError(

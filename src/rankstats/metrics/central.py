@@ -9,6 +9,7 @@ geometric mean sits in between.
 from __future__ import annotations
 
 import math
+from typing import ClassVar, Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -89,6 +90,7 @@ class ArithmeticMeanRank(RankBasedMetric):
     synonyms = ("mean_rank", "mr")
     value_range = _AT_LEAST_ONE
     increasing = False
+    _infinity_shows = True
 
     @override
     def _evaluate(
@@ -190,7 +192,9 @@ class GeometricMeanRank(RankBasedMetric):
     synonyms = ("gmr",)
     value_range = _AT_LEAST_ONE
     increasing = False
-    _sign = 1
+    _infinity_shows = True
+    #: +1 for the geometric mean, -1 for its inverse
+    _sign: ClassVar[Literal[1, -1]] = 1
 
     @override
     def _evaluate(
@@ -233,6 +237,7 @@ class InverseGeometricMeanRank(GeometricMeanRank):
     value_range = _UNIT
     increasing = True
     _sign = -1
+    _infinity_shows = False  # exp(-inf) = 0 would hide it
 
 
 @parse_docdata

@@ -66,6 +66,7 @@ class Variance(RankBasedMetric):
     synonyms = ("rank_var", "var")
     value_range = _NON_NEGATIVE
     increasing = False
+    _infinity_shows = True
 
     @override
     def _evaluate(
@@ -104,6 +105,7 @@ class StandardDeviation(RankBasedMetric):
     synonyms = ("rank_std", "std")
     value_range = _NON_NEGATIVE
     increasing = False
+    _infinity_shows = True
 
     @override
     def _evaluate(

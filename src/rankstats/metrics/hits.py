@@ -79,8 +79,10 @@ class HitsAtK(RankBasedMetric):
         self, ranks: FloatArray, num_candidates: IntArray | None, weights: FloatArray | None
     ) -> FloatArray:
         hits = ranks <= self.k
+        if weights is None and ranks.ndim == 1:  # count_nonzero is fastest without an axis
+            return np.asarray(np.count_nonzero(hits) / ranks.size, dtype=np.float64)
         if weights is None:
-            return np.count_nonzero(hits, axis=-1) / ranks.shape[-1]
+            return np.asarray(np.count_nonzero(hits, axis=-1) / ranks.shape[-1], dtype=np.float64)
         return np.asarray(np.average(hits, axis=-1, weights=weights), dtype=np.float64)
 
     @override
