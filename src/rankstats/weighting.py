@@ -54,7 +54,8 @@ def weighted_mean_variance(individual: FloatArray, weights: FloatArray | None) -
     if weights is None:
         return float(individual.mean() / individual.size)
     a = weights / weights.sum()
-    return float(np.dot(a * a, individual))
+    # multiply-and-sum rather than np.dot: a BLAS call can stall on a busy machine
+    return float((a * a * individual).sum())
 
 
 def weighted_median(values: FloatArray, weights: FloatArray | None) -> FloatArray:
