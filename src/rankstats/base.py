@@ -43,6 +43,7 @@ __all__ = [
     "RANK_REALISTIC",
     "RANK_TYPES",
     "ConfidenceInterval",
+    "JointMoments",
     "RankBasedMetric",
     "RankType",
     "override",
@@ -407,6 +408,14 @@ class RankBasedMetric(ABC):
         """The closed-form variance for clean input, or ``None`` where there is none."""
         return None
 
+    def _moments(
+        self, num_candidates: IntArray, weights: FloatArray | None
+    ) -> tuple[float | None, float | None]:
+        """Both closed-form moments; metrics that get them from one computation override this."""
+        return self._expected_value(num_candidates, weights), self._variance(
+            num_candidates, weights
+        )
+
     # --- machinery -----------------------------------------------------------------------------
 
     def _null_moment(
@@ -479,6 +488,25 @@ class RankBasedMetric(ABC):
             generator=rng,
         )
         return ConfidenceInterval(low, estimate, high)
+
+
+class JointMoments:
+    """Mixin for metrics whose closed-form moments come from one computation of both.
+
+    Such a metric overrides :meth:`_moments` only; :meth:`_expected_value` and :meth:`_variance`
+    read from it. List the mixin before :class:`RankBasedMetric` among the bases.
+    """
+
+    def _moments(
+        self, num_candidates: IntArray, weights: FloatArray | None
+    ) -> tuple[float | None, float | None]:
+        raise NotImplementedError
+
+    def _expected_value(self, num_candidates: IntArray, weights: FloatArray | None) -> float | None:
+        return self._moments(num_candidates, weights)[0]
+
+    def _variance(self, num_candidates: IntArray, weights: FloatArray | None) -> float | None:
+        return self._moments(num_candidates, weights)[1]
 
 
 def _check_variance_samples(num_samples: Any) -> None:

@@ -132,22 +132,47 @@ class DerivedRankBasedMetric(RankBasedMetric):
         return float(scale * base_metric_result + offset)
 
     @abstractmethod
+    def _coefficients_from(
+        self, base_mean: float, base_variance: float | None
+    ) -> AffineTransformationParameters:
+        """The coefficients, given the base metric's null moments; raises where undefined."""
+
+    def _exact_moments(self) -> tuple[float | None, float | None]:
+        """The moments the transformation fixes by construction (``None``: follow from the base)."""
+        return None, None
+
+    def _base_moments(
+        self, num_candidates: IntArray, weights: FloatArray | None
+    ) -> tuple[float, float | None]:
+        mean, variance = self.base._moments(num_candidates, weights)
+        if mean is None:
+            raise NoClosedFormError(f"{self!r} needs a closed-form expected value of {self.base!r}")
+        if variance is None and self._coefficients_use_variance:
+            raise NoClosedFormError(f"{self!r} needs a closed-form variance of {self.base!r}")
+        return mean, variance
+
     def _coefficients(
         self, num_candidates: IntArray, weights: FloatArray | None
     ) -> AffineTransformationParameters:
         """The coefficients for clean input."""
+        return self._coefficients_from(*self._base_moments(num_candidates, weights))
 
-    def _base_expected_value(self, num_candidates: IntArray, weights: FloatArray | None) -> float:
-        value = self.base._expected_value(num_candidates, weights)
-        if value is None:
-            raise NoClosedFormError(f"{self!r} needs a closed-form expected value of {self.base!r}")
-        return value
+    def _moments_from(
+        self, base_mean: float, base_variance: float | None
+    ) -> tuple[float, float | None]:
+        """Return the null moments, given the base metric's; raises where undefined."""
+        scale, offset = self._coefficients_from(base_mean, base_variance)
+        exact_mean, exact_variance = self._exact_moments()
+        mean = scale * base_mean + offset if exact_mean is None else exact_mean
+        if exact_variance is not None:
+            return mean, exact_variance
+        return mean, None if base_variance is None else scale**2 * base_variance
 
-    def _base_variance(self, num_candidates: IntArray, weights: FloatArray | None) -> float:
-        value = self.base._variance(num_candidates, weights)
-        if value is None:
-            raise NoClosedFormError(f"{self!r} needs a closed-form variance of {self.base!r}")
-        return value
+    @override
+    def _moments(
+        self, num_candidates: IntArray, weights: FloatArray | None
+    ) -> tuple[float, float | None]:
+        return self._moments_from(*self._base_moments(num_candidates, weights))
 
     @override
     def _evaluate(
@@ -159,13 +184,11 @@ class DerivedRankBasedMetric(RankBasedMetric):
 
     @override
     def _expected_value(self, num_candidates: IntArray, weights: FloatArray | None) -> float:
-        scale, offset = self._coefficients(num_candidates, weights)
-        return scale * self._base_expected_value(num_candidates, weights) + offset
+        return self._moments(num_candidates, weights)[0]
 
     @override
-    def _variance(self, num_candidates: IntArray, weights: FloatArray | None) -> float:
-        scale, _ = self._coefficients(num_candidates, weights)
-        return scale**2 * self._base_variance(num_candidates, weights)
+    def _variance(self, num_candidates: IntArray, weights: FloatArray | None) -> float | None:
+        return self._moments(num_candidates, weights)[1]
 
 
 class ExpectationNormalizedMetric(DerivedRankBasedMetric):
@@ -175,18 +198,16 @@ class ExpectationNormalizedMetric(DerivedRankBasedMetric):
     """
 
     @override
-    def _coefficients(
-        self, num_candidates: IntArray, weights: FloatArray | None
+    def _coefficients_from(
+        self, base_mean: float, base_variance: float | None
     ) -> AffineTransformationParameters:
-        mean = self._base_expected_value(num_candidates, weights)
-        if mean == 0:
+        if base_mean == 0:
             raise ValueError(f"{self!r} is undefined: the expected value of {self.base!r} is 0")
-        return AffineTransformationParameters(scale=1.0 / mean)
+        return AffineTransformationParameters(scale=1.0 / base_mean)
 
     @override
-    def _expected_value(self, num_candidates: IntArray, weights: FloatArray | None) -> float:
-        self._coefficients(num_candidates, weights)  # raises where undefined
-        return 1.0
+    def _exact_moments(self) -> tuple[float | None, float | None]:
+        return 1.0, None
 
 
 class ReindexedMetric(DerivedRankBasedMetric):
@@ -204,10 +225,10 @@ class ReindexedMetric(DerivedRankBasedMetric):
     increasing = True
 
     @override
-    def _coefficients(
-        self, num_candidates: IntArray, weights: FloatArray | None
+    def _coefficients_from(
+        self, base_mean: float, base_variance: float | None
     ) -> AffineTransformationParameters:
-        mean = self._base_expected_value(num_candidates, weights)
+        mean = base_mean
         if mean == 1.0:
             raise ValueError(
                 f"{self!r} is undefined: the expected value of {self.base!r} is 1, so chance is "
@@ -217,9 +238,8 @@ class ReindexedMetric(DerivedRankBasedMetric):
         return AffineTransformationParameters(scale=scale, offset=-scale * mean)
 
     @override
-    def _expected_value(self, num_candidates: IntArray, weights: FloatArray | None) -> float:
-        self._coefficients(num_candidates, weights)  # raises where undefined
-        return 0.0
+    def _exact_moments(self) -> tuple[float | None, float | None]:
+        return 0.0, None
 
 
 class ZMetric(DerivedRankBasedMetric):
@@ -243,11 +263,11 @@ class ZMetric(DerivedRankBasedMetric):
     _coefficients_use_variance = True
 
     @override
-    def _coefficients(
-        self, num_candidates: IntArray, weights: FloatArray | None
+    def _coefficients_from(
+        self, base_mean: float, base_variance: float | None
     ) -> AffineTransformationParameters:
-        mean = self._base_expected_value(num_candidates, weights)
-        variance = self._base_variance(num_candidates, weights)
+        mean, variance = base_mean, base_variance
+        assert variance is not None  # _coefficients_use_variance: guaranteed by _base_moments
         if not variance > 0:
             raise ValueError(
                 f"{self!r} is undefined: the null variance of {self.base!r} is {variance!r}, so "
@@ -257,14 +277,8 @@ class ZMetric(DerivedRankBasedMetric):
         return AffineTransformationParameters(scale=scale, offset=-scale * mean)
 
     @override
-    def _expected_value(self, num_candidates: IntArray, weights: FloatArray | None) -> float:
-        self._coefficients(num_candidates, weights)  # raises where undefined
-        return 0.0
-
-    @override
-    def _variance(self, num_candidates: IntArray, weights: FloatArray | None) -> float:
-        self._coefficients(num_candidates, weights)  # raises where undefined
-        return 1.0
+    def _exact_moments(self) -> tuple[float | None, float | None]:
+        return 0.0, 1.0
 
 
 @parse_docdata

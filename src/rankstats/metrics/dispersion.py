@@ -8,7 +8,7 @@ import numpy as np
 import numpy.typing as npt
 from docdata import parse_docdata
 
-from rankstats.base import RankBasedMetric, override
+from rankstats.base import JointMoments, RankBasedMetric, override
 from rankstats.null.dispersion import weighted_variance_moments
 from rankstats.ranges import ValueRange
 from rankstats.weighting import weighted_median
@@ -33,7 +33,7 @@ def _weighted_variance(ranks: FloatArray, weights: FloatArray | None) -> FloatAr
 
 
 @parse_docdata
-class Variance(RankBasedMetric):
+class Variance(JointMoments, RankBasedMetric):
     r"""The ranks' (population) variance.
 
     .. math:: S^2 = \sum_{i=1}^{n} a_i \big(r_i - \bar r\big)^2, \qquad \bar r = \sum_i a_i r_i
@@ -75,12 +75,10 @@ class Variance(RankBasedMetric):
         return _weighted_variance(ranks, weights)
 
     @override
-    def _expected_value(self, num_candidates: IntArray, weights: FloatArray | None) -> float:
-        return weighted_variance_moments(num_candidates, weights)[0]
-
-    @override
-    def _variance(self, num_candidates: IntArray, weights: FloatArray | None) -> float:
-        return weighted_variance_moments(num_candidates, weights)[1]
+    def _moments(
+        self, num_candidates: IntArray, weights: FloatArray | None
+    ) -> tuple[float | None, float | None]:
+        return weighted_variance_moments(num_candidates, weights)
 
 
 @parse_docdata
