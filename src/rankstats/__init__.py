@@ -18,6 +18,16 @@ from rankstats.base import (
     RankType,
 )
 from rankstats.errors import NoClosedFormError, NoWeightSupportError, UnknownMetricError
+from rankstats.evaluation import (
+    RANK_EXPECTED,
+    EarlyStopper,
+    EvaluationResults,
+    RankAccumulator,
+    Ranks,
+    evaluate,
+    expected_over_ties,
+    ranks_from_scores,
+)
 from rankstats.metrics.central import (
     ArithmeticMeanRank,
     GeometricMeanRank,
@@ -52,6 +62,7 @@ from rankstats.registry import MetricResolver, metric_resolver
 __version__ = "0.1.0"
 
 __all__ = [
+    "RANK_EXPECTED",
     "RANK_OPTIMISTIC",
     "RANK_PESSIMISTIC",
     "RANK_REALISTIC",
@@ -66,6 +77,8 @@ __all__ = [
     "ConfidenceInterval",
     "Count",
     "DerivedRankBasedMetric",
+    "EarlyStopper",
+    "EvaluationResults",
     "ExpectationNormalizedMetric",
     "GeometricMeanRank",
     "HarmonicMeanRank",
@@ -79,8 +92,10 @@ __all__ = [
     "MetricResolver",
     "NoClosedFormError",
     "NoWeightSupportError",
+    "RankAccumulator",
     "RankBasedMetric",
     "RankType",
+    "Ranks",
     "ReindexedMetric",
     "StandardDeviation",
     "UnknownMetricError",
@@ -92,5 +107,8 @@ __all__ = [
     "ZInverseHarmonicMeanRank",
     "ZMetric",
     "__version__",
+    "evaluate",
+    "expected_over_ties",
     "metric_resolver",
+    "ranks_from_scores",
 ]

@@ -267,7 +267,8 @@ class ZMetric(DerivedRankBasedMetric):
         self, base_mean: float, base_variance: float | None
     ) -> AffineTransformationParameters:
         mean, variance = base_mean, base_variance
-        assert variance is not None  # _coefficients_use_variance: guaranteed by _base_moments
+        if variance is None:
+            raise NoClosedFormError(f"{self!r} needs a closed-form variance of {self.base!r}")
         if not variance > 0:
             raise ValueError(
                 f"{self!r} is undefined: the null variance of {self.base!r} is {variance!r}, so "

@@ -1,0 +1,637 @@
+r"""Evaluation in one call: every metric, rank type, side and group from shared statistics.
+
+:func:`evaluate` validates the input once, compresses it to tables of distinct values
+(:mod:`rankstats.evaluation.tables`) and computes the whole results table from them:
+
+- each metric's value from the histogram of the ranks (distinct ranks weighted by their counts,
+  which the metrics' weight semantics make exact), so a table of many metrics costs one pass
+  over the ranks, not one per metric;
+- each null-model quantity once per distinct multiset of candidate counts, shared by all rank
+  types, by sides with the same candidates, and by the metrics derived from the same base
+  (AMR, AMRI and zMR all use the mean rank's :math:`\mathbb{E}` and :math:`\mathbb{V}`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Hashable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import numpy as np
+import numpy.typing as npt
+
+from rankstats.base import RANK_TYPES, RankBasedMetric
+from rankstats.errors import NoClosedFormError
+from rankstats.evaluation.results import SIDE_BOTH, EvaluationResults, ResultRow
+from rankstats.evaluation.scores import EVALUATION_RANK_TYPES, RANK_EXPECTED, Ranks
+from rankstats.evaluation.tables import (
+    GROUP,
+    WEIGHT,
+    CellStatistics,
+    SideStatistics,
+    Table,
+)
+from rankstats.evaluation.ties import has_tie_expectation, tie_expectation
+from rankstats.metrics.derived import AffineTransformationParameters, DerivedRankBasedMetric
+from rankstats.registry import metric_resolver
+from rankstats.validation import check_ranks, check_weights, validate_rank_input
+
+__all__ = ["DEFAULT_METRICS", "Average", "evaluate"]
+
+FloatArray = npt.NDArray[np.float64]
+IntArray = npt.NDArray[np.int64]
+AnyArray = npt.NDArray[Any]
+Average = Literal["micro", "macro"]
+MetricHint = str | RankBasedMetric | type[RankBasedMetric]
+
+#: the metrics evaluated when none are named
+DEFAULT_METRICS: tuple[str, ...] = (
+    "mrr",
+    "hits@1",
+    "hits@3",
+    "hits@5",
+    "hits@10",
+    "mr",
+    "amri",
+    "amrr",
+    "adjusted_hits_at_10",
+    "zmrr",
+    "zmr",
+    "z_hits_at_10",
+)
+_AVERAGES = ("micro", "macro")
+
+
+# --- input -------------------------------------------------------------------------------------
+
+
+@dataclass
+class PreparedInput:
+    """Validated input compressed to tables: the statistics of each side and the group labels."""
+
+    sides: dict[str, SideStatistics]
+    labels: list[Hashable] | None
+    weighted: bool
+
+
+def _split_sides(ranks: Any) -> dict[str, Any]:
+    if isinstance(ranks, Mapping):
+        keys = list(ranks)
+        for key in keys:
+            if not isinstance(key, str):
+                raise TypeError(f"the keys of ranks must be strings, got {key!r}")
+        if not keys:
+            raise ValueError("ranks must not be an empty mapping")
+        if RANK_EXPECTED in keys:
+            raise ValueError(
+                "ranks cannot be given for the rank type 'expected'; it is computed from the "
+                "optimistic and pessimistic ranks"
+            )
+        if all(key in RANK_TYPES for key in keys):
+            return {SIDE_BOTH: ranks}
+        if any(key in RANK_TYPES for key in keys):
+            raise ValueError(
+                f"the keys of ranks must be either rank types {RANK_TYPES} or side names, "
+                f"not both, got {keys}"
+            )
+        if SIDE_BOTH in keys and len(keys) > 1:
+            raise ValueError(
+                f"the side {SIDE_BOTH!r} holds all ranks together and is computed; "
+                f"do not pass it next to other sides, got {keys}"
+            )
+        return dict(ranks)
+    return {SIDE_BOTH: ranks}
+
+
+def _per_side(value: Any, sides: Sequence[str], name: str) -> dict[str, Any]:
+    if value is None:
+        return dict.fromkeys(sides)
+    if isinstance(value, Mapping):
+        unknown = [key for key in value if key not in sides]
+        if unknown:
+            raise ValueError(f"{name} has keys {unknown} that are not sides of ranks {list(sides)}")
+        return {side: value.get(side) for side in sides}
+    return dict.fromkeys(sides, value)
+
+
+def _side_tables(
+    value: Any,
+    num_candidates: Any,
+    weights: Any,
+    group_ids: IntArray | None,
+) -> SideStatistics:
+    """Validate one side's input and compress it to tables."""
+    pairs: tuple[IntArray, IntArray] | None = None
+    direct: dict[str, FloatArray] = {}
+    candidates = None
+    if isinstance(value, Ranks):
+        if num_candidates is not None:
+            raise ValueError(
+                "num_candidates is given twice, in the Ranks object and as an argument; "
+                "pass it only once"
+            )
+        pairs = (value.optimistic, value.pessimistic)
+        candidates = value.num_candidates
+    elif isinstance(value, Mapping):
+        given = {key: value[key] for key in RANK_TYPES if key in value}
+        if "optimistic" in given and "pessimistic" in given:
+            built = Ranks(given["optimistic"], given["pessimistic"], num_candidates)
+            pairs = (built.optimistic, built.pessimistic)
+            candidates = built.num_candidates
+            if "realistic" in given:
+                realistic = check_ranks(given["realistic"], "ranks['realistic']")
+                if realistic.shape != built.optimistic.shape or not np.array_equal(
+                    realistic, built.realistic
+                ):
+                    raise ValueError(
+                        "ranks['realistic'] must be the mean of the optimistic and pessimistic "
+                        "ranks, (optimistic + pessimistic) / 2"
+                    )
+        else:
+            for rank_type, array in given.items():
+                clean = validate_rank_input(array, num_candidates)
+                direct[rank_type] = clean.ranks
+                candidates = clean.num_candidates
+    else:
+        clean = validate_rank_input(value, num_candidates)
+        direct["realistic"] = clean.ranks
+        candidates = clean.num_candidates
+    size = pairs[0].size if pairs is not None else next(iter(direct.values())).size
+    for name, array in direct.items():
+        if array.size != size:
+            raise ValueError(
+                f"ranks[{name!r}] must have one entry per task like the other rank types "
+                f"({size}), got {array.size}"
+            )
+    extra: dict[str, AnyArray] = {}
+    if weights is not None:
+        clean_weights = check_weights(weights)
+        if clean_weights.size != size:
+            raise ValueError(
+                f"weights must have one entry per rank ({size}), got {clean_weights.size}"
+            )
+        extra[WEIGHT] = clean_weights
+    gid = np.zeros(size, dtype=np.int64) if group_ids is None else group_ids
+    if gid.size != size:
+        raise ValueError(f"groups must have one label per rank ({size}), got {gid.size}")
+    stats = SideStatistics(
+        pairs=None
+        if pairs is None
+        else Table.build({GROUP: gid, "optimistic": pairs[0], "pessimistic": pairs[1], **extra}),
+        ranks={
+            rank_type: Table.build({GROUP: gid, "rank": array, **extra})
+            for rank_type, array in direct.items()
+        },
+        candidates=None
+        if candidates is None
+        else Table.build({GROUP: gid, "num_candidates": candidates, **extra}),
+    )
+    return stats
+
+
+def _group_labels(
+    groups: dict[str, Any],
+) -> tuple[list[Hashable] | None, dict[str, IntArray | None]]:
+    """Map every side's group labels to ids into one sorted list of labels."""
+    given = {side: g for side, g in groups.items() if g is not None}
+    if not given:
+        return None, dict.fromkeys(groups)
+    if len(given) != len(groups):
+        missing = [side for side in groups if side not in given]
+        raise ValueError(f"groups must be given for every side or none, missing for {missing}")
+    arrays = {}
+    for side, labels in given.items():
+        array = np.asarray(labels)
+        if array.ndim != 1:
+            raise ValueError(f"groups must be a 1-D array of labels, got shape {array.shape}")
+        arrays[side] = array
+    try:
+        unique, inverse = np.unique(np.concatenate(list(arrays.values())), return_inverse=True)
+    except TypeError as error:
+        raise TypeError(f"groups must be sortable labels of one type: {error}") from error
+    ids: dict[str, IntArray | None] = {}
+    start = 0
+    for side, array in arrays.items():
+        ids[side] = inverse[start : start + array.size].astype(np.int64)
+        start += array.size
+    return list(unique.tolist()), ids
+
+
+def prepare_input(ranks: Any, num_candidates: Any, weights: Any, groups: Any) -> PreparedInput:
+    """Validate the input of :func:`evaluate` (or of an accumulator update) into tables."""
+    values = _split_sides(ranks)
+    sides = list(values)
+    candidates = _per_side(num_candidates, sides, "num_candidates")
+    side_weights = _per_side(weights, sides, "weights")
+    side_groups = _per_side(groups, sides, "groups")
+    if len({w is None for w in side_weights.values()}) > 1:
+        raise ValueError("weights must be given for every side or none")
+    labels, group_ids = _group_labels(side_groups)
+    stats: dict[str, SideStatistics] = {}
+    for side in sides:
+        try:
+            stats[side] = _side_tables(
+                values[side], candidates[side], side_weights[side], group_ids[side]
+            )
+        except (TypeError, ValueError) as error:
+            if len(sides) == 1:
+                raise
+            raise type(error)(f"side {side!r}: {error}") from error
+    _check_same_layout(stats)
+    weighted = any(w is not None for w in side_weights.values())
+    return PreparedInput(stats, labels, weighted=weighted)
+
+
+def _check_same_layout(stats: Mapping[str, SideStatistics]) -> None:
+    layouts = {side: s.layout() for side, s in stats.items()}
+    first = next(iter(layouts.values()))
+    for side, layout in layouts.items():
+        if layout != first:
+            raise ValueError(
+                "every side must give the same kinds of ranks (the same rank types, and "
+                f"num_candidates for all sides or none); side {side!r} differs"
+            )
+
+
+# --- metrics and rank types ----------------------------------------------------------------------
+
+
+def resolve_metrics(
+    metrics: Sequence[MetricHint] | MetricHint | None,
+) -> tuple[list[RankBasedMetric], bool]:
+    """Instantiate the metrics (without duplicates); also say whether they were the defaults."""
+    if metrics is None:
+        hints: Sequence[MetricHint] = DEFAULT_METRICS
+    elif isinstance(metrics, str | RankBasedMetric | type):
+        hints = [metrics]
+    else:
+        hints = list(metrics)
+    resolved = [metric_resolver.make(hint) for hint in hints]
+    if not resolved:
+        raise ValueError("metrics must name at least one metric")
+    for metric in resolved:
+        base = metric.base if isinstance(metric, DerivedRankBasedMetric) else metric
+        if base.needs_candidates:
+            raise ValueError(
+                f"{metric!r} needs the candidate count of each task next to its rank, which the "
+                f"shared tables of evaluate do not keep; call the metric directly"
+            )
+    return list(dict.fromkeys(resolved)), metrics is None
+
+
+def resolve_rank_types(
+    rank_types: Sequence[str] | str | None, available: Sequence[str]
+) -> list[str]:
+    """Check the requested rank types against those the input allows."""
+    if rank_types is None:
+        return list(available)
+    requested = [rank_types] if isinstance(rank_types, str) else list(rank_types)
+    for rank_type in requested:
+        if rank_type not in EVALUATION_RANK_TYPES:
+            raise ValueError(f"rank_types must be among {EVALUATION_RANK_TYPES}, got {rank_type!r}")
+        if rank_type not in available:
+            need = (
+                "needs the optimistic and pessimistic ranks (a Ranks object)"
+                if rank_type == RANK_EXPECTED
+                else "was not given"
+            )
+            raise ValueError(f"rank type {rank_type!r} {need}; the input has {list(available)}")
+    return list(dict.fromkeys(requested))
+
+
+def available_rank_types(stats: SideStatistics) -> list[str]:
+    """The rank types the tables of a side can give."""
+    if stats.pairs is not None:
+        return list(EVALUATION_RANK_TYPES)
+    return [t for t in RANK_TYPES if t in stats.ranks]
+
+
+def _supports(metric: RankBasedMetric, rank_type: str) -> str | None:
+    """``None`` if the metric is computed for the rank type, else the reason it is not."""
+    supported = tuple(metric.supported_rank_types)
+    if rank_type == RANK_EXPECTED:
+        if "realistic" not in supported:
+            return f"{metric.key} supports only the rank types {supported}"
+        if not has_tie_expectation(metric):
+            return f"{metric.key} has no exact expectation over tie-breaking"
+        return None
+    if rank_type not in supported:
+        return (
+            f"{metric.key} supports only the rank types {supported} (and 'expected' where an "
+            f"exact expectation over tie-breaking exists)"
+        )
+    return None
+
+
+# --- computing -----------------------------------------------------------------------------------
+
+
+def _null_moments(
+    metric: RankBasedMetric, candidates: IntArray, weights: FloatArray | None
+) -> tuple[float | None, float | None]:
+    """Both closed-form moments from the metric's joint hook, or ``None`` where there is none."""
+    try:
+        expected, variance = metric._moments(candidates, weights)
+    except NoClosedFormError:
+        return None, None
+    return (
+        None if expected is None else float(expected),
+        None if variance is None else float(variance),
+    )
+
+
+@dataclass(frozen=True)
+class _Null:
+    """The null-model quantities of one metric for one multiset of candidate counts."""
+
+    expected_value: float | None
+    variance: float | None
+    coefficients: AffineTransformationParameters | None = None
+
+
+class NullModels:
+    """Null-model quantities, computed once per metric and distinct multiset of candidates."""
+
+    def __init__(self) -> None:
+        # keyed by the id of one canonical instance per distinct metric (equal metrics, such as
+        # the mean rank inside AMRI and zMR, share it): hashing a metric costs more than a lookup
+        self._canonical: dict[int, RankBasedMetric] = {}
+        self._by_value: dict[RankBasedMetric, RankBasedMetric] = {}
+        self._cache: dict[tuple[int, tuple[bytes, ...]], _Null] = {}
+
+    def get(self, metric: RankBasedMetric, cell: CellStatistics) -> _Null:
+        """The quantities of ``metric`` for the candidates of ``cell``."""
+        if cell.candidates is None:
+            return _Null(None, None)
+        canonical = self._canonical.get(id(metric))
+        if canonical is None:
+            canonical = self._canonical[id(metric)] = self._by_value.setdefault(metric, metric)
+        key = (id(canonical), cell.candidate_key)
+        found = self._cache.get(key)
+        if found is None:
+            if isinstance(metric, DerivedRankBasedMetric):
+                found = self._derived(metric, cell)
+            else:
+                found = _Null(*_null_moments(metric, *cell.expanded_candidates))
+            self._cache[key] = found
+        return found
+
+    def _derived(self, metric: DerivedRankBasedMetric, cell: CellStatistics) -> _Null:
+        """Transform the base metric's cached moments: the base's are computed once for all."""
+        base = self.get(metric.base, cell)
+        if base.expected_value is None:
+            return _Null(None, None)
+        try:
+            coefficients = metric._coefficients_from(base.expected_value, base.variance)
+            expected, variance = metric._moments_from(base.expected_value, base.variance)
+        except ValueError:  # undefined here, or no closed form (NoClosedFormError)
+            return _Null(None, None)
+        return _Null(expected, variance, coefficients)
+
+
+def _base_value(metric: RankBasedMetric, cell: CellStatistics, rank_type: str) -> float:
+    """The value of a (non-derived) metric on the cell's ranks of one type."""
+    if rank_type == RANK_EXPECTED:
+        assert cell.pairs is not None
+        pairs = cell.pairs
+        weights = pairs.columns.get(WEIGHT)
+        return tie_expectation(
+            metric,
+            pairs.columns["optimistic"],
+            pairs.columns["pessimistic"],
+            pairs.count,
+            weights,
+        )
+    values, weights = cell.histogram(rank_type)
+    if metric.supports_weights:
+        return float(np.asarray(metric._evaluate(values, None, weights)))
+    # no weights (the count): expand the histogram, whose weights are then integer counts
+    return float(
+        np.asarray(metric._evaluate(np.repeat(values, weights.astype(np.int64)), None, None))
+    )
+
+
+def _cell_rows(
+    side: str,
+    cell: CellStatistics,
+    plan: Sequence[tuple[str, Sequence[RankBasedMetric]]],
+    null: NullModels,
+) -> list[ResultRow]:
+    rows = []
+    base_values: dict[tuple[RankBasedMetric, str], float] = {}
+    for rank_type, metrics in plan:
+        for metric in metrics:
+            moments = null.get(metric, cell)
+            base = metric.base if isinstance(metric, DerivedRankBasedMetric) else metric
+            key = (base, rank_type)  # equal bases (AMRI's and zMR's mean rank) share values
+            if key not in base_values:
+                base_values[key] = _base_value(base, cell, rank_type)
+            value = base_values[key]
+            if isinstance(metric, DerivedRankBasedMetric):
+                if moments.coefficients is None:
+                    value = math.nan
+                else:
+                    scale, offset = moments.coefficients
+                    value = float(scale * value + offset)
+            rows.append(
+                ResultRow(side, rank_type, metric, value, moments.expected_value, moments.variance)
+            )
+    return rows
+
+
+def _macro_rows(per_group: Sequence[Sequence[ResultRow]]) -> list[ResultRow]:
+    r"""Average each row over the groups (every group counts once).
+
+    The value and :math:`\mathbb{E}` average, and :math:`\mathbb{V}` becomes
+    :math:`\sum_g \mathbb{V}_g / G^2`: groups hold disjoint tasks, independent under the null.
+    """
+    collected: dict[tuple[str, str, RankBasedMetric], list[ResultRow]] = {}
+    for rows in per_group:
+        for row in rows:
+            collected.setdefault((row.side, row.rank_type, row.metric), []).append(row)
+    averaged = []
+    for (side, rank_type, metric), rows in collected.items():
+        count = len(rows)
+        expected = [r.expected_value for r in rows]
+        variances = [r.variance for r in rows]
+        averaged.append(
+            ResultRow(
+                side,
+                rank_type,
+                metric,
+                math.fsum(r.value for r in rows) / count,
+                None if None in expected else math.fsum(expected) / count,  # type: ignore[arg-type]
+                None if None in variances else math.fsum(variances) / count**2,  # type: ignore[arg-type]
+            )
+        )
+    order = {key: i for i, key in enumerate(collected)}
+    return sorted(averaged, key=lambda r: order[(r.side, r.rank_type, r.metric)])
+
+
+def compute_results(
+    sides: Mapping[str, SideStatistics],
+    labels: Sequence[Hashable] | None,
+    metrics: Sequence[RankBasedMetric],
+    rank_types: Sequence[str] | None,
+    average: Average,
+    *,
+    weighted: bool = False,
+    default_metrics: bool = False,
+) -> EvaluationResults:
+    """Compute the results table from the statistics of each side (and group)."""
+    if average not in _AVERAGES:
+        raise ValueError(f"average must be 'micro' or 'macro', got {average!r}")
+    stats = dict(sides)
+    first = next(iter(stats.values()))
+    types = resolve_rank_types(rank_types, available_rank_types(first))
+    has_candidates = first.candidates is not None
+    chosen = []
+    for metric in metrics:
+        if metric.needs_candidates and not has_candidates:
+            if default_metrics:
+                continue
+            raise ValueError(f"{metric!r} needs num_candidates, the number of candidates per task")
+        if weighted and not metric.supports_weights:
+            if default_metrics:
+                continue
+            raise ValueError(f"{metric!r} does not support weights; evaluate it without weights")
+        chosen.append(metric)
+    skipped: dict[tuple[str, str], str] = {}
+    plan: list[tuple[str, list[RankBasedMetric]]] = []
+    for rank_type in types:
+        supported = []
+        for metric in chosen:
+            reason = _supports(metric, rank_type)
+            if reason is None:
+                supported.append(metric)
+            else:
+                skipped[(metric.key, rank_type)] = reason
+        plan.append((rank_type, supported))
+    if len(stats) > 1:
+        stats[SIDE_BOTH] = SideStatistics.concatenate(list(stats.values()))
+    null = NullModels()
+    by_group: dict[Hashable, EvaluationResults] = {}
+    group_rows: list[list[ResultRow]] = []
+    if labels is not None:
+        present = {side: set(s.group_ids().tolist()) for side, s in stats.items()}
+        for gid, label in enumerate(labels):
+            cells = [(side, s.cell(gid)) for side, s in stats.items() if gid in present[side]]
+            # a group whose tasks all have weight 0 is left out, as numpy.average leaves out a
+            # task of weight 0
+            cells = [(side, cell) for side, cell in cells if cell.total_weight > 0]
+            if not cells:
+                continue
+            rows = [row for side, cell in cells for row in _cell_rows(side, cell, plan, null)]
+            group_rows.append(rows)
+            by_group[label] = EvaluationResults(rows, skipped=skipped)
+    if labels is not None and average == "macro":
+        rows = _macro_rows(group_rows)
+    else:
+        rows = [
+            row for side, s in stats.items() for row in _cell_rows(side, s.cell(None), plan, null)
+        ]
+    return EvaluationResults(
+        rows,
+        average=None if labels is None else average,
+        by_group=by_group,
+        skipped=skipped,
+    )
+
+
+def evaluate(
+    ranks: Any,
+    num_candidates: Any = None,
+    *,
+    metrics: Sequence[MetricHint] | MetricHint | None = None,
+    rank_types: Sequence[str] | str | None = None,
+    weights: Any = None,
+    groups: Any = None,
+    average: Average = "micro",
+) -> EvaluationResults:
+    r"""Evaluate ranks with many metrics at once, with their null-model statistics.
+
+    Parameters
+    ----------
+    ranks : Ranks, array-like or mapping
+        The ranks, in one of these forms:
+
+        - a :class:`~rankstats.evaluation.scores.Ranks` (from
+          :func:`~rankstats.ranks_from_scores`): all rank types, ``"expected"`` included;
+        - an array-like of shape (n,): realistic ranks;
+        - a mapping from rank type (``"optimistic"``, ``"realistic"``, ``"pessimistic"``) to
+          arrays of shape (n,); with both optimistic and pessimistic ranks, ``"expected"`` too;
+        - a mapping from side name (e.g. ``"head"``, ``"tail"``) to any of the above; the side
+          ``"both"`` then holds all sides' ranks together.
+
+        A single side without a name is the side ``"both"``.
+    num_candidates : array-like of shape (n,) or mapping, optional
+        The number of candidates of each task (per side, as a mapping, for several sides); not
+        needed for :class:`~rankstats.evaluation.scores.Ranks`, which carry theirs. Needed by the
+        adjusted and z-scored metrics and for the null-model statistics.
+    metrics : sequence of str, metric or metric class, optional
+        The metrics, by any name :data:`~rankstats.metric_resolver` knows. By default
+        :data:`DEFAULT_METRICS`, leaving out those needing candidate counts when none are given.
+    rank_types : sequence of str, optional
+        Some of ``"optimistic"``, ``"realistic"``, ``"pessimistic"``, ``"expected"``; by default
+        all the input allows. ``"expected"`` is each metric's exact expectation over breaking ties
+        uniformly at random (see :mod:`rankstats.evaluation.ties`), offered for the metrics that
+        have one. Metrics are computed for the rank types they support
+        (:attr:`~rankstats.RankBasedMetric.supported_rank_types`; derived metrics compare with
+        the null model, which has no ties, so they take realistic and expected ranks).
+    weights : array-like of shape (n,) or mapping, optional
+        Non-negative task weights (see :class:`~rankstats.RankBasedMetric`); one array for all
+        sides or a mapping per side.
+    groups : array-like of shape (n,) or mapping, optional
+        A label per task (a relation, a query, ...); one array for all sides (of equal length) or
+        a mapping per side. Each group's results are in ``results.by_group``.
+    average : {"micro", "macro"}, default="micro"
+        How groups combine into the main results: ``"micro"`` evaluates all ranks together (each
+        rank counts once), ``"macro"`` averages the groups' results (each group counts once; the
+        null variance is then :math:`\sum_g \mathbb{V}_g / G^2`).
+
+    Returns
+    -------
+    EvaluationResults
+        Values, expected values, standard deviations and z-scores, by key.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from rankstats import ranks_from_scores
+    >>> scores = np.array([[0.9, 0.1, 0.1, 0.3], [0.2, 0.2, 0.2, 0.2], [0.1, 0.5, 0.7, 0.3]])
+    >>> ranks = ranks_from_scores(scores, targets=[0, 1, 2])
+    >>> print(evaluate(ranks, metrics=["mrr", "hits@1", "amrr"]))
+    side  rank type    metric                                  value  expected       std  z-score
+    both  optimistic   inverse_harmonic_mean_rank                  1  0.520833  0.167964   2.8528
+    both  optimistic   hits_at_1                                   1      0.25      0.25        3
+    both  realistic    inverse_harmonic_mean_rank                0.8  0.520833  0.167964  1.66207
+    both  realistic    hits_at_1                            0.666667      0.25      0.25  1.66667
+    both  realistic    adjusted_inverse_harmonic_mean_rank  0.582609         0  0.350533  1.66207
+    both  pessimistic  inverse_harmonic_mean_rank               0.75  0.520833  0.167964  1.36438
+    both  pessimistic  hits_at_1                            0.666667      0.25      0.25  1.66667
+    both  expected     inverse_harmonic_mean_rank           0.840278  0.520833  0.167964  1.90187
+    both  expected     hits_at_1                                0.75      0.25      0.25        2
+    both  expected     adjusted_inverse_harmonic_mean_rank  0.666667         0  0.350533  1.90187
+
+    The second task's scores are all equal: its realistic rank is 2.5, but in expectation over
+    tie-breaking its reciprocal rank is :math:`H(4)/4`, exactly chance. Values are looked up by
+    key, PyKEEN's ``side.rank_type.metric`` with the defaults ``both`` and ``realistic``:
+
+    >>> results = evaluate({"head": ranks_from_scores(scores, [0, 0, 0]), "tail": ranks})
+    >>> round(results["mrr"], 6), round(results["tail.expected.mrr"], 6)
+    (0.675, 0.840278)
+    >>> results.sides
+    ('head', 'tail', 'both')
+    """
+    prepared = prepare_input(ranks, num_candidates, weights, groups)
+    resolved, defaults = resolve_metrics(metrics)
+    return compute_results(
+        prepared.sides,
+        prepared.labels,
+        resolved,
+        rank_types,
+        average,
+        weighted=prepared.weighted,
+        default_metrics=defaults,
+    )

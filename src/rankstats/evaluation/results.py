@@ -1,0 +1,368 @@
+r"""The results of an evaluation: values with their null-model statistics, looked up by key.
+
+Keys follow PyKEEN's grammar ``side.rank_type.metric``, where the side and the rank type are
+optional and default to ``both`` (all ranks) and ``realistic``; the metric is any name the
+:data:`~rankstats.metric_resolver` knows (``"mrr"``, ``"hits@10"``, ``"hits_at_10"``,
+``"inverse_harmonic_mean_rank"``, ...). So ``results["mrr"]``, ``results["realistic.hits_at_10"]``
+and ``results["tail.pessimistic.hits@10"]`` all work.
+
+For every value where the null model :math:`r_i \sim \mathcal{U}\{1..C_i\}` has closed forms, the
+results also hold the expected value :math:`\mathbb{E}[M]`, the standard deviation
+:math:`\sqrt{\mathbb{V}[M]}` and the z-score :math:`(M - \mathbb{E}[M]) / \sqrt{\mathbb{V}[M]}`.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import math
+from collections.abc import Hashable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from rankstats.base import RankBasedMetric
+from rankstats.errors import UnknownMetricError
+from rankstats.evaluation.scores import EVALUATION_RANK_TYPES
+from rankstats.registry import metric_resolver
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas  # type: ignore[import-untyped,import-not-found,unused-ignore]
+
+__all__ = ["SIDE_BOTH", "EvaluationResults", "ResultRow"]
+
+#: the side holding all ranks together
+SIDE_BOTH = "both"
+#: the default rank type of a key that names none
+DEFAULT_RANK_TYPE = "realistic"
+#: the statistics of a row, in table order
+STATISTICS = ("value", "expected_value", "std", "z_score")
+
+
+@dataclass(frozen=True)
+class ResultRow:
+    """One metric on one side and rank type: its value and null-model statistics.
+
+    ``expected_value`` and ``variance`` are ``None`` where the null model has no closed form;
+    ``value`` is NaN where the metric is undefined (an adjusted index when every task has a
+    single candidate).
+    """
+
+    side: str
+    rank_type: str
+    metric: RankBasedMetric
+    value: float
+    expected_value: float | None = None
+    variance: float | None = None
+
+    @property
+    def key(self) -> str:
+        """The canonical key, ``side.rank_type.metric_key``."""
+        return f"{self.side}.{self.rank_type}.{_metric_key(self.metric)}"
+
+    @property
+    def std(self) -> float | None:
+        """The null model's standard deviation of the metric."""
+        return None if self.variance is None else math.sqrt(self.variance)
+
+    @property
+    def z_score(self) -> float | None:
+        r"""How many null standard deviations the value lies above the null expectation.
+
+        :math:`(M - \mathbb{E}[M]) / \sqrt{\mathbb{V}[M]}`, not re-oriented: for a metric where
+        smaller is better, a good model has a negative z-score. ``None`` without a null model or
+        where its variance is 0.
+        """
+        if self.expected_value is None or self.variance is None or not self.variance > 0:
+            return None
+        return (self.value - self.expected_value) / math.sqrt(self.variance)
+
+    def statistic(self, name: str) -> float | None:
+        """One of ``value``, ``expected_value``, ``std`` and ``z_score``."""
+        value: float | None = getattr(self, name)
+        return value
+
+
+class EvaluationResults(Mapping[str, float]):
+    """The results of :func:`~rankstats.evaluate`: a read-only mapping from keys to values.
+
+    Iterating gives the canonical keys ``side.rank_type.metric_key``; looking up accepts the
+    short forms of PyKEEN's grammar (see the module docstring), metric instances too. The
+    null-model statistics are available through :meth:`expected_value`, :meth:`std`,
+    :meth:`z_score` and :meth:`row`.
+
+    Parameters
+    ----------
+    rows : sequence of ResultRow
+        The results, one per side, rank type and metric.
+    average : {"micro", "macro"} or None
+        How groups were combined into these rows, ``None`` without groups.
+    by_group : mapping, optional
+        The results of each group, by group label.
+    skipped : mapping, optional
+        For (metric key, rank type) pairs that were not computed, the reason, for error messages.
+
+    Examples
+    --------
+    >>> from rankstats import evaluate
+    >>> results = evaluate([1, 2, 4, 1], num_candidates=[5, 5, 5, 5], metrics=["mrr", "hits@1"])
+    >>> results["mrr"], results["both.realistic.hits_at_1"]
+    (0.6875, 0.5)
+    >>> round(results.expected_value("mrr"), 6), round(results.z_score("mrr"), 4)
+    (0.456667, 1.5912)
+    >>> list(results)
+    ['both.realistic.inverse_harmonic_mean_rank', 'both.realistic.hits_at_1']
+    """
+
+    def __init__(
+        self,
+        rows: Sequence[ResultRow],
+        *,
+        average: str | None = None,
+        by_group: Mapping[Hashable, EvaluationResults] | None = None,
+        skipped: Mapping[tuple[str, str], str] | None = None,
+    ) -> None:
+        self._rows = list(rows)
+        self._index = {(r.side, r.rank_type, r.metric): r for r in self._rows}
+        self._by_key = {r.key: r for r in self._rows}
+        self.average = average
+        #: the results of each group, by label (empty without groups)
+        self.by_group: dict[Hashable, EvaluationResults] = dict(by_group or {})
+        self._skipped = dict(skipped or {})
+        self.sides: tuple[str, ...] = tuple(dict.fromkeys(r.side for r in self._rows))
+        self.rank_types: tuple[str, ...] = tuple(
+            t for t in EVALUATION_RANK_TYPES if any(r.rank_type == t for r in self._rows)
+        )
+        self.metrics: tuple[RankBasedMetric, ...] = tuple(
+            dict.fromkeys(r.metric for r in self._rows)
+        )
+
+    # --- lookup --------------------------------------------------------------------------------
+
+    def row(self, key: str | RankBasedMetric) -> ResultRow:
+        """The full row (value and null-model statistics) of a key."""
+        if isinstance(key, str) and key in self._by_key:
+            return self._by_key[key]
+        side, rank_type, metric = self._parse(key)
+        found = self._index.get((side, rank_type, metric))
+        if found is not None:
+            return found
+        reason = self._skipped.get((metric.key, rank_type))
+        if reason is not None:
+            raise KeyError(f"{key!r} was not computed: {reason}")
+        computed = ", ".join(m.key for m in self.metrics) or "none"
+        raise KeyError(
+            f"{key!r}: metric {metric.key!r} was not computed for side {side!r} and rank type "
+            f"{rank_type!r}; computed metrics: {computed}; pass it in metrics= to evaluate"
+        )
+
+    def __getitem__(self, key: str | RankBasedMetric) -> float:
+        return self.row(key).value
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._by_key)
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    def __contains__(self, key: object) -> bool:
+        if not isinstance(key, str | RankBasedMetric):
+            return False
+        try:
+            self.row(key)
+        except (KeyError, ValueError):
+            return False
+        return True
+
+    def get_metric(self, name: str) -> float:
+        """The value of a key, as PyKEEN's ``MetricResults.get_metric``."""
+        return self[name]
+
+    def expected_value(self, key: str | RankBasedMetric) -> float | None:
+        """The null model's expected value of the metric of a key, ``None`` without one."""
+        return self.row(key).expected_value
+
+    def std(self, key: str | RankBasedMetric) -> float | None:
+        """The null model's standard deviation of the metric of a key, ``None`` without one."""
+        return self.row(key).std
+
+    def z_score(self, key: str | RankBasedMetric) -> float | None:
+        """The z-score of the value of a key under the null model, ``None`` without one."""
+        return self.row(key).z_score
+
+    @property
+    def rows(self) -> tuple[ResultRow, ...]:
+        """Every row, in table order (side, rank type, metric)."""
+        return tuple(self._rows)
+
+    def _parse(self, key: str | RankBasedMetric) -> tuple[str, str, RankBasedMetric]:
+        """Split a key into side, rank type and metric, filling in the defaults."""
+        if isinstance(key, RankBasedMetric):
+            return self._default_side(key), self._default_rank_type(key), key
+        if not isinstance(key, str):
+            raise TypeError(f"keys must be strings or metrics, got {type(key).__name__}")
+        *qualifiers, name = key.split(".")
+        side = rank_type = None
+        for part in qualifiers:
+            if part in EVALUATION_RANK_TYPES and rank_type is None:
+                rank_type = part
+            elif part in self.sides and side is None:
+                side = part
+            else:
+                raise KeyError(
+                    f"{key!r} is not a key of the form [side.][rank_type.]metric: {part!r} is "
+                    f"neither a side ({', '.join(self.sides)}) nor a rank type "
+                    f"({', '.join(EVALUATION_RANK_TYPES)}), or it is given twice"
+                )
+        try:
+            metric = metric_resolver.make(name)
+        except UnknownMetricError:
+            raise
+        except (TypeError, ValueError) as error:
+            raise KeyError(f"{key!r}: cannot make the metric {name!r}: {error}") from error
+        return (
+            side or self._default_side(metric),
+            rank_type or self._default_rank_type(metric),
+            metric,
+        )
+
+    def _default_side(self, metric: RankBasedMetric) -> str:
+        if SIDE_BOTH in self.sides or len(self.sides) != 1:
+            return SIDE_BOTH
+        return self.sides[0]
+
+    def _default_rank_type(self, metric: RankBasedMetric) -> str:
+        if DEFAULT_RANK_TYPE in self.rank_types or len(self.rank_types) != 1:
+            return DEFAULT_RANK_TYPE
+        return self.rank_types[0]
+
+    # --- export --------------------------------------------------------------------------------
+
+    def to_dict(self, statistics: bool = False) -> dict[str, float]:
+        """A flat dictionary ``{side.rank_type.metric_key: value}`` (PyKEEN's flat dict).
+
+        Parameters
+        ----------
+        statistics : bool, default=False
+            Whether to add the keys ``<key>.expected_value``, ``<key>.std`` and
+            ``<key>.z_score`` where the null model gives them.
+
+        Examples
+        --------
+        >>> from rankstats import evaluate
+        >>> flat = evaluate([1, 3], [4, 4], metrics=["mr"]).to_dict(statistics=True)
+        >>> for key, value in flat.items():
+        ...     print(f"{key}: {value:.4f}")
+        both.realistic.arithmetic_mean_rank: 2.0000
+        both.realistic.arithmetic_mean_rank.expected_value: 2.5000
+        both.realistic.arithmetic_mean_rank.std: 0.7906
+        both.realistic.arithmetic_mean_rank.z_score: -0.6325
+        """
+        flat: dict[str, float] = {}
+        for row in self._rows:
+            flat[row.key] = row.value
+            if statistics:
+                for name in STATISTICS[1:]:
+                    value = row.statistic(name)
+                    if value is not None:
+                        flat[f"{row.key}.{name}"] = value
+        return flat
+
+    def to_flat_dict(self) -> dict[str, float]:
+        """The values as a flat dictionary, as PyKEEN's ``to_flat_dict``."""
+        return self.to_dict()
+
+    def to_json(self, statistics: bool = True, **kwargs: Any) -> str:
+        """The flat dictionary of :meth:`to_dict` as JSON; undefined values become ``null``.
+
+        Keyword arguments are passed to :func:`json.dumps` (e.g. ``indent=2``). Group results,
+        if any, are under the key ``"groups"``, by the string of their label.
+        """
+        document: dict[str, Any] = {
+            key: _json_number(value) for key, value in self.to_dict(statistics).items()
+        }
+        if self.by_group:
+            document["groups"] = {
+                str(label): {k: _json_number(v) for k, v in group.to_dict(statistics).items()}
+                for label, group in self.by_group.items()
+            }
+        return json.dumps(document, allow_nan=False, **kwargs)
+
+    def to_df(self, groups: bool = False) -> pandas.DataFrame:
+        """A pandas DataFrame with one row per side, rank type and metric.
+
+        The columns are ``side``, ``rank_type``, ``metric`` (the metric's key), ``value``,
+        ``expected_value``, ``std`` and ``z_score`` (NaN where unknown). With ``groups=True``
+        the rows of every group follow, and a first column ``group`` holds the group label, or
+        the averaging (``"micro"``/``"macro"``) for the combined rows. Needs pandas
+        (``pip install rankstats[pandas]``).
+        """
+        try:
+            import pandas
+        except ImportError as error:
+            raise ImportError(
+                "to_df needs pandas, an optional dependency: pip install 'rankstats[pandas]'"
+            ) from error
+        records = self._records(group=self.average if groups else None)
+        if groups:
+            for label, result in self.by_group.items():
+                records.extend(result._records(group=label))
+        columns = ["side", "rank_type", "metric", *STATISTICS]
+        if groups:
+            columns.insert(0, "group")
+        return pandas.DataFrame.from_records(records, columns=columns)
+
+    def _records(self, group: Hashable | None) -> list[dict[str, Any]]:
+        records = []
+        for row in self._rows:
+            record: dict[str, Any] = {"group": group} if group is not None else {}
+            record.update(side=row.side, rank_type=row.rank_type, metric=row.metric.key)
+            for name in STATISTICS:
+                value = row.statistic(name)
+                record[name] = math.nan if value is None else value
+            records.append(record)
+        return records
+
+    def __str__(self) -> str:
+        header = ("side", "rank type", "metric", "value", "expected", "std", "z-score")
+        lines: list[tuple[str, ...]] = [header]
+        for row in self._rows:
+            lines.append(
+                (
+                    row.side,
+                    row.rank_type,
+                    row.metric.key,
+                    *(_format(row.statistic(name)) for name in STATISTICS),
+                )
+            )
+        widths = [max(len(line[i]) for line in lines) for i in range(len(header))]
+        text = []
+        for line in lines:
+            cells = [cell.ljust(w) for cell, w in zip(line[:3], widths[:3], strict=True)]
+            cells += [cell.rjust(w) for cell, w in zip(line[3:], widths[3:], strict=True)]
+            text.append("  ".join(cells).rstrip())
+        if self.average is not None:
+            text.append(f"({self.average} average over {len(self.by_group)} groups)")
+        return "\n".join(text)
+
+    def __repr__(self) -> str:
+        metrics = ", ".join(m.key for m in self.metrics)
+        groups = f", groups={len(self.by_group)}, average={self.average!r}" if self.by_group else ""
+        return (
+            f"EvaluationResults(sides={list(self.sides)}, rank_types={list(self.rank_types)}, "
+            f"metrics=[{metrics}]{groups})"
+        )
+
+
+@functools.lru_cache(maxsize=1024)
+def _metric_key(metric: RankBasedMetric) -> str:
+    return metric.key
+
+
+def _format(value: float | None) -> str:
+    if value is None:
+        return "-"
+    return f"{value:.6g}"
+
+
+def _json_number(value: float) -> float | None:
+    return value if math.isfinite(value) else None

@@ -1,0 +1,294 @@
+"""Sufficient statistics: ranks and candidate counts compressed to distinct values with counts.
+
+Every rank-based metric is invariant under permuting the tasks, and metrics that accept weights
+treat an integer weight as repetition, so the multiset of ranks, i.e. each distinct rank with its
+count, determines every metric's value; the multiset of candidate counts determines every
+null-model quantity. Ranks are integers (optimistic, pessimistic) or half-integers (realistic),
+so in practice there are far fewer distinct values than tasks, and tables of distinct values are
+what :func:`~rankstats.evaluation.evaluate.evaluate` computes from and what
+:class:`~rankstats.evaluation.streaming.RankAccumulator` keeps. Merging tables adds integer
+counts, which is exact and associative.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+__all__ = ["CellStatistics", "SideStatistics", "Table", "group_sum"]
+
+FloatArray = npt.NDArray[np.float64]
+IntArray = npt.NDArray[np.int64]
+AnyArray = npt.NDArray[Any]
+
+#: the key column holding a task's group id (0 for every task without groups)
+GROUP = "group"
+#: the key column holding a task's weight, present only for weighted input
+WEIGHT = "weight"
+
+
+def group_sum(
+    keys: Sequence[AnyArray], values: Sequence[AnyArray]
+) -> tuple[list[AnyArray], list[AnyArray]]:
+    """Sort rows by their keys (the first key primary) and sum ``values`` over equal keys.
+
+    Examples
+    --------
+    >>> keys, sums = group_sum([np.array([2, 1, 2])], [np.array([1, 1, 5])])
+    >>> keys[0].tolist(), sums[0].tolist()
+    ([1, 2], [1, 6])
+    """
+    size = keys[0].size
+    if size == 0:
+        return [key[:0] for key in keys], [value[:0] for value in values]
+    order = np.lexsort(tuple(reversed(keys))) if len(keys) > 1 else np.argsort(keys[0])
+    sorted_keys = [key[order] for key in keys]
+    new = np.zeros(size, dtype=np.bool_)
+    new[0] = True
+    for key in sorted_keys:
+        new[1:] |= key[1:] != key[:-1]
+    starts = np.flatnonzero(new)
+    return (
+        [key[starts] for key in sorted_keys],
+        [np.add.reduceat(value[order], starts) for value in values],
+    )
+
+
+def _count_integer_rows(columns: Sequence[AnyArray]) -> tuple[list[IntArray], IntArray] | None:
+    """Distinct rows of integer columns with their counts, through one combined integer key.
+
+    Sorting one ``int64`` array is far faster than an indirect lexicographic sort (50 ms against
+    1.2 s for :math:`10^7` rows), so where the columns' ranges multiply to less than
+    :math:`2^{62}`, each row is encoded as one integer in mixed radix. ``None`` otherwise.
+    """
+    if columns[0].size == 0 or not all(np.issubdtype(c.dtype, np.integer) for c in columns):
+        return None
+    lows = [int(c.min()) for c in columns]
+    spans = [int(c.max()) - low + 1 for c, low in zip(columns, lows, strict=True)]
+    if math.prod(spans) >= 2**62:
+        return None
+    combined = np.zeros(columns[0].size, dtype=np.int64)
+    for column, low, span in zip(columns, lows, spans, strict=True):
+        combined *= span
+        combined += column - low
+    unique, counts = np.unique(combined, return_counts=True)
+    keys: list[IntArray] = []
+    for low, span in zip(reversed(lows), reversed(spans), strict=True):
+        unique, digit = np.divmod(unique, span)
+        keys.append(digit + low)
+    return keys[::-1], counts.astype(np.int64)
+
+
+@dataclass(frozen=True)
+class Table:
+    """Distinct rows of key columns with the number of times each occurs, sorted by the keys."""
+
+    columns: dict[str, AnyArray]
+    count: IntArray
+
+    @classmethod
+    def build(cls, columns: Mapping[str, AnyArray], count: IntArray | None = None) -> Table:
+        """Compress rows to distinct ones, adding up their counts (1 each by default)."""
+        names = list(columns)
+        if count is None:
+            fast = _count_integer_rows([columns[name] for name in names])
+            if fast is not None:
+                keys, counts = fast
+                return cls(dict(zip(names, keys, strict=True)), counts)
+            count = np.ones(columns[names[0]].size, dtype=np.int64)
+        keys, (summed,) = group_sum([columns[name] for name in names], [count])
+        return cls(dict(zip(names, keys, strict=True)), summed)
+
+    @classmethod
+    def concatenate(cls, tables: Iterable[Table]) -> Table:
+        """The table of the union of the tables' rows."""
+        items = list(tables)
+        names = list(items[0].columns)
+        return cls.build(
+            {name: np.concatenate([t.columns[name] for t in items]) for name in names},
+            np.concatenate([t.count for t in items]),
+        )
+
+    def __len__(self) -> int:
+        return int(self.count.size)
+
+    def group(self, group: int) -> Table:
+        """The rows of one group, without the group column."""
+        ids = self.columns[GROUP]
+        rows = slice(*np.searchsorted(ids, [group, group + 1]))
+        return Table(
+            {name: c[rows] for name, c in self.columns.items() if name != GROUP}, self.count[rows]
+        )
+
+    def merged_groups(self) -> Table:
+        """The rows of all groups together, without the group column."""
+        columns = {name: c for name, c in self.columns.items() if name != GROUP}
+        return Table.build(columns, self.count)
+
+    def relabel_groups(self, mapping: IntArray) -> Table:
+        """Replace every group id ``g`` by ``mapping[g]`` (and re-sort)."""
+        columns = dict(self.columns)
+        columns[GROUP] = mapping[columns[GROUP]]
+        return Table.build(columns, self.count)
+
+    def weights(self) -> FloatArray:
+        """The total weight of each row: its count, times its weight for weighted input."""
+        total = self.count.astype(np.float64)
+        if WEIGHT in self.columns:
+            total = total * self.columns[WEIGHT]
+        return total
+
+    def state(self) -> dict[str, list[Any]]:
+        """The table as plain lists, e.g. for JSON."""
+        return {
+            **{name: c.tolist() for name, c in self.columns.items()},
+            "count": self.count.tolist(),
+        }
+
+    def same_layout(self, other: Table) -> bool:
+        """Whether both tables have the same columns."""
+        return list(self.columns) == list(other.columns)
+
+
+@dataclass(frozen=True)
+class CellStatistics:
+    """What one cell of the results (one group or all, one side) is computed from.
+
+    ``pairs`` has columns ``optimistic`` and ``pessimistic`` (when both are known), ``ranks``
+    one table with a ``rank`` column per rank type given directly, ``candidates`` a column
+    ``num_candidates``; each has a ``weight`` column for weighted input.
+    """
+
+    pairs: Table | None
+    ranks: dict[str, Table]
+    candidates: Table | None
+
+    def histogram(self, rank_type: str) -> tuple[FloatArray, FloatArray]:
+        """The distinct ranks of one type, sorted, and the total weight (or count) of each."""
+        if rank_type in self.ranks:
+            table = self.ranks[rank_type]
+            values = table.columns["rank"]
+            weights = table.weights()
+            if WEIGHT not in table.columns:
+                return values, weights
+        else:
+            assert self.pairs is not None
+            optimistic = self.pairs.columns["optimistic"]
+            pessimistic = self.pairs.columns["pessimistic"]
+            if rank_type == "optimistic":
+                values = optimistic.astype(np.float64)
+            elif rank_type == "pessimistic":
+                values = pessimistic.astype(np.float64)
+            else:
+                values = 0.5 * (optimistic + pessimistic).astype(np.float64)
+            weights = self.pairs.weights()
+        (values,), (weights,) = group_sum([values], [weights])
+        return values, weights
+
+    @functools.cached_property
+    def expanded_candidates(self) -> tuple[IntArray, FloatArray | None]:
+        """The candidate counts task by task (sorted) and their weights, as the null hooks take."""
+        assert self.candidates is not None
+        table = self.candidates
+        candidates = np.repeat(table.columns["num_candidates"], table.count)
+        weights = None
+        if WEIGHT in table.columns:
+            weights = np.repeat(table.columns[WEIGHT], table.count)
+        return candidates, weights
+
+    @functools.cached_property
+    def candidate_key(self) -> tuple[bytes, ...]:
+        """The null-model cache key: equal for equal multisets of (candidate count, weight)."""
+        assert self.candidates is not None
+        table = self.candidates
+        return tuple(c.tobytes() for c in (*table.columns.values(), table.count))
+
+    @property
+    def size(self) -> int:
+        """The number of tasks."""
+        return int(self._table.count.sum())
+
+    @property
+    def total_weight(self) -> float:
+        """The tasks' total weight (their number, without weights)."""
+        return float(self._table.weights().sum())
+
+    @property
+    def _table(self) -> Table:
+        return self.pairs if self.pairs is not None else next(iter(self.ranks.values()))
+
+
+@dataclass(frozen=True)
+class SideStatistics:
+    """The tables of one side (e.g. head or tail prediction), all groups together."""
+
+    pairs: Table | None = None
+    ranks: dict[str, Table] = field(default_factory=dict)
+    candidates: Table | None = None
+
+    def tables(self) -> dict[str, Table]:
+        """Every table by name: ``pairs``, ``candidates`` and ``ranks.<rank type>``."""
+        named = {f"ranks.{rank_type}": table for rank_type, table in self.ranks.items()}
+        if self.pairs is not None:
+            named["pairs"] = self.pairs
+        if self.candidates is not None:
+            named["candidates"] = self.candidates
+        return named
+
+    def layout(self) -> tuple[tuple[str, tuple[str, ...]], ...]:
+        """The table names and their columns, to check two statistics can be merged."""
+        return tuple((name, tuple(t.columns)) for name, t in sorted(self.tables().items()))
+
+    @classmethod
+    def concatenate(cls, parts: Sequence[SideStatistics]) -> SideStatistics:
+        """The statistics of the union of the parts' tasks (which must have the same layout)."""
+        first = parts[0]
+        return cls(
+            pairs=None if first.pairs is None else Table.concatenate(p.pairs for p in parts),  # type: ignore[misc]
+            ranks={
+                rank_type: Table.concatenate(p.ranks[rank_type] for p in parts)
+                for rank_type in first.ranks
+            },
+            candidates=None
+            if first.candidates is None
+            else Table.concatenate(p.candidates for p in parts),  # type: ignore[misc]
+        )
+
+    @property
+    def _table(self) -> Table:
+        return self.pairs if self.pairs is not None else next(iter(self.ranks.values()))
+
+    @property
+    def size(self) -> int:
+        """The number of tasks."""
+        return int(self._table.count.sum())
+
+    def group_ids(self) -> IntArray:
+        """The sorted distinct group ids present."""
+        return np.unique(self._table.columns[GROUP])
+
+    def cell(self, group: int | None) -> CellStatistics:
+        """The statistics of one group, or of all groups together for ``None``."""
+
+        def pick(table: Table) -> Table:
+            return table.merged_groups() if group is None else table.group(group)
+
+        return CellStatistics(
+            pairs=None if self.pairs is None else pick(self.pairs),
+            ranks={rank_type: pick(t) for rank_type, t in self.ranks.items()},
+            candidates=None if self.candidates is None else pick(self.candidates),
+        )
+
+    def relabel_groups(self, mapping: IntArray) -> SideStatistics:
+        """Replace group ids through ``mapping``."""
+        return SideStatistics(
+            pairs=None if self.pairs is None else self.pairs.relabel_groups(mapping),
+            ranks={rank_type: t.relabel_groups(mapping) for rank_type, t in self.ranks.items()},
+            candidates=None if self.candidates is None else self.candidates.relabel_groups(mapping),
+        )
