@@ -1,0 +1,122 @@
+"""Tests of the documentation: its examples run, its command output is current, and it builds.
+
+The examples (``>>>`` lines) of every page and the output shown after ``$ rankstats ...`` in
+console blocks are checked against the code on every test run, with or without Sphinx. The full
+Sphinx build with warnings as errors needs Sphinx and matplotlib and takes several seconds; it is
+skipped without them, and ``-k "not sphinx"`` deselects it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import doctest
+import io
+import os
+import re
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from rankstats.cli import main
+
+DOCS = Path(__file__).resolve().parent.parent / "docs"
+PAGES = sorted(path for path in DOCS.rglob("*.rst") if "_build" not in path.parts)
+FLAGS = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
+
+
+def page_id(path: Path) -> str:
+    return str(path.relative_to(DOCS))
+
+
+def test_there_are_pages() -> None:
+    assert {"index.rst", "getting-started.rst", "metrics.rst", "api.rst", "cli.rst"} <= {
+        page_id(path) for path in PAGES
+    }
+
+
+@pytest.mark.parametrize("page", PAGES, ids=page_id)
+def test_examples_run(page: Path) -> None:
+    failures, _ = doctest.testfile(
+        str(page), module_relative=False, optionflags=FLAGS, verbose=False, report=True
+    )
+    assert failures == 0, f"{failures} example(s) in {page_id(page)} failed; see the output above"
+
+
+def console_examples() -> list[tuple[str, str, str]]:
+    """Every ``$ rankstats ...`` line of a console block that shows output, with that output."""
+    found = []
+    for page in PAGES:
+        blocks = re.findall(
+            r"^\.\. code-block:: console\n\n((?:(?:   .*)?\n)+)", page.read_text(), flags=re.M
+        )
+        for block in blocks:
+            lines = [line[3:] for line in block.splitlines()]
+            for index, line in enumerate(lines):
+                if not line.startswith("$ rankstats "):
+                    continue
+                output = []
+                for following in lines[index + 1 :]:
+                    if following.startswith("$ "):
+                        break
+                    output.append(following)
+                text = "\n".join(output).strip()
+                if text:
+                    found.append((page_id(page), line[2:], text + "\n"))
+    return found
+
+
+#: the files the console examples read, besides the bundled example
+EXAMPLE_FILES = {
+    # cli.rst shows the error for a rank larger than its candidate count at line 7
+    "ranks.csv": "rank,num_candidates\n" + "1,14\n" * 5 + "15,14\n",
+}
+
+
+@pytest.mark.parametrize(("page", "command", "output"), console_examples())
+def test_console_output_is_current(
+    page: str, command: str, output: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Run the command of the example (in-process) and compare with the output shown."""
+    for name, text in EXAMPLE_FILES.items():
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    args = shlex.split(command.split("#")[0])[1:]
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
+        main(args)
+    checker = doctest.OutputChecker()
+    assert checker.check_output(output, out.getvalue(), FLAGS), (
+        f"{page}: the output of '{command}' has changed:\n{out.getvalue()}"
+    )
+
+
+def test_sphinx_build_with_warnings_as_errors(tmp_path: Path) -> None:
+    pytest.importorskip("sphinx")
+    pytest.importorskip("matplotlib")
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "sphinx",
+            "-W",
+            "--keep-going",
+            "-q",
+            "-b",
+            "html",
+            "-d",
+            str(tmp_path / "doctrees"),
+            str(DOCS),
+            str(tmp_path / "html"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, "MPLBACKEND": "Agg"},
+    )
+    assert result.returncode == 0, result.stderr
+    html = (tmp_path / "html" / "metrics.html").read_text(encoding="utf-8")
+    assert "InverseHarmonicMeanRank" in html  # the generated metrics table
+    assert (tmp_path / "html" / "_images" / "null_mrr.png").exists()  # the generated figure
