@@ -14,7 +14,7 @@ from rankstats import InverseHarmonicMeanRank, RankBasedMetric, UnknownMetricErr
 from rankstats.evaluation import EvaluationResults, Ranks, evaluate, expected_over_ties
 from rankstats.metrics.derived import DerivedRankBasedMetric
 
-DATA = Path("/work/shared/data")
+DATA = Path(__file__).parent / "data"
 
 #: every metric evaluate can take (the needs-candidates ones get candidates)
 METRICS = ["mr", "mrr", "hits@1", "hits@3", "hits@10", "gmr", "igmr", "hmr", "iamr"]
