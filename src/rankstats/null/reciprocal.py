@@ -1,0 +1,837 @@
+r"""Null moments of reciprocal-of-mean metrics: the inverse arithmetic and the harmonic mean rank.
+
+Under the null :math:`r_i \sim \mathcal{U}\{1, \dots, C_i\}` independently, and with
+:math:`a_i = w_i / \sum_j w_j`,
+
+.. math::
+
+    \mathrm{IAMR} = \frac{1}{\sum_i a_i r_i}, \qquad
+    \mathrm{HMR} = \frac{1}{\sum_i a_i / r_i} .
+
+Both are :math:`1/X` for a positive sum :math:`X` of independent terms, whose Laplace transform
+factorises over the tasks; the two moments of :math:`1/X` are integrals of that transform,
+
+.. math::
+
+    \mathbb{E}[X^{-1}] = \int_0^\infty \mathbb{E}[e^{-tX}] \, dt, \qquad
+    \mathbb{E}[X^{-2}] = \int_0^\infty t \, \mathbb{E}[e^{-tX}] \, dt,
+
+evaluated to about machine precision by a trapezoidal rule in :math:`\log t` on a centred
+integrand (see :func:`inverse_arithmetic_mean_moments`). The per-task transforms are evaluated once
+per distinct pair :math:`(C_i, a_i)` and node, vectorised, with memory independent of
+:math:`\max C` (see :func:`harmonic_mean_moments` for the harmonic one).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+import numpy as np
+import numpy.typing as npt
+from scipy import special
+
+__all__ = ["harmonic_mean_moments", "inverse_arithmetic_mean_moments"]
+
+FloatArray = npt.NDArray[np.float64]
+IntArray = npt.NDArray[np.int64]
+BoolArray = npt.NDArray[np.bool_]
+
+# --- quadrature ---------------------------------------------------------------------------------
+#: first step of the trapezoidal rule in v = log(mu t); it is halved until the sums settle
+_STEP = 0.4
+#: ... that is, until two successive sums agree to this, relative to the variance
+_SETTLED = 1e-5
+_MAX_HALVINGS = 4
+#: the first range of v, in steps, and the number of steps it grows by at a time
+_FIRST_LOW, _FIRST_HIGH, _GROWTH = -32, 16, 8
+#: bound on each neglected tail, relative to the result
+_TAIL_TOLERANCE = 1e-16
+#: float64 elements per block of (rows, nodes) evaluated at once
+_BLOCK_ELEMENTS = 1 << 18
+#: rows per block when the series coefficients are set up
+_INIT_ROWS = 1 << 14
+
+# --- harmonic transform -------------------------------------------------------------------------
+#: candidate counts up to this are summed directly
+_DIRECT_MAX = 256
+#: up to this argument, a centred form (series or direct sum of e^x - 1 - x)
+_SERIES_MAX = 2.0
+_SERIES_TERMS = 24
+#: Euler-Maclaurin starts at max(_EM_START, _EM_SCALE * sqrt(s)) with Bernoulli terms
+#: B_2 .. B_{2 * _EM_ORDER}
+_EM_START = 24
+_EM_SCALE = 2.0
+_EM_ORDER = 6
+_BERNOULLI = (1 / 6, -1 / 30, 1 / 42, -1 / 30, 5 / 66, -691 / 2730)
+#: terms below exp(-_NEGLIGIBLE) / C of the largest one are not summed
+_NEGLIGIBLE = 40.0
+
+
+def _derivative_polynomials(order: int) -> list[FloatArray]:
+    r"""Coefficients (highest power first) of the polynomials :math:`P_k`, k = 0..order.
+
+    :math:`\frac{d^k}{dx^k} e^{-s/x} = e^{-s/x} x^{-k} P_k(s/x)`, from :math:`P_0 = 1` and
+    :math:`P_{k+1}(y) = (y - k) P_k(y) - y P_k'(y)`; the coefficients are integers.
+    """
+    y = np.polynomial.Polynomial([0.0, 1.0])
+    current = np.polynomial.Polynomial([1.0])
+    out = [current.coef[::-1].copy()]
+    for k in range(order):
+        current = (y - k) * current - y * current.deriv()
+        out.append(current.coef[::-1].copy())
+    return out
+
+
+_POLYNOMIALS = _derivative_polynomials(2 * _EM_ORDER - 1)
+
+
+# --- grouping and special functions -------------------------------------------------------------
+def _group(
+    num_candidates: IntArray, weights: FloatArray | None
+) -> tuple[IntArray, FloatArray, FloatArray]:
+    """Distinct pairs (C, a) and their multiplicities; tasks of weight zero are dropped."""
+    if weights is None:
+        values, repeats = np.unique(num_candidates, return_counts=True)
+        return values, np.full(values.size, 1.0 / num_candidates.size), repeats.astype(np.float64)
+    keep = weights > 0
+    c = num_candidates[keep]
+    a = weights[keep] / np.sum(weights[keep])
+    order = np.lexsort((a, c))
+    c, a = c[order], a[order]
+    first = np.ones(c.size, dtype=bool)
+    first[1:] = (c[1:] != c[:-1]) | (a[1:] != a[:-1])
+    index = np.flatnonzero(first)
+    counts = np.diff(np.append(index, c.size)).astype(np.float64)
+    return c[index], a[index], counts
+
+
+def _log_sinhc(x: FloatArray) -> FloatArray:
+    r""":math:`g(x) = \log(\sinh(x) / x) \ge 0` for :math:`x \ge 0`, to full relative precision.
+
+    For :math:`x \le 1`, ``log1p`` of :math:`\sum_{k=1}^{10} x^{2k} / (2k+1)!` (truncation
+    below :math:`1/23!`); above, :math:`x - \log(2x) + \log(1 - e^{-2x})`.
+    """
+    out = np.empty_like(x)
+    small = x <= 1.0
+    z = x[small] ** 2
+    series = np.zeros_like(z)
+    for k in range(10, 0, -1):
+        series = (series + 1.0 / math.factorial(2 * k + 1)) * z
+    out[small] = np.log1p(series)
+    large = x[~small]
+    out[~small] = large + np.log1p(-np.exp(-2.0 * large)) - np.log(2.0 * large)
+    return out
+
+
+def _log_one_minus_exp_ratio(x: FloatArray) -> FloatArray:
+    r""":math:`\lambda(x) = \log((1 - e^{-x}) / x) \le 0`, accurate relative to :math:`|\lambda|`.
+
+    :math:`\lambda(x) = -x/2 + g(x/2)` for :math:`x \le 2` (the correction :math:`g` is at most
+    a sixth of :math:`x/2` there), :math:`\log(1 - e^{-x}) - \log x` above.
+    """
+    out = np.empty_like(x)
+    small = x <= 2.0
+    xs = x[small]
+    out[small] = _log_sinhc(0.5 * xs) - 0.5 * xs
+    large = x[~small]
+    out[~small] = np.log(-np.expm1(-large)) - np.log(large)
+    return out
+
+
+def _exp_minus_one_minus(x: FloatArray) -> FloatArray:
+    r""":math:`e^x - 1 - x \ge 0` to full relative precision (Taylor series for :math:`|x| < 1`)."""
+    out = np.empty_like(x)
+    small = np.abs(x) < 1.0
+    xs = x[small]
+    series = np.zeros_like(xs)
+    for k in range(19, 1, -1):
+        series = series * xs + 1.0 / math.factorial(k)
+    out[small] = series * xs * xs
+    large = x[~small]
+    out[~small] = np.expm1(large) - large
+    return out
+
+
+def _exp_integral_ratio(y: FloatArray) -> FloatArray:
+    r""":math:`G(y) = 1 - y e^y E_1(y) = \int_0^\infty \frac{v e^{-v}}{y + v} dv` for :math:`y > 0`.
+
+    Direct below :math:`y = 5` (at most two bits lost). Above, the continued fraction
+    :math:`e^y E_1(y) = 1 / (y + 1 - R)`, :math:`R = 1^2 / (y + 3 - 2^2 / (y + 5 - \dots))`,
+    30 levels deep (converged to 4e-18 at :math:`y = 5`), gives :math:`G = (1 - R)/(y + 1 - R)`
+    without cancellation.
+    """
+    out = np.empty_like(y)
+    small = y < 5.0
+    ys = y[small]
+    out[small] = 1.0 - ys * np.exp(ys) * special.exp1(ys)
+    yl = y[~small]
+    rest = np.zeros_like(yl)
+    for i in range(30, 0, -1):
+        rest = (i * i) / (yl + (2 * i + 1) - rest)
+    out[~small] = (1.0 - rest) / (yl + 1.0 - rest)
+    return out
+
+
+def _exp_integral_complement(y: FloatArray) -> FloatArray:
+    r""":math:`\hat G(y) = 1 - e^{-y} G(y) = (1 - e^{-y}) + y E_1(y)`, a sum of positive terms."""
+    out: FloatArray = -np.expm1(-y) + y * special.exp1(y)
+    return out
+
+
+def _ragged_sums(
+    lows: IntArray, highs: IntArray, term: Callable[[IntArray, FloatArray], FloatArray]
+) -> FloatArray:
+    """``out[p] = sum(term(p, j) for j in lows[p]..highs[p])``, vectorised; empty ranges give 0."""
+    counts = np.maximum(highs - lows + 1, 0)
+    owner = np.repeat(np.arange(lows.size), counts)
+    first = np.cumsum(counts) - counts
+    j = lows[owner] + (np.arange(owner.size) - first[owner])
+    values = term(owner, j.astype(np.float64))
+    return np.bincount(owner, weights=values, minlength=lows.size).astype(np.float64, copy=False)
+
+
+# --- per-task transforms ------------------------------------------------------------------------
+def _log_series(moment_series: FloatArray) -> FloatArray:
+    r"""Taylor coefficients of :math:`\log F` from those of :math:`F`, one row per series.
+
+    ``moment_series[m]`` are :math:`f_m` for :math:`m \ge 2`, with :math:`f_0 = 1` and
+    :math:`f_1 = 0` implied; from :math:`F' = F (\log F)'`,
+    :math:`m \lambda_m = m f_m - \sum_{j=2}^{m-2} j \lambda_j f_{m-j}`.
+    """
+    out = np.zeros_like(moment_series)
+    for m in range(2, moment_series.shape[0]):
+        acc = m * moment_series[m]
+        for j in range(2, m - 1):
+            acc -= j * out[j] * moment_series[m - j]
+        out[m] = acc / m
+    return out
+
+
+class _ArithmeticTask:
+    r"""Transforms of :math:`r \sim \mathcal{U}\{1..C\}`, one row per pair.
+
+    The centred CGF :math:`K_C(s) = \log \mathbb{E}[e^{-s(r - (C+1)/2)}] = g(Cs/2) - g(s/2)` and
+    :math:`\ell_C(s) = \log \mathbb{E}[e^{-sr}] = -s + \lambda(Cs) - \lambda(s)` (three terms of
+    one sign). For :math:`s \le 1/C`, also the series
+    :math:`K_C(s) = \sum_{k \ge 1} \frac{B_{2k}}{2k (2k)!} (C^{2k} - 1) s^{2k}` (from
+    :math:`g(x) = \sum_k \frac{2^{2k} B_{2k}}{2k (2k)!} x^{2k}`, radius :math:`\pi`), whose
+    terms beyond :math:`s^{24}` are below 1e-20 relative there.
+    """
+
+    def __init__(self, c: FloatArray) -> None:
+        self.c = c
+        self.mean = 0.5 * (c + 1.0)
+        #: the series is used for s <= limit; coefficients are in x = s / limit
+        self.limit = 1.0 / c
+        self.series = np.zeros((_SERIES_TERMS + 1, c.size))
+        log_c = np.log(c)
+        for k in range(1, _SERIES_TERMS // 2 + 1):
+            bernoulli = float(special.bernoulli(2 * k)[-1])
+            factor = bernoulli / (2 * k * math.factorial(2 * k))
+            self.series[2 * k] = factor * -np.expm1(-2 * k * log_c)
+        self.row_cost = np.ones(c.size)
+
+    def __call__(self, s: FloatArray, rows: IntArray) -> tuple[FloatArray, FloatArray]:
+        """``(K, ell)`` at ``s`` of shape (len(rows), nodes)."""
+        cs = self.c[rows][:, None] * s
+        centred = _log_sinhc(0.5 * cs) - _log_sinhc(0.5 * s)
+        log_transform = -s + (_log_one_minus_exp_ratio(cs) - _log_one_minus_exp_ratio(s))
+        return centred, log_transform
+
+
+class _HarmonicTask:
+    r"""Transforms of :math:`1/r`, :math:`r \sim \mathcal{U}\{1..C\}`, one row per pair.
+
+    :math:`K_C(s) = \log \frac{1}{C} \sum_{j=1}^{C} e^{-s(1/j - h_C)}` with
+    :math:`h_C = H_C / C`, and :math:`\ell_C(s) = K_C(s) - s h_C`; the method is described in
+    :func:`harmonic_mean_moments`.
+    """
+
+    def __init__(self, num_candidates: IntArray) -> None:
+        values, inverse = np.unique(num_candidates, return_inverse=True)
+        c = values.astype(np.float64)
+        self.c = c
+        small = np.flatnonzero(values <= _DIRECT_MAX)
+        harmonic = special.digamma(c + 1.0) + np.euler_gamma
+        size = _SERIES_TERMS + 1
+        # Taylor coefficients (-1)^m mu_m / m! of E[exp(-s (1/r - h))], mu_m = E[(1/r - h)^m]
+        moment_series = np.zeros((size, c.size))
+        signs = np.array([(-1) ** m / math.factorial(m) for m in range(size)])
+        if small.size:  # direct sums, and exact harmonic numbers
+            owner, j, starts = self._ragged(small)
+            harmonic[small] = np.add.reduceat(1.0 / j, starts)
+            deviation = 1.0 / j - (harmonic[small] / c[small])[owner]
+            power = deviation * deviation
+            for m in range(2, size):
+                moment_series[m, small] = signs[m] * np.add.reduceat(power, starts) / c[small]
+                power *= deviation
+        mean = harmonic / c
+        for begin in range(small.size, c.size, _INIT_ROWS):  # the rest, in blocks of rows
+            part = slice(begin, begin + _INIT_ROWS)
+            moment_series[:, part] = self._central_moments(c[part], mean[part]) * signs[:, None]
+        moment_series[:2] = 0.0
+        series = np.empty_like(moment_series)
+        for begin in range(0, c.size, _INIT_ROWS):
+            part = slice(begin, begin + _INIT_ROWS)
+            series[:, part] = _log_series(moment_series[:, part])
+        excess = (harmonic - 1.0) / c
+        if not np.array_equal(values, num_candidates):  # one row per entry of num_candidates
+            c, mean, excess = c[inverse], mean[inverse], excess[inverse]
+            moment_series, series = moment_series[:, inverse], series[:, inverse]
+        self.c = c
+        self.log_c = np.log(c)
+        #: E[1/r] = H_C / C
+        self.mean = mean
+        #: (H_C - 1) / C = E[1/r] - 1/C, the drift of the sums scaled by their last term
+        self.excess = excess
+        #: used for C > 256 and s <= 2
+        self.moment_series = moment_series
+        #: the series of K itself is used for s <= 1 (its radius exceeds 1.2 for every C)
+        self.limit = np.ones(c.size)
+        self.series = series
+        self.row_cost = np.where(c <= _DIRECT_MAX, c, 4.0 * _EM_START)
+
+    def _ragged(self, rows: IntArray) -> tuple[IntArray, FloatArray, IntArray]:
+        """Owner (position in ``rows``), j and segment starts of j = 1..C for every row."""
+        lengths = self.c[rows].astype(np.int64)
+        owner = np.repeat(np.arange(rows.size), lengths)
+        starts = np.cumsum(lengths) - lengths
+        j = (np.arange(owner.size) - starts[owner] + 1).astype(np.float64)
+        return owner, j, starts
+
+    @staticmethod
+    def _central_moments(c: FloatArray, mean: FloatArray) -> FloatArray:
+        r""":math:`\mu_m = \sum_{k} \binom{m}{k} (-h)^{m-k} H_k(C) / C` for :math:`C > 256`.
+
+        :math:`H_k(C) = \zeta(k) - \zeta(k, C + 1)`; :math:`h = H_C / C < 0.025` keeps the
+        binomial sums from cancelling.
+        """
+        size = _SERIES_TERMS + 1
+        raw = np.empty((size, c.size))
+        raw[0] = 1.0
+        raw[1] = mean
+        log_c = np.log(c)
+        for k in range(2, size):
+            # zeta(k, C + 1) < C^(1-k) / (k - 1) is below 1e-17 zeta(k) for most (k, C)
+            raw[k] = special.zeta(k) / c
+            tail = (k - 1) * log_c < 40.0
+            raw[k, tail] -= special.zeta(k, c[tail] + 1.0) / c[tail]
+        powers = np.ones((size, c.size))  # (-h)^k
+        for k in range(1, size):
+            powers[k] = powers[k - 1] * -mean
+        central = np.zeros((size, c.size))
+        central[0] = 1.0
+        for m in range(2, size):
+            for k in range(m + 1):
+                central[m] += math.comb(m, k) * raw[k] * powers[m - k]
+        return central
+
+    def __call__(self, s: FloatArray, rows: IntArray) -> tuple[FloatArray, FloatArray]:
+        """``(K, ell)`` at ``s`` of shape (len(rows), nodes)."""
+        centred = np.empty_like(s)
+        log_transform = np.empty_like(s)
+        small = self.c[rows] <= _DIRECT_MAX
+        if np.any(small):
+            centred[small], log_transform[small] = self._direct(s[small], rows[small])
+        if not np.all(small):
+            centred[~small], log_transform[~small] = self._large(s[~small], rows[~small])
+        return centred, log_transform
+
+    def _finish(
+        self, kind: npt.NDArray[np.int_], base: FloatArray, s: FloatArray, rows: IntArray
+    ) -> tuple[FloatArray, FloatArray]:
+        r"""``(K, ell)`` from the summed pieces.
+
+        Kind 0 is the centred form (``base`` is :math:`K`); otherwise ``base`` is
+        :math:`\log(\hat S / C) = K - s(H_C - 1)/C` and :math:`\ell = \text{base} - s / C`.
+        """
+        column = rows[:, None]
+        centred = np.where(kind == 0, base, base + s * self.excess[column])
+        log_transform = np.where(kind == 0, base - s * self.mean[column], base - s / self.c[column])
+        return centred, log_transform
+
+    def _kinds(self, s: FloatArray, rows: IntArray) -> npt.NDArray[np.int_]:
+        """0: centred form; 1: complement D = C - S summed; 2: scaled sum S summed."""
+        drift = s * self.excess[rows][:, None]
+        kind: npt.NDArray[np.int_] = np.where(s <= _SERIES_MAX, 0, np.where(drift <= 1.0, 1, 2))
+        return kind
+
+    def _direct(self, s: FloatArray, rows: IntArray) -> tuple[FloatArray, FloatArray]:
+        """Sums over j = 1..C for rows with C <= 256."""
+        kind = self._kinds(s, rows)
+        owner, j_flat, starts = self._ragged(rows)
+        kind_j, s_j = kind[owner], s[owner]
+        j, c_j = j_flat[:, None], self.c[rows][owner][:, None]
+        terms = np.empty_like(s_j)
+        mask = kind_j == 0  # e^x - 1 - x >= 0 with x = -s (1/j - h)
+        x = -s_j * (1.0 / j - self.mean[rows][owner][:, None])
+        terms[mask] = _exp_minus_one_minus(x[mask])
+        gap = s_j * ((c_j - j) / (j * c_j))  # s (1/j - 1/C) >= 0
+        mask = kind_j == 1
+        terms[mask] = -np.expm1(-gap[mask])
+        mask = kind_j == 2
+        terms[mask] = np.exp(-gap[mask])
+        ratio = np.add.reduceat(terms, starts, axis=0) / self.c[rows][:, None]
+        base = np.empty_like(ratio)
+        mask = kind == 0
+        base[mask] = np.log1p(ratio[mask])
+        mask = kind == 1
+        base[mask] = np.log1p(-ratio[mask])
+        mask = kind == 2
+        base[mask] = np.log(ratio[mask])
+        return self._finish(kind, base, s, rows)
+
+    def _large(self, s: FloatArray, rows: IntArray) -> tuple[FloatArray, FloatArray]:
+        """Power series for s <= 2, Euler-Maclaurin above, for rows with C > 256."""
+        kind = self._kinds(s, rows)
+        clipped = np.minimum(s, _SERIES_MAX)
+        coefficients = self.moment_series[:, rows]
+        q = np.zeros_like(s)
+        for m in range(_SERIES_TERMS, 1, -1):
+            q = (q + coefficients[m][:, None]) * clipped
+        base = np.log1p(q * clipped)
+        beyond = kind > 0
+        if np.any(beyond):
+            row_index = np.broadcast_to(rows[:, None], s.shape)[beyond]
+            base[beyond] = self._euler_maclaurin(s[beyond], row_index, kind[beyond] == 1)
+        return self._finish(kind, base, s, rows)
+
+    def _euler_maclaurin(self, s: FloatArray, rows: IntArray, complement: BoolArray) -> FloatArray:
+        r""":math:`\log(\hat S / C)` with :math:`\hat S = \sum_{j=1}^{C} e^{-s (1/j - 1/C)}`.
+
+        Where ``complement``, from :math:`D = C - \hat S = \sum_j (1 - e^{-s (1/j - 1/C)})`.
+        """
+        c = self.c[rows]
+        start = np.maximum(_EM_START, np.ceil(_EM_SCALE * np.sqrt(s)))
+        direct = start > 0.5 * c  # only the last few terms matter: sum them all
+        start[direct] = c[direct] + 1.0
+        # the terms of S below exp(-threshold) are dropped: s (1/j - 1/C) > threshold
+        threshold = _NEGLIGIBLE + self.log_c[rows]
+        first = np.maximum(1.0, np.floor(s * c / (threshold * c + s)))
+        first[complement] = 1.0
+
+        lows, highs = first.astype(np.int64), (start - 1.0).astype(np.int64)
+        total = np.empty_like(s)
+        # the common case, j = 1..J-1 of D with J = _EM_START: one dense block
+        dense = complement & (highs == _EM_START - 1)
+        inverse_j = 1.0 / np.arange(1.0, _EM_START)
+        gap = s[dense][:, None] * (inverse_j[None, :] - 1.0 / c[dense][:, None])
+        total[dense] = np.sum(-np.expm1(-gap), axis=1)
+
+        def head_term(owner: IntArray, j: FloatArray) -> FloatArray:
+            # D sums 1 - e^{-gap}; S sums e^{-gap} <= 1 next to its last term 1, so 1 + expm1
+            # is accurate enough there
+            small_gap = np.expm1(-s_rest[owner] * ((c_rest[owner] - j) / (j * c_rest[owner])))
+            out: FloatArray = np.where(complement_rest[owner], -small_gap, 1.0 + small_gap)
+            return out
+
+        rest = ~dense
+        s_rest, c_rest, complement_rest = s[rest], c[rest], complement[rest]
+        total[rest] = _ragged_sums(lows[rest], highs[rest], head_term)
+
+        # j = J..C by Euler-Maclaurin, J = start
+        em = ~direct
+        ce, se, je, comp = c[em], s[em], start[em], complement[em]
+        gap = se * ((ce - je) / (je * ce))
+        f_start = np.exp(-gap)
+        y_end, y_start = se / ce, se / je
+        correction = np.zeros_like(se)
+        for i in range(1, _EM_ORDER + 1):
+            k = 2 * i - 1
+            at_end = np.polyval(_POLYNOMIALS[k], y_end) / ce**k
+            at_start = f_start * np.polyval(_POLYNOMIALS[k], y_start) / je**k
+            correction += _BERNOULLI[i - 1] / math.factorial(2 * i) * (at_end - at_start)
+        tail = np.empty_like(se)
+        # S: the integral of exp(-s (1/x - 1/C)) is x exp(-s (1/x - 1/C)) G(s / x)
+        n = ~comp
+        integral = ce[n] * _exp_integral_ratio(y_end[n]) - je[n] * f_start[n] * (
+            _exp_integral_ratio(y_start[n])
+        )
+        tail[n] = integral + 0.5 * (f_start[n] + 1.0) + correction[n]
+        # D: 1 - exp(-s (1/x - 1/C)) = -expm1(s/C) + exp(s/C) (1 - exp(-s/x)), and the
+        # integral of 1 - exp(-s/x) is x G^(s/x)
+        integral = -(ce[comp] - je[comp]) * np.expm1(y_end[comp]) + np.exp(y_end[comp]) * (
+            ce[comp] * _exp_integral_complement(y_end[comp])
+            - je[comp] * _exp_integral_complement(y_start[comp])
+        )
+        tail[comp] = integral - 0.5 * np.expm1(-gap[comp]) - correction[comp]
+        total[em] += tail
+        out = np.empty_like(total)
+        out[complement] = np.log1p(-total[complement] / c[complement])
+        out[~complement] = np.log(total[~complement] / c[~complement])
+        return out
+
+
+# --- the sum over tasks -------------------------------------------------------------------------
+class _Laplace:
+    r"""Centred CGF and log-transform of :math:`X = \sum_i a_i Y_i` at :math:`t = u / \mu`.
+
+    :math:`K(t) = \sum_g m_g K_g(a_g t)` and :math:`\ell(t) = \sum_g m_g \ell_g(a_g t)` over the
+    distinct pairs :math:`g = (C, a)` with multiplicities :math:`m_g`; each sum has terms of one
+    sign. Tasks with :math:`C = 1` (:math:`Y = 1`) add :math:`-a t` to :math:`\ell` only.
+
+    Pairs whose argument is within the radius of their power series,
+    :math:`a_g t \le \hat s_g`, are not evaluated one by one: with
+    :math:`\tau_g = \hat s_g / a_g`, the pairs are put in buckets :math:`2^b \le \tau_g < 2^{b+1}`
+    and each bucket keeps the power sums
+    :math:`B_{b,m} = \sum_{g \in b} m_g k_{g,m} (2^b / \tau_g)^m` of their scaled coefficients
+    (all factors in :math:`(1/2, 1]`, so nothing over- or underflows). At a node :math:`t`, a
+    bucket with :math:`2^b \ge t` contributes :math:`\sum_m B_{b,m} (t / 2^b)^m`; only the pairs
+    of the other buckets (:math:`a_g t > \hat s_g / 2`) are evaluated exactly. For large
+    :math:`n` that is a small minority, so the cost follows the number of nodes more than the
+    number of distinct pairs.
+    """
+
+    def __init__(
+        self,
+        task: _ArithmeticTask | _HarmonicTask,
+        a: FloatArray,
+        multiplicity: FloatArray,
+        certain: float,
+        mu: float,
+    ) -> None:
+        self.task, self.certain, self.mu = task, certain, mu
+        tau = np.minimum(task.limit / a, 2.0**1000)  # a negligible weight: a huge tau
+        level = np.floor(np.log2(tau))
+        order = np.argsort(level, kind="stable")
+        #: pairs by increasing bucket; those below a node's t are a prefix
+        self.order = order
+        self.a, self.multiplicity = a[order], multiplicity[order]
+        self.threshold = np.exp2(level[order])
+        self.prefix_cost = np.concatenate(([0.0], np.cumsum(task.row_cost[order])))
+        levels, bucket = np.unique(level, return_inverse=True)
+        self.bucket_threshold = np.exp2(levels)
+        scale = np.exp2(level) / tau
+        self.power_sums = np.zeros((_SERIES_TERMS + 1, levels.size))
+        for m in range(2, _SERIES_TERMS + 1):
+            terms = multiplicity * task.series[m] * scale**m
+            self.power_sums[m] = np.bincount(bucket, weights=terms, minlength=levels.size)
+        self.bucket_mean = np.bincount(bucket, weights=multiplicity * a * task.mean)
+
+    def __call__(self, u: FloatArray) -> tuple[FloatArray, FloatArray]:
+        t = u / self.mu
+        # the buckets within their series radius
+        ratio = t[:, None] / self.bucket_threshold[None, :]
+        inside = ratio <= 1.0
+        ratio = np.where(inside, ratio, 0.0)
+        poly = np.zeros_like(ratio)
+        for m in range(_SERIES_TERMS, 1, -1):
+            poly = (poly + self.power_sums[m][None, :]) * ratio
+        centred = np.sum(poly * ratio, axis=1)
+        log_transform = centred - t * (np.where(inside, self.bucket_mean[None, :], 0.0).sum(1))
+        log_transform -= self.certain * t
+        # the pairs beyond: evaluated one by one, in blocks of nodes of bounded size
+        counts = np.searchsorted(self.threshold, t, side="left")
+        by_count = np.argsort(counts, kind="stable")
+        begin = int(np.searchsorted(counts[by_count], 1))
+        while begin < t.size:
+            end = begin + 1
+            while end < t.size:
+                cost = self.prefix_cost[counts[by_count[end]]] * (end + 1 - begin)
+                if cost > _BLOCK_ELEMENTS:
+                    break
+                end += 1
+            nodes = by_count[begin:end]
+            count = int(counts[by_count[end - 1]])
+            t_block = t[nodes]
+            rows = self.order[:count]
+            k, ell = self.task(self.a[:count, None] * t_block[None, :], rows)
+            beyond = self.threshold[:count, None] < t_block[None, :]
+            weights = self.multiplicity[:count]
+            centred[nodes] += np.einsum("g,gn->n", weights, np.where(beyond, k, 0.0))
+            log_transform[nodes] += np.einsum("g,gn->n", weights, np.where(beyond, ell, 0.0))
+            begin = end
+        return centred, log_transform
+
+
+# --- quadrature ---------------------------------------------------------------------------------
+def _integrands(laplace: _Laplace, v: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray]:
+    r""":math:`u P(u)`, :math:`u (u - 2) P(u)` and :math:`\mathbb{E}[e^{-tX}]` at :math:`u = e^v`.
+
+    :math:`P(u) = e^{-u} (M(u/\mu) - 1) = \mathbb{E}[e^{-tX}] (1 - e^{-K(t)})`.
+    """
+    u = np.exp(v)
+    centred, log_transform = laplace(u)
+    transform = np.exp(log_transform)
+    first = u * transform * -np.expm1(-centred)
+    return first, (u - 2.0) * first, transform
+
+
+def _reciprocal_moments(laplace: _Laplace, b: float) -> tuple[float, float]:
+    r"""Return :math:`I_1 = \mathbb{E}[\mu/X] - 1` and :math:`\mu^2 \mathbb{V}[1/X]`.
+
+    ``b`` is :math:`\min X / \mu`. See :func:`inverse_arithmetic_mean_moments`, Notes.
+    """
+    low, high = _FIRST_LOW, _FIRST_HIGH
+    f1, f2, transform = _integrands(laplace, _STEP * np.arange(low, high + 1.0))
+    for _ in range(1000):  # grow the range until the bounds on both tails are negligible
+        i1, i2 = _STEP * float(np.sum(f1)), _STEP * float(np.sum(f2))
+        tolerance1 = _TAIL_TOLERANCE * i1
+        tolerance2 = _TAIL_TOLERANCE * max(i2 - i1 * i1, 0.0)
+        u_low, u_high = math.exp(_STEP * low), math.exp(_STEP * high)
+        # left: K is convex with K(0) = K'(0) = 0, so P(u) <= (u / u_low) (e^{K(u_low)} - 1)
+        left1 = 0.5 * math.exp(u_low) * f1[0]
+        left2 = 2.0 / 3.0 * u_low * math.exp(u_low) * f1[0]
+        # right: E[exp(-tX)] <= E[exp(-TX)] exp(-(t - T) min X)
+        right1 = transform[-1] / b
+        right2 = transform[-1] * (u_high**2 / b + 2.0 * u_high / b**2 + 2.0 / b**3)
+        grow_left = left1 > tolerance1 or left2 + 2.0 * i1 * left1 > tolerance2
+        grow_right = right1 > tolerance1 or right2 + 2.0 * i1 * right1 > tolerance2
+        if not (grow_left or grow_right):
+            break
+        if grow_left:
+            g1, g2, _ = _integrands(laplace, _STEP * np.arange(low - _GROWTH, low + 0.0))
+            f1, f2 = np.concatenate((g1, f1)), np.concatenate((g2, f2))
+            low -= _GROWTH
+        if grow_right:
+            g1, g2, g3 = _integrands(laplace, _STEP * np.arange(high + 1.0, high + _GROWTH + 1))
+            f1, f2 = np.concatenate((f1, g1)), np.concatenate((f2, g2))
+            transform = np.concatenate((transform, g3))
+            high += _GROWTH
+    i1, i2 = _STEP * float(np.sum(f1)), _STEP * float(np.sum(f2))
+    sum1, sum2 = float(np.sum(f1)), float(np.sum(f2))
+    step = _STEP
+    cells = _STEP * np.arange(low, high + 0.0)
+    for _ in range(_MAX_HALVINGS):  # halve the step: add the midpoints of the current nodes
+        offsets = step * np.arange(0.5, _STEP / step)
+        g1, g2, _ = _integrands(laplace, (cells[:, None] + offsets[None, :]).ravel())
+        sum1 += float(np.sum(g1))
+        sum2 += float(np.sum(g2))
+        step /= 2.0
+        new1, new2 = step * sum1, step * sum2
+        change = max(abs(new1 - i1), abs((new2 - new1 * new1) - (i2 - i1 * i1)))
+        i1, i2 = new1, new2
+        if change <= _SETTLED * abs(i2 - i1 * i1):
+            break
+    return i1, i2 - i1 * i1
+
+
+# --- public functions ---------------------------------------------------------------------------
+def inverse_arithmetic_mean_moments(
+    num_candidates: IntArray, weights: FloatArray | None = None
+) -> tuple[float, float]:
+    r"""Return the null expectation and variance of the inverse arithmetic mean rank.
+
+    .. math::
+
+        \mathrm{IAMR} = \frac{1}{X}, \qquad X = \sum_{i=1}^{n} a_i r_i, \qquad
+        a_i = \frac{w_i}{\sum_j w_j}, \qquad r_i \sim \mathcal{U}\{1, \dots, C_i\}
+
+    Parameters
+    ----------
+    num_candidates : numpy.ndarray of shape (n,)
+        The number of candidates :math:`C_i \ge 1` of each ranking task (int64).
+    weights : numpy.ndarray of shape (n,), optional
+        Non-negative scaling factors :math:`w_i` with a positive sum (float64); ``None`` means
+        equal weights. A task of weight zero is the same as no task.
+
+    Returns
+    -------
+    expectation : float
+        :math:`\mathbb{E}[1/X]`.
+    variance : float
+        :math:`\mathbb{V}[1/X]`.
+
+    Notes
+    -----
+    *Transform.* With :math:`\mu = \mathbb{E}[X] = \sum_i a_i (C_i + 1)/2`, the centred Laplace
+    transform factorises over the tasks, in closed form,
+
+    .. math::
+
+        M(t) = \mathbb{E}[e^{-t (X - \mu)}] = e^{K(t)}, \qquad
+        K(t) = \sum_i K_{C_i}(a_i t), \qquad
+        K_C(s) = \log \frac{\sinh(Cs/2)}{C \sinh(s/2)} = g(Cs/2) - g(s/2),
+
+    with :math:`g(x) = \log(\sinh x / x) \ge 0` (the geometric sum
+    :math:`\frac1C \sum_{j=1}^{C} e^{-sj}`, written symmetrically about its mean). :math:`K` is
+    a cumulant generating function: convex, :math:`K \ge 0`, :math:`K(0) = K'(0) = 0`. The
+    transform itself is accumulated in logs,
+    :math:`\log \mathbb{E}[e^{-sr}] = -s + \lambda(Cs) - \lambda(s)` with
+    :math:`\lambda(x) = \log((1 - e^{-x}) / x) \le 0`, all terms of one sign, so
+    :math:`\log \mathbb{E}[e^{-tX}]` is never formed as :math:`K(t) - \mu t`, a difference of
+    large numbers when :math:`X` is spread out. For :math:`a_i t \le 1/C_i` the power series
+    :math:`K_C(s) = \sum_{k \ge 1} \frac{B_{2k}}{2k\,(2k)!} (C^{2k} - 1) s^{2k}` (Bernoulli
+    numbers :math:`B_{2k}`; radius :math:`2\pi / C`) is summed instead, through power sums over
+    the tasks, so the cost does not grow with the number of distinct pairs
+    :math:`(C_i, a_i)` once :math:`n` is large.
+
+    *Centred moments.* Substituting :math:`u = \mu t` in
+    :math:`\mathbb{E}[X^{-1}] = \int_0^\infty \mathbb{E}[e^{-tX}] dt` and
+    :math:`\mathbb{E}[X^{-2}] = \int_0^\infty t\, \mathbb{E}[e^{-tX}] dt`, and subtracting
+    :math:`\int_0^\infty e^{-u} du = \int_0^\infty u e^{-u} du = 1` analytically,
+
+    .. math::
+
+        \mathbb{E}\Bigl[\frac{\mu}{X}\Bigr] = 1 + I_1, \qquad
+        \mu^2\, \mathbb{V}\Bigl[\frac{1}{X}\Bigr] = I_2 - I_1^2, \qquad
+        I_1 = \int_0^\infty P(u)\, du, \qquad
+        I_2 = \int_0^\infty (u - 2)\, P(u)\, du,
+
+    where :math:`P(u) = e^{-u} (M(u/\mu) - 1) = \mathbb{E}[e^{-tX}]\,(1 - e^{-K(t)}) \ge 0`.
+    For concentrated :math:`X`, :math:`I_1 \approx I_2 \approx \sigma^2/\mu^2`, so the variance
+    comes out to full relative precision instead of as a difference of two numbers close to
+    :math:`\mu^{-2}` (which would lose about :math:`\log_{10} n` digits).
+
+    *Quadrature.* In :math:`v = \log u` the integrands :math:`u P` and :math:`u (u - 2) P` are
+    analytic in the strip :math:`|\Im v| < \pi/2` (where :math:`\Re\, t > 0` and
+    :math:`|\mathbb{E}[e^{-tX}]| \le \mathbb{E}[e^{-\Re(t) X}]`), decay like :math:`u^3` as
+    :math:`v \to -\infty` and doubly exponentially as :math:`v \to \infty`, so the trapezoidal
+    rule with step :math:`h` converges geometrically: its error is
+    :math:`A e^{-2 \pi d / h}` for any :math:`d < \pi/2`, so halving the step squares it (up to
+    the factor :math:`A`). The step starts at :math:`h = 0.4` and is halved, reusing every node,
+    until two successive sums of :math:`I_1` and :math:`I_2 - I_1^2` agree to :math:`10^{-5}`
+    of :math:`I_2 - I_1^2`; the accepted sum is then accurate to about the square of that
+    change. Measured over spread and concentrated cases (:math:`n` from 1 to :math:`10^7`,
+    :math:`C` up to :math:`10^{12}`, weighted or not), the change from :math:`h = 0.4` to
+    :math:`0.2` is at most 1e-7, and the sums at :math:`h = 0.2` and :math:`h = 0.025` agree to
+    3e-15 relative: the result is taken at :math:`h = 0.2`, about 100 to 150 nodes. The range grows
+    until rigorous bounds on both neglected tails are below 1e-16 of the result: on the left
+    from convexity, :math:`P(u) \le (u/u_0)(e^{K(u_0/\mu)} - 1)` for :math:`u \le u_0`; on the
+    right from :math:`\mathbb{E}[e^{-tX}] \le \mathbb{E}[e^{-TX}]\, e^{-(t - T) \min X}`.
+
+    Against exact enumeration with 50-digit arithmetic, and against 40-digit ``mpmath``
+    quadrature for :math:`n` in the thousands, the relative error is about 1e-16 on the
+    expectation and below 2e-15 on the variance (``tests/test_reciprocal_null.py``). Memory is
+    independent of :math:`\max C`; :math:`n = 10^5` tasks with 1000 distinct :math:`C` take a
+    few milliseconds.
+
+    The second-order delta method, :math:`\mathbb{E} \approx (1 + \sigma^2/\mu^2)/\mu` and
+    :math:`\mathbb{V} \approx \sigma^2/\mu^4`, is close here (relative error :math:`O(n^{-2})`)
+    but not exact.
+
+    Examples
+    --------
+    >>> mean, variance = inverse_arithmetic_mean_moments(np.array([1, 2, 3, 5]))
+    >>> round(mean, 12), round(variance, 12)
+    (0.564925444925, 0.02090229573)
+
+    One task: :math:`\mathbb{E}[1/r] = H_C / C`, here :math:`H_4 / 4 = 25/48`.
+
+    >>> mean, variance = inverse_arithmetic_mean_moments(np.array([4]))
+    >>> round(mean, 12), round(25 / 48, 12)
+    (0.520833333333, 0.520833333333)
+    """
+    c, a, multiplicity = _group(num_candidates, weights)
+    spread = c > 1
+    if not np.any(spread):
+        return 1.0, 0.0
+    mu = float(np.sum(multiplicity * a * (0.5 * (c + 1.0))))
+    certain = float(np.sum(multiplicity[~spread] * a[~spread]))
+    task = _ArithmeticTask(c[spread].astype(np.float64))
+    laplace = _Laplace(task, a[spread], multiplicity[spread], certain, mu)
+    i1, variance = _reciprocal_moments(laplace, 1.0 / mu)
+    return (1.0 + i1) / mu, max(variance, 0.0) / (mu * mu)
+
+
+def harmonic_mean_moments(
+    num_candidates: IntArray, weights: FloatArray | None = None
+) -> tuple[float, float]:
+    r"""Return the null expectation and variance of the harmonic mean rank.
+
+    .. math::
+
+        \mathrm{HMR} = \frac{1}{X}, \qquad X = \sum_{i=1}^{n} \frac{a_i}{r_i}, \qquad
+        a_i = \frac{w_i}{\sum_j w_j}, \qquad r_i \sim \mathcal{U}\{1, \dots, C_i\}
+
+    Parameters
+    ----------
+    num_candidates : numpy.ndarray of shape (n,)
+        The number of candidates :math:`C_i \ge 1` of each ranking task (int64).
+    weights : numpy.ndarray of shape (n,), optional
+        Non-negative scaling factors :math:`w_i` with a positive sum (float64); ``None`` means
+        equal weights. A task of weight zero is the same as no task.
+
+    Returns
+    -------
+    expectation : float
+        :math:`\mathbb{E}[1/X]`.
+    variance : float
+        :math:`\mathbb{V}[1/X]`.
+
+    Notes
+    -----
+    :math:`X` is the mean reciprocal rank, with :math:`\mu = \sum_i a_i h_{C_i}` and
+    :math:`h_C = H_C / C = \mathbb{E}[1/r]`. The moments of :math:`1/X` follow from the centred
+    transform of :math:`X` by the same centred quadrature as in
+    :func:`inverse_arithmetic_mean_moments` (see there); only the per-task transform differs,
+
+    .. math::
+
+        K_C(s) = \log \mathbb{E}\bigl[e^{-s (1/r - h_C)}\bigr]
+               = \log \frac{1}{C} \sum_{j=1}^{C} e^{-s (1/j - h_C)} \ge 0,
+
+    which has no closed form. It is evaluated with :math:`O(1)` memory per :math:`(C, s)`, to a
+    relative precision of about 1e-14 whatever :math:`C` and :math:`s`:
+
+    * :math:`s \le 1`: the power series :math:`K_C(s) = \sum_{m=2}^{24} \lambda_m s^m`, the
+      logarithm of the moment series :math:`\sum_m \mu_m (-s)^m / m!` in the central moments
+      :math:`\mu_m = \mathbb{E}[(1/r - h_C)^m]` (direct sums for :math:`C \le 256`; otherwise
+      from :math:`H_k(C) = \zeta(k) - \zeta(k, C + 1)`, Hurwitz zeta, whose binomial sums do
+      not cancel because :math:`h_C < 0.025`). Its radius exceeds 1.2 for every :math:`C`
+      (:math:`\pi` at least, by the range of :math:`1/r`, for the moment series), and it is
+      summed through power sums over the tasks, as for the inverse arithmetic mean rank.
+    * :math:`C \le 256`, :math:`s > 1`: direct sums; for :math:`s \le 2` in centred form,
+      :math:`K = \operatorname{log1p}\bigl(\frac1C \sum_j (e^{x_j} - 1 - x_j)\bigr)` with
+      :math:`x_j = -s (1/j - h_C)` (non-negative terms, each to full relative precision);
+      above, as in the next item.
+    * :math:`C > 256`: for :math:`s \le 2` the moment series itself,
+      :math:`K = \operatorname{log1p}(\sum_{m=2}^{24} \mu_m (-s)^m / m!)` (truncation below
+      :math:`2^{25}/25! \approx 2 \times 10^{-18}` relative); above, with every term scaled by the
+      last one, :math:`\hat S = \sum_{j=1}^{C} e^{-s(1/j - 1/C)} \in [1, C]` and
+      :math:`K = \log(\hat S / C) + s (H_C - 1)/C`. The terms :math:`j < J =
+      \max(24, \lceil 2 \sqrt{s} \rceil)` are summed directly (skipping those below
+      :math:`e^{-40} / C`), the rest by Euler-Maclaurin with the Bernoulli terms
+      :math:`B_2, \dots, B_{12}`, using :math:`\int e^{-s/x} dx = x e^{-s/x} G(s/x)`,
+      :math:`G(y) = 1 - y e^y E_1(y)`, and
+      :math:`\frac{d^k}{dx^k} e^{-s/x} = e^{-s/x} x^{-k} P_k(s/x)`,
+      :math:`P_{k+1}(y) = (y - k) P_k(y) - y P_k'(y)`. For :math:`x \ge J` the summand is
+      analytic in a disc of radius :math:`x` and its local exponential rate :math:`s/x^2` is at
+      most :math:`1/4`, so the remainder is below about :math:`12!/(2\pi \cdot 24)^{12}` and
+      :math:`(1/(8\pi))^{12}`, i.e. 1e-17 relative. When :math:`J > C/2`, only the last
+      :math:`O(C^2 / s)` terms matter and are summed directly. While :math:`\hat S / C` is close
+      to one (:math:`s (H_C - 1) / C \le 1`), the complement
+      :math:`C - \hat S = \sum_j (1 - e^{-s(1/j - 1/C)})` is summed instead, in the same way
+      (its integral from :math:`\hat G(y) = 1 - e^{-y} + y E_1(y)`), and
+      :math:`K = \operatorname{log1p}(-(C - \hat S)/C) + s (H_C - 1)/C`.
+
+    Measured against direct sums in 64-bit-mantissa arithmetic (:math:`C \le 10^6`), 40-digit
+    ``mpmath`` Euler-Maclaurin sums (:math:`C = 10^9, 10^{12}`) and a start of the
+    Euler-Maclaurin range anywhere from 12 to 128, the relative error of :math:`K_C(s)` stays
+    below 1e-14 for :math:`s` from 1e-2 to :math:`40 C^2`; the moments agree with exact
+    enumeration to about 1e-16 (expectation) and 1e-15 (variance), and with 40-digit ``mpmath``
+    quadrature at :math:`n = 300` and :math:`C` up to 5000 likewise. :math:`n = 10^5` tasks with
+    1000 distinct :math:`C` up to :math:`10^6` take a few tens of milliseconds; the cost grows
+    with the number of distinct :math:`(C_i, w_i)` whose argument leaves the series range
+    (about a second for :math:`10^5` distinct weights).
+
+    The second-order delta method, :math:`\mathbb{E} \approx (1 + \sigma^2/\mu^2)/\mu`, needs
+    :math:`n \gg C / \log C` here, because :math:`1/r` is heavily skewed: at :math:`n = 10^4`
+    and :math:`C = 10^6` it is off by tens of percent.
+
+    Examples
+    --------
+    >>> mean, variance = harmonic_mean_moments(np.array([1, 2, 3, 5]))
+    >>> round(mean, 12), round(variance, 12)
+    (1.460456193519, 0.060778055652)
+
+    One task: :math:`\mathrm{HMR} = r`, so :math:`\mathbb{E} = (C + 1)/2` and
+    :math:`\mathbb{V} = (C^2 - 1)/12`.
+
+    >>> mean, variance = harmonic_mean_moments(np.array([10**6]))
+    >>> round(mean, 6), round(variance / 1e10, 9)
+    (500000.5, 8.333333333)
+    """
+    c, a, multiplicity = _group(num_candidates, weights)
+    spread = c > 1
+    if not np.any(spread):
+        return 1.0, 0.0
+    task = _HarmonicTask(c[spread])
+    certain = float(np.sum(multiplicity[~spread] * a[~spread]))
+    weight = multiplicity[spread] * a[spread]
+    mu = float(np.sum(weight * task.mean)) + certain
+    x_min = float(np.sum(weight / task.c)) + certain
+    laplace = _Laplace(task, a[spread], multiplicity[spread], certain, mu)
+    i1, variance = _reciprocal_moments(laplace, x_min / mu)
+    return (1.0 + i1) / mu, max(variance, 0.0) / (mu * mu)
