@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from rankstats import (
+    Count,
     HarmonicMeanRank,
     InverseArithmeticMeanRank,
     InverseMedianRank,
@@ -19,6 +20,7 @@ from rankstats import (
     ReindexedMetric,
     StandardDeviation,
     ZMetric,
+    sample_null_values,
 )
 from support import ALL_METRICS, exact_moments, metric_id
 
@@ -147,3 +149,16 @@ def test_closed_forms_agree_with_monte_carlo_at_mid_size() -> None:
         assert abs(values.mean() - mean) <= 5 * standard_error + 1e-12, metric
         if variance > 0:
             assert values.var(ddof=1) == pytest.approx(variance, rel=0.1), metric
+
+
+def test_shared_samples_equal_one_metric_at_a_time() -> None:
+    """Drawing once for several metrics gives each the values it gets on its own, same seed."""
+    metrics = [*[m for m in CLOSED if not m.needs_candidates][:4], StandardDeviation()]
+    candidates = [2, 3, 4, 4, 7, 1]
+    shared = sample_null_values(metrics, candidates, 300, generator=5)
+    for row, metric in zip(shared, metrics, strict=True):
+        np.testing.assert_array_equal(row, metric.get_sampled_values(candidates, 300, generator=5))
+    with pytest.raises(ValueError, match="does not support weights"):
+        sample_null_values([Count()], candidates, 10, weights=np.ones(6))
+    with pytest.raises(ValueError, match="at least one metric"):
+        sample_null_values([], candidates, 10)

@@ -16,6 +16,7 @@ from rankstats.base import (
     ConfidenceInterval,
     RankBasedMetric,
     RankType,
+    sample_null_values,
 )
 from rankstats.errors import NoClosedFormError, NoWeightSupportError, UnknownMetricError
 from rankstats.evaluation import (
@@ -111,4 +112,5 @@ __all__ = [
     "expected_over_ties",
     "metric_resolver",
     "ranks_from_scores",
+    "sample_null_values",
 ]

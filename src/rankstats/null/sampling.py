@@ -9,8 +9,8 @@ samples, and every block is evaluated by one vectorised call.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from typing import Literal, TypeAlias
+from collections.abc import Callable, Iterator, Sequence
+from typing import Literal, Protocol, TypeAlias
 
 import numpy as np
 import numpy.typing as npt
@@ -19,6 +19,7 @@ __all__ = [
     "MAX_BLOCK_ELEMENTS",
     "Seed",
     "bootstrap_interval",
+    "evaluate_on_samples",
     "iter_rank_blocks",
     "sample_ranks",
 ]
@@ -62,6 +63,41 @@ def iter_rank_blocks(
     rows = max(1, MAX_BLOCK_ELEMENTS // num_candidates.size)
     for start in range(0, num_samples, rows):
         yield sample_ranks(num_candidates, min(rows, num_samples - start), generator)
+
+
+class Evaluable(Protocol):
+    """Anything with a metric's vectorised evaluation hook."""
+
+    def _evaluate(
+        self, ranks: FloatArray, num_candidates: IntArray | None, weights: FloatArray | None
+    ) -> FloatArray | float: ...
+
+
+def evaluate_on_samples(
+    metrics: Sequence[Evaluable],
+    num_candidates: IntArray,
+    weights: FloatArray | None,
+    num_samples: int,
+    generator: np.random.Generator,
+) -> FloatArray:
+    """Evaluate several metrics on the same ``num_samples`` rank vectors drawn from the null.
+
+    Each block of ranks is drawn once and evaluated by every metric with one vectorised call, so
+    drawing, the largest cost of Monte-Carlo, is shared.
+
+    Returns
+    -------
+    numpy.ndarray of shape (len(metrics), num_samples)
+        Row ``j`` holds metric ``j``'s values.
+    """
+    values = np.empty((len(metrics), num_samples))
+    start = 0
+    for block in iter_rank_blocks(num_candidates, num_samples, generator):
+        stop = start + block.shape[0]
+        for row, metric in enumerate(metrics):
+            values[row, start:stop] = metric._evaluate(block, num_candidates, weights)
+        start = stop
+    return values
 
 
 def bootstrap_interval(
