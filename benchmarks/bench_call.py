@@ -40,13 +40,14 @@ def run() -> list[Row]:
             )
         )
     with_candidates = rankstats.InverseHarmonicMeanRank()
+    # informational: checking every rank against its candidate count reads a second 1e7 array,
+    # which the bare expression does not; no target
     rows.append(
         Row(
-            "__call__ mrr with num_candidates, n=1e7",
+            "__call__ mrr, checking ranks <= num_candidates, n=1e7",
             best_time(lambda: with_candidates(ranks, num_candidates)),
             baseline="bare numpy",
             baseline_s=best_time(lambda: (1.0 / ranks).mean()),
-            max_ratio=2.0,
         )
     )
     if importlib.util.find_spec("pykeen") is not None:  # pragma: no cover - optional comparison

@@ -18,6 +18,7 @@ __all__ = [
     "NullInput",
     "RankInput",
     "as_array",
+    "check_lower_bound",
     "check_num_candidates",
     "check_num_samples",
     "check_positive_int",
@@ -134,8 +135,20 @@ def raise_non_finite(array: npt.NDArray[Any], name: str = "ranks") -> None:
         raise ValueError(f"{name} must be finite numbers >= 1, got {_describe(array, bad[0])}")
 
 
-def check_num_candidates(value: Any, name: str = "num_candidates") -> IntArray:
+def check_num_candidates(
+    value: Any, name: str = "num_candidates", *, check_lower: bool = True
+) -> IntArray:
     """Validate candidate counts: integers >= 1 (integral floats are accepted).
+
+    Parameters
+    ----------
+    value : array-like
+        The counts.
+    name : str
+        The argument's name, for error messages.
+    check_lower : bool, default=True
+        Whether to check the lower bound here; callers that compare the counts with ranks
+        (which are >= 1) skip it and call :func:`check_lower_bound` only if that comparison fails.
 
     Returns
     -------
@@ -143,11 +156,9 @@ def check_num_candidates(value: Any, name: str = "num_candidates") -> IntArray:
         The counts, flattened.
     """
     array = as_array(value, name)
-    low, high = array.min(), array.max()
-    if not low >= 1:
-        bad = np.flatnonzero(~(array >= 1))[0]
-        raise ValueError(f"{name} must be integers >= 1, got {_describe(array, bad)}")
-    if not high <= MAX_NUM_CANDIDATES:
+    if check_lower:
+        check_lower_bound(array, name)
+    if not array.max() <= MAX_NUM_CANDIDATES:
         bad = np.flatnonzero(~(array <= MAX_NUM_CANDIDATES))[0]
         raise ValueError(
             f"{name} must be integers between 1 and 2**53, got {_describe(array, bad)}"
@@ -158,6 +169,13 @@ def check_num_candidates(value: Any, name: str = "num_candidates") -> IntArray:
             bad = np.flatnonzero(fractional)[0]
             raise ValueError(f"{name} must be integers >= 1, got {_describe(array, bad)}")
     return array.astype(np.int64, copy=False)
+
+
+def check_lower_bound(array: npt.NDArray[Any], name: str = "num_candidates") -> None:
+    """Raise the error for the first count that is not >= 1 (NaN included), if any."""
+    if not array.min() >= 1:
+        bad = np.flatnonzero(~(array >= 1))[0]
+        raise ValueError(f"{name} must be integers >= 1, got {_describe(array, bad)}")
 
 
 def check_weights(value: Any, name: str = "weights") -> FloatArray:
@@ -236,6 +254,7 @@ def validate_rank_input(
     _check_same_length(clean_ranks, "ranks", num_candidates=candidates, weights=clean_weights)
     # +inf exceeds every candidate count, so this comparison also finds it
     if candidates is not None and (clean_ranks > candidates).any():
+        check_lower_bound(candidates)
         bad = int(np.flatnonzero(clean_ranks > candidates)[0])
         raise ValueError(
             f"ranks must not exceed their num_candidates, got rank {clean_ranks[bad].item()!r} "
