@@ -123,3 +123,56 @@ def test_large_inputs_are_fast_enough_to_test() -> None:
     mean, variance = median_moments(np.full(100_001, 10**6))
     assert mean == pytest.approx(500_000.5, rel=1e-6)
     assert variance == pytest.approx(1e12 / (4 * 100_001), rel=1e-2)
+
+
+def _even_median_moments_by_dynamic_programme(candidates: np.ndarray) -> tuple[float, float]:
+    """E and V of (X_(a) + X_(a+1)) / 2 for even n, from the exact joint law of the middle pair.
+
+    With N_x = #{i: r_i <= x}: P(X_(k) > x) = P(N_x <= k - 1); for x < y,
+    P(X_(a) > x, X_(a+1) > y) = P(N_y <= a) - P(N_x = a, N_y = a), and the last term is the
+    coefficient of t^a in prod_i (P(r_i <= x) t + P(r_i > y)): nobody lands in (x, y].
+    """
+    n = candidates.size
+    a = n // 2
+    top = int(candidates.max())
+    xs = np.arange(0, top + 1, dtype=float)
+    _, survival_a = _order_statistic_tails(candidates, a)
+    _, survival_b = _order_statistic_tails(candidates, a + 1)
+    mean = 0.5 * (survival_a.sum() + survival_b.sum())
+    second_a = ((2 * xs + 1) * survival_a).sum()
+    second_b = ((2 * xs + 1) * survival_b).sum()
+    # E[X_a X_b] = sum_{x, y >= 0} P(X_a > x, X_b > y)
+    x, y = np.meshgrid(xs, xs, indexing="ij")
+    below = x < y
+    px = np.minimum(x[below][:, None] / candidates[None, :], 1.0)
+    py = np.minimum(y[below][:, None] / candidates[None, :], 1.0)
+    dist = np.zeros((px.shape[0], a + 1))
+    dist[:, 0] = 1.0
+    for i in range(n):
+        shifted = np.zeros_like(dist)
+        shifted[:, 1:] = dist[:, :-1]
+        dist = dist * (1.0 - py[:, i : i + 1]) + shifted * px[:, i : i + 1]
+    both_at_a = dist[:, a]
+    joint = np.where(below, 0.0, survival_a[:, None] * np.ones_like(x))  # x >= y: P(X_a > x)
+    joint[below] = survival_b[np.nonzero(below)[1]] - both_at_a
+    cross = joint.sum()
+    second = 0.25 * (second_a + 2 * cross + second_b)
+    return mean, second - mean**2
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_even_n_against_the_exact_joint_law_of_the_middle_pair(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    candidates = rng.integers(10, 60, size=int(rng.choice([20, 40])))
+    mean, variance = _even_median_moments_by_dynamic_programme(candidates)
+    got_mean, got_variance = median_moments(candidates)
+    assert got_mean == pytest.approx(mean, rel=1e-12)
+    assert got_variance == pytest.approx(variance, rel=1e-12)
+
+
+def test_the_joint_reference_itself_matches_enumeration() -> None:
+    candidates = np.array([3, 5, 2, 4])
+    mean, variance, _, _ = _enumerated(candidates.tolist())
+    assert _even_median_moments_by_dynamic_programme(candidates) == pytest.approx(
+        (mean, variance), rel=1e-12
+    )
