@@ -44,7 +44,8 @@ def _import_pyplot() -> ModuleType:
             "rankstats.plot needs matplotlib, an optional dependency; install it with "
             "pip install 'rankstats[plot]'"
         ) from error
-    return plt
+    module: ModuleType = plt  # typed whether or not matplotlib's stubs are installed
+    return module
 
 
 def _null_moments(
