@@ -21,6 +21,7 @@ import numpy as np
 import numpy.typing as npt
 from docdata import get_docdata
 
+from rankstats.arrays import FloatArray, IntArray
 from rankstats.errors import NoClosedFormError
 from rankstats.null.sampling import Seed, bootstrap_interval, evaluate_on_samples
 from rankstats.ranges import ValueRange
@@ -50,8 +51,6 @@ __all__ = [
     "sample_null_values",
 ]
 
-FloatArray = npt.NDArray[np.float64]
-IntArray = npt.NDArray[np.int64]
 
 RankType = Literal["optimistic", "realistic", "pessimistic"]
 RANK_OPTIMISTIC: RankType = "optimistic"

@@ -49,6 +49,7 @@ import numpy as np
 import numpy.typing as npt
 
 import rankstats
+from rankstats.arrays import FloatArray, IntArray
 from rankstats.base import RankBasedMetric
 from rankstats.errors import NoClosedFormError
 from rankstats.evaluation import EvaluationResults, evaluate
@@ -56,8 +57,6 @@ from rankstats.registry import metric_resolver
 
 __all__ = ["CliError", "RankTable", "build_parser", "main", "metric_rows", "read_ranks"]
 
-FloatArray = npt.NDArray[np.float64]
-IntArray = npt.NDArray[np.int64]
 
 PROG = "rankstats"
 #: the bundled example, inside the package

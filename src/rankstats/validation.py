@@ -12,6 +12,7 @@ from typing import Any, NamedTuple
 import numpy as np
 import numpy.typing as npt
 
+from rankstats.arrays import FloatArray, IntArray
 from rankstats.errors import NoWeightSupportError
 
 __all__ = [
@@ -29,8 +30,6 @@ __all__ = [
     "validate_rank_input",
 ]
 
-FloatArray = npt.NDArray[np.float64]
-IntArray = npt.NDArray[np.int64]
 
 #: the largest candidate count handled exactly: integers stay exact in float64 up to 2**53
 MAX_NUM_CANDIDATES = 2**53

@@ -13,7 +13,8 @@ has
 from __future__ import annotations
 
 import numpy as np
-import numpy.typing as npt
+
+from rankstats.arrays import FloatArray
 
 __all__ = [
     "normalized_weights",
@@ -21,8 +22,6 @@ __all__ = [
     "weighted_mean_variance",
     "weighted_median",
 ]
-
-FloatArray = npt.NDArray[np.float64]
 
 
 def normalized_weights(weights: FloatArray | None, n: int) -> FloatArray:

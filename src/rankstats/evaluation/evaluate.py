@@ -21,6 +21,7 @@ from typing import Any, Literal
 import numpy as np
 import numpy.typing as npt
 
+from rankstats.arrays import FloatArray, IntArray
 from rankstats.base import RANK_TYPES, RankBasedMetric
 from rankstats.errors import NoClosedFormError
 from rankstats.evaluation.results import SIDE_BOTH, EvaluationResults, ResultRow
@@ -39,8 +40,6 @@ from rankstats.validation import check_ranks, check_weights, validate_rank_input
 
 __all__ = ["DEFAULT_METRICS", "Average", "evaluate"]
 
-FloatArray = npt.NDArray[np.float64]
-IntArray = npt.NDArray[np.int64]
 AnyArray = npt.NDArray[Any]
 Average = Literal["micro", "macro"]
 MetricHint = str | RankBasedMetric | type[RankBasedMetric]

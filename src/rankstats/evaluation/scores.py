@@ -24,6 +24,7 @@ from typing import Any, Literal
 import numpy as np
 import numpy.typing as npt
 
+from rankstats.arrays import BoolArray, FloatArray, IntArray
 from rankstats.validation import check_num_candidates
 
 __all__ = [
@@ -34,9 +35,6 @@ __all__ = [
     "ranks_from_scores",
 ]
 
-FloatArray = npt.NDArray[np.float64]
-IntArray = npt.NDArray[np.int64]
-BoolArray = npt.NDArray[np.bool_]
 
 #: the rank type of metrics taken in expectation over uniform random tie-breaking
 RANK_EXPECTED: Literal["expected"] = "expected"

@@ -15,7 +15,6 @@ from collections.abc import Hashable, Iterable, Sequence
 from typing import Any
 
 import numpy as np
-import numpy.typing as npt
 
 from rankstats.evaluation.evaluate import (
     Average,
@@ -31,8 +30,6 @@ from rankstats.evaluation.scores import EVALUATION_RANK_TYPES
 from rankstats.evaluation.tables import SideStatistics, Table
 
 __all__ = ["RankAccumulator"]
-
-IntArray = npt.NDArray[np.int64]
 
 
 class RankAccumulator:

@@ -21,10 +21,10 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from rankstats.arrays import FloatArray, IntArray
+
 __all__ = ["CellStatistics", "SideStatistics", "Table", "group_sum"]
 
-FloatArray = npt.NDArray[np.float64]
-IntArray = npt.NDArray[np.int64]
 AnyArray = npt.NDArray[Any]
 
 #: the key column holding a task's group id (0 for every task without groups)

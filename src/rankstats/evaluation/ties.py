@@ -35,6 +35,7 @@ from fractions import Fraction
 import numpy as np
 import numpy.typing as npt
 
+from rankstats.arrays import FloatArray, IntArray
 from rankstats.base import RankBasedMetric
 from rankstats.evaluation.scores import Ranks
 from rankstats.metrics.central import (
@@ -56,8 +57,6 @@ __all__ = [
     "reciprocal_sum",
 ]
 
-FloatArray = npt.NDArray[np.float64]
-IntArray = npt.NDArray[np.int64]
 
 #: up to this index, sums of reciprocals come from exact tables
 _SMALL = 16

@@ -12,9 +12,9 @@ import math
 from typing import ClassVar, Literal
 
 import numpy as np
-import numpy.typing as npt
 from docdata import parse_docdata
 
+from rankstats.arrays import FloatArray, IntArray
 from rankstats.base import JointMoments, RankBasedMetric, override
 from rankstats.null.harmonic import (
     rank_mean,
@@ -39,8 +39,6 @@ __all__ = [
     "MedianRank",
 ]
 
-FloatArray = npt.NDArray[np.float64]
-IntArray = npt.NDArray[np.int64]
 
 #: ranks are >= 1
 _AT_LEAST_ONE = ValueRange(lower=1, lower_inclusive=True, upper=math.inf)

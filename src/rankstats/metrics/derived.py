@@ -24,6 +24,7 @@ import numpy as np
 import numpy.typing as npt
 from docdata import parse_docdata
 
+from rankstats.arrays import FloatArray, IntArray
 from rankstats.base import RANK_REALISTIC, RankBasedMetric, RankType, override
 from rankstats.errors import NoClosedFormError
 from rankstats.metrics.central import (
@@ -52,8 +53,6 @@ __all__ = [
     "ZMetric",
 ]
 
-FloatArray = npt.NDArray[np.float64]
-IntArray = npt.NDArray[np.int64]
 
 _UNBOUNDED = ValueRange(lower=None, upper=None)
 #: reindexed metrics reach 1 at best; their lower bound depends on the data

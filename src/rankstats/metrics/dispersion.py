@@ -5,9 +5,9 @@ from __future__ import annotations
 import math
 
 import numpy as np
-import numpy.typing as npt
 from docdata import parse_docdata
 
+from rankstats.arrays import FloatArray, IntArray
 from rankstats.base import JointMoments, RankBasedMetric, override
 from rankstats.null.dispersion import weighted_variance_moments
 from rankstats.ranges import ValueRange
@@ -15,8 +15,6 @@ from rankstats.weighting import weighted_median
 
 __all__ = ["Count", "MedianAbsoluteDeviation", "StandardDeviation", "Variance"]
 
-FloatArray = npt.NDArray[np.float64]
-IntArray = npt.NDArray[np.int64]
 
 _NON_NEGATIVE = ValueRange(lower=0, lower_inclusive=True, upper=math.inf)
 #: 1 / Phi^{-1}(3/4): makes the MAD a consistent estimator of a normal standard deviation

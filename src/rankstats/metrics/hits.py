@@ -5,18 +5,15 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-import numpy.typing as npt
 from docdata import parse_docdata
 
+from rankstats.arrays import FloatArray, IntArray
 from rankstats.base import RankBasedMetric, override
 from rankstats.ranges import ValueRange
 from rankstats.validation import check_positive_int
 from rankstats.weighting import weighted_mean_expectation, weighted_mean_variance
 
 __all__ = ["HitsAtK", "hit_probability"]
-
-FloatArray = npt.NDArray[np.float64]
-IntArray = npt.NDArray[np.int64]
 
 
 def hit_probability(num_candidates: IntArray, k: int) -> FloatArray:

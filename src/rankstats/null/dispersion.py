@@ -14,12 +14,10 @@ in :math:`O(n)` vectorised operations, without cancellation for huge :math:`C_i`
 from __future__ import annotations
 
 import numpy as np
-import numpy.typing as npt
+
+from rankstats.arrays import FloatArray, IntArray
 
 __all__ = ["weighted_variance_moments"]
-
-FloatArray = npt.NDArray[np.float64]
-IntArray = npt.NDArray[np.int64]
 
 
 def _sum_of_distinct_pair_products(u: FloatArray, total: float) -> float:

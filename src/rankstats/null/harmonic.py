@@ -21,6 +21,8 @@ import numpy as np
 import numpy.typing as npt
 from scipy.special import gammaln
 
+from rankstats.arrays import FloatArray
+
 __all__ = [
     "harmonic_number",
     "log_rank_mean",
@@ -30,7 +32,6 @@ __all__ = [
     "reciprocal_rank_variance",
 ]
 
-FloatArray = npt.NDArray[np.float64]
 
 #: Arguments up to this size are looked up in tables of exactly rounded values.
 _TABLE_SIZE = 32

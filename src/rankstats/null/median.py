@@ -24,15 +24,14 @@ import math
 from collections.abc import Sequence
 
 import numpy as np
-import numpy.typing as npt
+
+from rankstats.arrays import FloatArray, IntArray
 
 __all__ = [
     "inverse_median_moments",
     "median_moments",
 ]
 
-FloatArray = npt.NDArray[np.float64]
-IntArray = npt.NDArray[np.int64]
 
 #: tails below this are dropped: they bound the window of x that is evaluated
 _LOG_EPS = math.log(1e-24)

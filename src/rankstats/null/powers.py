@@ -76,9 +76,10 @@ from typing import Literal
 import numpy as np
 import numpy.typing as npt
 
+from rankstats.arrays import FloatArray
+
 __all__ = ["geometric_mean_moments", "log_power_moment", "log_power_moment_dispersion"]
 
-FloatArray = npt.NDArray[np.float64]
 
 #: Numbers of candidates up to this are summed directly.
 _DIRECT_MAX = 16

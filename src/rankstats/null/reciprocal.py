@@ -31,11 +31,10 @@ import numpy as np
 import numpy.typing as npt
 from scipy import special
 
+from rankstats.arrays import BoolArray, FloatArray, IntArray
+
 __all__ = ["harmonic_mean_moments", "inverse_arithmetic_mean_moments"]
 
-FloatArray = npt.NDArray[np.float64]
-IntArray = npt.NDArray[np.int64]
-BoolArray = npt.NDArray[np.bool_]
 
 # --- quadrature ---------------------------------------------------------------------------------
 #: first step of the trapezoidal rule in v = log(mu t); it is halved until the sums settle

@@ -13,7 +13,8 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Literal, Protocol, TypeAlias
 
 import numpy as np
-import numpy.typing as npt
+
+from rankstats.arrays import FloatArray, IntArray
 
 __all__ = [
     "MAX_BLOCK_ELEMENTS",
@@ -24,8 +25,6 @@ __all__ = [
     "sample_ranks",
 ]
 
-FloatArray = npt.NDArray[np.float64]
-IntArray = npt.NDArray[np.int64]
 #: what every random entry point accepts: a seed, a generator, or None for fresh entropy
 Seed: TypeAlias = int | np.random.Generator | None
 
