@@ -376,6 +376,7 @@ class MedianRank(JointMoments, RankBasedMetric):
     """
 
     name = "Median Rank"
+    synonyms = ("median", "mdr")
     value_range = _AT_LEAST_ONE
     increasing = False
 
@@ -416,6 +417,7 @@ class InverseMedianRank(JointMoments, RankBasedMetric):
     """
 
     name = "Inverse Median Rank"
+    synonyms = ("inverse_median", "imr")
     value_range = _UNIT
     increasing = True
 
