@@ -8,7 +8,8 @@ Under the null each rank :math:`r_i` is uniform on :math:`\{1, \dots, C_i\}`, in
     M = \begin{cases} X_{(m)}, & n = 2m - 1, \\
                       \tfrac12 (X_{(a)} + X_{(a+1)}), & n = 2a, \end{cases}
 
-(:math:`X_{(k)}` the :math:`k`-th smallest rank) and of :math:`1 / M`.
+(:math:`X_{(k)}` the :math:`k`-th smallest rank) and of :math:`1 / M`, together with the tail and
+the probability mass function of any order statistic :math:`X_{(k)}`.
 
 Everything rests on the count :math:`N_x = \#\{i : r_i \le x\}`, a Poisson-binomial variable with
 success probabilities :math:`p_i(x) = \min(1, x / C_i)`, and on the identities
@@ -30,6 +31,8 @@ from rankstats.arrays import FloatArray, IntArray
 __all__ = [
     "inverse_median_moments",
     "median_moments",
+    "order_statistic_pmf",
+    "order_statistic_sf",
 ]
 
 
@@ -62,9 +65,9 @@ _DP_MAX_WORK = 40_000
 #: breakpoints of the gap sums are honoured if there are at most this many, for fewer tasks than
 #: _GAP_BREAKS_N (and always if there are at most _NU)
 _GAP_MAX_BREAKS = 256
-_GAP_BREAKS_N = 64
+_GAP_BREAKS_N = 2000
 #: the Gauss-Meixner rule is used from this many tasks on even where t reaches max C
-_MEIXNER_MIN_N = 64
+_MEIXNER_MIN_N = 1000
 #: the gap sums over t are done point by point while (t values) * (x nodes) stays below this
 _T_ENUM_BUDGET = 60_000
 #: tasks with a candidate count below one of these multiples of the shift t are handled one by
@@ -127,36 +130,36 @@ def _sin_minus_identity(theta: FloatArray) -> FloatArray:
     return out
 
 
-_GRAM_CACHE: dict[int, tuple[FloatArray, FloatArray]] = {}
+_GRAM_CACHE: dict[tuple[int, int], tuple[FloatArray, FloatArray]] = {}
 
 
-def _gram_rules(lengths: IntArray) -> tuple[FloatArray, FloatArray]:
+def _gram_rules(lengths: IntArray, nu: int = _NU) -> tuple[FloatArray, FloatArray]:
     r"""Discrete Gauss rules for sums over :math:`\{0, \dots, L - 1\}`, one per length.
 
     The orthogonal polynomials of the uniform measure on :math:`L` consecutive integers (discrete
     Chebyshev or Gram polynomials) obey :math:`p_{k+1} = (x - \tfrac{L-1}{2}) p_k - \beta_k p_{k-1}`
     with :math:`\beta_k = k^2 (L^2 - k^2) / (4 (4k^2 - 1))`; the Golub-Welsch eigen-decomposition
-    of the scaled Jacobi matrix gives :math:`\nu` nodes and weights with
+    of the scaled Jacobi matrix gives ``nu`` nodes and weights with
     :math:`\sum_{x=0}^{L-1} f(x) = \sum_j w_j f(x_j)` for every polynomial of degree
-    :math:`< 2\nu`. Nodes are returned as :math:`z_j` with :math:`x_j = (L-1)/2 + L z_j`, weights
-    normalised to sum to one. Rules are cached by length.
+    :math:`< 2\nu` (``nu < L``). Nodes are returned as :math:`z_j` with
+    :math:`x_j = (L-1)/2 + L z_j`, weights normalised to sum to one. Rules are cached.
     """
-    missing = [int(v) for v in np.unique(lengths) if int(v) not in _GRAM_CACHE]
+    missing = [int(v) for v in np.unique(lengths) if (int(v), nu) not in _GRAM_CACHE]
     if missing:
         if len(_GRAM_CACHE) > 100_000:
             _GRAM_CACHE.clear()
         big = np.array(missing, dtype=np.float64)[:, None]
-        k = np.arange(1, _NU, dtype=np.float64)[None, :]
+        k = np.arange(1, nu, dtype=np.float64)[None, :]
         off = np.sqrt(k * k * (1.0 - (k / big) ** 2) / (4.0 * (4.0 * k * k - 1.0)))
-        jacobi = np.zeros((len(missing), _NU, _NU))
-        i = np.arange(_NU - 1)
+        jacobi = np.zeros((len(missing), nu, nu))
+        i = np.arange(nu - 1)
         jacobi[:, i, i + 1] = off
         jacobi[:, i + 1, i] = off
         nodes, vectors = np.linalg.eigh(jacobi)
         for j, length in enumerate(missing):
-            _GRAM_CACHE[length] = (nodes[j], vectors[j, 0, :] ** 2)
-    z = np.array([_GRAM_CACHE[int(v)][0] for v in lengths]).reshape(lengths.size, _NU)
-    w = np.array([_GRAM_CACHE[int(v)][1] for v in lengths]).reshape(lengths.size, _NU)
+            _GRAM_CACHE[(length, nu)] = (nodes[j], vectors[j, 0, :] ** 2)
+    z = np.array([_GRAM_CACHE[(int(v), nu)][0] for v in lengths]).reshape(lengths.size, nu)
+    w = np.array([_GRAM_CACHE[(int(v), nu)][1] for v in lengths]).reshape(lengths.size, nu)
     return z, w
 
 
@@ -178,41 +181,59 @@ def _pieces(lo: int, hi: int, breaks: IntArray, max_piece: int) -> tuple[IntArra
     return p_start.astype(np.int64), p_len.astype(np.int64)
 
 
-def _piece_nodes(starts: IntArray, lengths: IntArray) -> tuple[FloatArray, FloatArray, IntArray]:
+def _nodes_per_piece(lengths: IntArray, scale: float | None) -> IntArray:
+    r"""Gauss nodes for pieces of a function smooth on the length ``scale``.
+
+    ``_NU`` without a scale; else the fewest :math:`\nu \ge 3` with
+    :math:`(L / 2 \text{scale})^{2\nu} \le 10^{-14}`, the size of the error of a rule exact to
+    degree :math:`2\nu - 1` on such a function.
+    """
+    if scale is None:
+        return np.full(lengths.size, _NU, dtype=np.int64)
+    ratio = np.minimum(lengths / (2.0 * scale), 0.5)
+    nu = np.ceil(-7.0 / np.log10(ratio))
+    return np.clip(nu, 3, _NU).astype(np.int64)
+
+
+def _piece_nodes(
+    starts: IntArray, lengths: IntArray, scale: float | None = None
+) -> tuple[FloatArray, FloatArray, IntArray]:
     r"""Nodes, weights and owning piece for :math:`\sum_{x \in \text{piece}} f(x)`.
 
-    Pieces of at most ``_ENUM`` integers are summed point by point; longer ones use the discrete
-    Gauss rule of :func:`_gram_rules`, exact when ``f`` is a polynomial of degree below 32 on
-    the piece and spectrally convergent for smooth ``f``.
+    Pieces of at most twice their node count (``_ENUM`` without a ``scale``) are summed point by
+    point; longer ones use the discrete Gauss rule of :func:`_gram_rules` with
+    :func:`_nodes_per_piece` nodes, exact when ``f`` is a polynomial of degree below twice that
+    on the piece and spectrally convergent for smooth ``f``.
     """
-    small = lengths <= _ENUM
+    nus = _nodes_per_piece(lengths, scale)
+    small = lengths <= 2 * nus
     s_len = lengths[small]
     total = int(s_len.sum())
     offsets = np.arange(total) - np.repeat(np.cumsum(s_len) - s_len, s_len)
     x_parts = [(np.repeat(starts[small], s_len) + offsets).astype(np.float64)]
     w_parts = [np.ones(total)]
     o_parts = [np.repeat(np.flatnonzero(small), s_len)]
-    big = np.flatnonzero(~small)
-    if big.size:
+    for nu in np.unique(nus[~small]).tolist():
+        big = np.flatnonzero(~small & (nus == nu))
         g_len = lengths[big]
-        z, weight = _gram_rules(g_len)
+        z, weight = _gram_rules(g_len, nu)
         length = g_len.astype(np.float64)[:, None]
         start = starts[big].astype(np.float64)[:, None]
         x_parts.append((start + (length - 1.0) / 2.0 + length * z).ravel())
         w_parts.append((length * weight).ravel())
-        o_parts.append(np.repeat(big, _NU))
+        o_parts.append(np.repeat(big, nu))
     return np.concatenate(x_parts), np.concatenate(w_parts), np.concatenate(o_parts)
 
 
 def _panel_nodes(
-    lo: int, hi: int, breaks: IntArray, max_piece: int
+    lo: int, hi: int, breaks: IntArray, max_piece: int, scale: float | None = None
 ) -> tuple[FloatArray, FloatArray]:
     r"""Nodes and weights with :math:`\sum_{x=lo}^{hi} f(x) \approx \sum_j w_j f(x_j)`.
 
     The integers ``lo..hi`` are cut at every ``breaks`` value (a panel starts there) and into
     pieces of at most ``max_piece`` integers, then summed by :func:`_piece_nodes`.
     """
-    x, w, _ = _piece_nodes(*_pieces(lo, hi, breaks, max_piece))
+    x, w, _ = _piece_nodes(*_pieces(lo, hi, breaks, max_piece), scale)
     return x, w
 
 
@@ -266,7 +287,7 @@ def _integer_rule(lo: int, hi: int, nu: int) -> tuple[FloatArray, FloatArray]:
     nodes[-1] = min(nodes[-1], length - 1.0)
     for i in range(nu - 2, -1, -1):
         nodes[i] = min(nodes[i], nodes[i + 1] - 1.0)
-    g_z, g_w = _gram_rules(np.array([length], dtype=np.int64))
+    g_z, g_w = _gram_rules(np.array([length], dtype=np.int64), _NU)
     g_x = (length - 1) / 2.0 + length * g_z[0]
     cheb = np.polynomial.chebyshev.chebvander
     moments = length * (g_w[0] @ cheb(2.0 * g_x / (length - 1) - 1.0, nu - 1))
@@ -632,7 +653,7 @@ class _Evaluator:
         table = self._table(bucket, float(y_low.max()))
         sums_low = self._power_sums(table, ua, tau[active], y_low, degree, terms)
         mult_h, q_h = self._gather(table, xa, ta, xta, y_high)
-        high = self._complement_sums(mult_h, q_h, degree)
+        high = self._complement_sums(mult_h, q_h, degree, w_abs)
         w_re = -2.0 * half_sin**2
         w_im = np.sin(theta)
         pw_re = np.empty((degree, count))
@@ -696,14 +717,26 @@ class _Evaluator:
         return mult, q
 
     @staticmethod
-    def _complement_sums(mult: FloatArray, q: FloatArray, degree: int) -> FloatArray:
-        r"""Return :math:`\sum m (1 - q)^s` for :math:`s = 1..degree` (zero rows if no task)."""
+    def _complement_sums(mult: FloatArray, q: FloatArray, degree: int, w_abs: float) -> FloatArray:
+        r"""Return :math:`\sum m (1 - q)^s` for :math:`s = 1..degree` (zero rows if no task).
+
+        Powers whose contribution :math:`\sum m ((1 - q)|w|)^s / s` stays below 1e-21 for every
+        task are left at zero.
+        """
         out = np.zeros((q.shape[0], degree))
         if q.shape[1] == 0:
             return out
         base = np.where(mult > 0, 1.0 - q, 0.0)
+        rho = float(base.max()) * w_abs
+        if rho <= 0.0:
+            return out
+        needed = degree
+        if rho < 1.0:
+            scale = float(mult.sum(axis=1).max()) + 1.0
+            needed = math.ceil(math.log(1e-21 * (1.0 - rho) / scale) / math.log(rho))
+            needed = min(max(needed, 1), degree)
         cur = mult.copy()
-        for s in range(degree):
+        for s in range(needed):
             cur = cur * base
             out[:, s] = cur.sum(axis=1)
         return out
@@ -895,8 +928,10 @@ class _GapSums:
             cands.n < _GAP_BREAKS_N and in_window.size <= _GAP_MAX_BREAKS
         )
         ladder = _ladder(hi)
+        # between kinks the gap terms vary on the scale of the window (some 20 deviations wide)
+        scale = max((hi - lo + 1) / 20.0, 1.0) if use_breaks else None
         xs, ts, ws = [], [], []
-        for t, wt in zip(t_nodes.tolist(), t_weights.tolist(), strict=False):
+        for t, wt in zip(t_nodes.tolist(), t_weights.tolist(), strict=True):
             top = min(hi, math.ceil(cands.c_max - t) - 1)
             if top < lo:
                 continue
@@ -905,7 +940,8 @@ class _GapSums:
                 breaks = np.concatenate((in_window, shifted, ladder))
             else:
                 breaks = ladder
-            xg, wg = _panel_nodes(lo, top, breaks, max(_ENUM, -(-(top - lo + 1) // _N_SUB_GAP)))
+            piece = max(_ENUM, -(-(top - lo + 1) // _N_SUB_GAP))
+            xg, wg = _panel_nodes(lo, top, breaks, piece, scale)
             xs.append(xg)
             ts.append(np.full(xg.size, t))
             ws.append(wg * wt)
@@ -1020,12 +1056,257 @@ def _moments(
 
 
 def median_moments(num_candidates: IntArray) -> tuple[float, float]:
-    """Return the null expectation and variance of ``np.median(ranks)``."""
+    r"""Return the null expectation and variance of ``np.median(ranks)``.
+
+    .. math::
+
+        M = \operatorname{median}(r_1, \dots, r_n), \qquad r_i \sim \mathcal{U}\{1, \dots, C_i\}
+        \text{ independent},
+
+    the middle order statistic :math:`X_{(m)}` for :math:`n = 2m - 1` and the mean
+    :math:`(X_{(a)} + X_{(a+1)}) / 2` of the two middle ones for :math:`n = 2a`, as
+    :func:`numpy.median` computes it.
+
+    Parameters
+    ----------
+    num_candidates : numpy.ndarray of shape (n,)
+        The number of candidates :math:`C_i \ge 1` of each ranking task (int64, validated).
+
+    Returns
+    -------
+    expectation : float
+        :math:`\mathbb{E}[M]`.
+    variance : float
+        :math:`\mathbb{V}[M]`.
+
+    Notes
+    -----
+    With :math:`N_x = \#\{i : r_i \le x\}`, Poisson-binomial with success probabilities
+    :math:`\min(1, x / C_i)`, the tails are :math:`P(X_{(k)} > x) = P(N_x \le k - 1)`. For any
+    integer :math:`c` and any function :math:`g`, summation by parts gives
+
+    .. math::
+
+        \mathbb{E}[g(X_{(k)})] = g(c) + \sum_{x \ge 0} \bigl(g(x + 1) - g(x)\bigr)
+        \bigl(P(X_{(k)} > x) - \mathbb{1}[x < c]\bigr),
+
+    used with :math:`c` near the median and :math:`g(x) = x - c`, :math:`(x - c)^2`, so that the
+    moments are accumulated centred, never as :math:`\mathbb{E}[X^2] - \mathbb{E}[X]^2`. For even
+    :math:`n`, :math:`X_{(a)} \le x < X_{(a+1)} \iff N_x = a`, and telescoping
+    :math:`\psi(X_{(a)}, X_{(a+1)})` first in the second argument, then in the first, gives
+
+    .. math::
+
+        \mathbb{E}[\psi(X_{(a)}, X_{(a+1)})] = \mathbb{E}[\psi(X_{(a)}, X_{(a)})]
+        + \sum_y P(N_y = a)\, \Delta_2\psi(y, y)
+        - \sum_{x < y} H(x, y)\, \Delta_1\Delta_2\psi(x, y),
+
+    with :math:`H(x, y) = P(N_x = a, N_y = a)`. For :math:`\psi = ((u + v)/2 - c)^2`,
+    :math:`\Delta_1\Delta_2\psi = 1/2`, and the double sum is :math:`(\mathbb{E}[G^2] -
+    \mathbb{E}[G]) / 4` with :math:`G = X_{(a+1)} - X_{(a)}`, the term that makes the even case
+    differ from the two single order statistics (PyKEEN reports the upper median instead). The
+    joint term is one more Poisson-binomial point mass: a task with :math:`C_i > x` avoids
+    :math:`(x, y]` with probability :math:`\max(C_i - t, x) / C_i`, :math:`t = y - x`, and is
+    then at most :math:`x` with probability :math:`x / \max(C_i - t, x)`.
+
+    Only the window of :math:`x` where :math:`P(N_x \ge k)` and :math:`P(N_x \le k - 1)` both
+    exceed :math:`10^{-24}` is evaluated (found by bisection on Bennett's inequality, with the
+    mean and variance of :math:`N_x` from suffix sums over the sorted distinct :math:`C`), and
+    the sum over :math:`t` stops where :math:`H` is below :math:`e^{-45}` of its total. Each
+    Poisson-binomial tail or point mass is an exact dynamic programme over the uncertain tasks
+    when that is cheap (small :math:`n`), else a lattice Fourier inversion of the characteristic
+    function whose logarithm comes from power sums :math:`\sum_i (x / C_i)^s` (suffix sums over
+    the distinct counts, so the cost does not grow with :math:`n` or :math:`\max C`), accurate to
+    about :math:`10^{-16}` absolute. Sums over the window use the integers themselves on short
+    pieces and discrete Gauss (Gram) rules on long ones, with pieces cut wherever a count
+    :math:`C_i` makes the tail change polynomial; memory and time depend on the window and the
+    number of distinct counts, not on :math:`\max C`.
+
+    Accuracy, against exact enumeration, exact dynamic programmes at every integer, 35-digit
+    binomial tails and exhaustive double sums: :math:`\mathbb{E}` to about :math:`10^{-15}`
+    relative; :math:`\mathbb{V}` for odd :math:`n` to about :math:`10^{-13}` relative (limited by
+    the rounding of the mean of :math:`N_x`, about :math:`10^{-14}` absolute in the tail at
+    :math:`n = 10^6`). For even :math:`n` the double sum is done exactly on the polynomial pieces
+    when :math:`n \le 24` or when the integer points are few; otherwise by discrete Gauss rules
+    in :math:`x` and a Gauss-Meixner rule (weight :math:`e^{-\lambda t}`) or integer
+    interpolatory panels in :math:`t`, which assume :math:`H` smooth. That error enters
+    :math:`\mathbb{V}` with a weight of order :math:`1/n`; measured relative errors of
+    :math:`\mathbb{V}` were at most :math:`2 \cdot 10^{-8}` (many distinct counts,
+    :math:`n = 10^2`-:math:`10^4`) and :math:`10^{-14}` with one distinct count.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> e, v = median_moments(np.array([1, 2, 3, 5]))
+    >>> round(e, 12), round(v, 12)
+    (1.6, 0.223333333333)
+    >>> e, v = median_moments(np.array([3, 7, 2]))
+    >>> round(e, 12), round(v, 12)
+    (2.0, 0.47619047619)
+    >>> median_moments(np.array([10**12]))[0]
+    500000000000.5
+    """
     e, v, _, _ = _moments(num_candidates)
     return e, v
 
 
 def inverse_median_moments(num_candidates: IntArray) -> tuple[float, float]:
-    """Return the null expectation and variance of ``1 / np.median(ranks)``."""
+    r"""Return the null expectation and variance of ``1 / np.median(ranks)``.
+
+    .. math::
+
+        \mathbb{E}[1/M], \quad \mathbb{V}[1/M], \qquad
+        M = \operatorname{median}(r_1, \dots, r_n), \quad r_i \sim \mathcal{U}\{1, \dots, C_i\}.
+
+    Parameters
+    ----------
+    num_candidates : numpy.ndarray of shape (n,)
+        The number of candidates :math:`C_i \ge 1` of each ranking task (int64, validated).
+
+    Returns
+    -------
+    expectation : float
+        :math:`\mathbb{E}[1/M]`.
+    variance : float
+        :math:`\mathbb{V}[1/M]`.
+
+    Notes
+    -----
+    The same tails as :func:`median_moments` with :math:`g(x) = 1/x - 1/c` and
+    :math:`(1/x - 1/c)^2`, i.e. :math:`\mathbb{E}[1/X] = \sum_x P(X = x) / x` summed by parts,
+    and for even :math:`n` the same double sum of :math:`H(x, y)` with
+    :math:`\psi(u, v) = 2/(u + v) - 1/c` and its square (second differences written without
+    cancellation). Tails near 1 enter through their complements, which the dynamic programme
+    keeps to full relative accuracy, so results stay accurate even at :math:`C = 10^{12}` with
+    two tasks, where :math:`\mathbb{V}[1/M] \approx 10^{-22}`. Powers of two from 32 on (every
+    fourth) cut the panels, so that :math:`1/x` is smooth on each.
+
+    Accuracy: exact to rounding for odd :math:`n` (about :math:`10^{-13}` relative) and for even
+    :math:`n` on the exact paths of :func:`median_moments`; otherwise measured relative errors
+    were at most :math:`4 \cdot 10^{-10}` for :math:`\mathbb{E}` and :math:`2 \cdot 10^{-8}` for
+    :math:`\mathbb{V}`. One limitation for even :math:`n`: the decomposition adds terms of the
+    size of :math:`\mathbb{E}[1/X_{(a)}^2]` that cancel down to :math:`\mathbb{V}[1/M]`, so
+    about :math:`\log_{10}(\mathbb{E}[1/X_{(a)}^2] / \mathbb{V}[1/M])` digits are lost when the
+    two middle ranks are orders of magnitude apart. That happens only for a handful of tasks with
+    very different or huge counts: :math:`C = (10^{12}, 10^{12})` gives :math:`\mathbb{V}` to
+    :math:`5 \cdot 10^{-5}` relative (:math:`\mathbb{E}` to :math:`10^{-10}`),
+    :math:`C = (1, 10^{12})` to :math:`6 \cdot 10^{-4}`, :math:`C = (1, 3000)` to
+    :math:`10^{-12}`; for :math:`n \ge 4` with comparable counts it is negligible.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> e, v = inverse_median_moments(np.array([1, 2, 3, 5]))
+    >>> round(e, 12), round(v, 12)
+    (0.684444444444, 0.043832098765)
+    >>> e, v = inverse_median_moments(np.array([10**12]))  # H(C) / C and H_2(C) / C - (H / C)^2
+    >>> f"{e:.10e} {v:.10e}"
+    '2.8208236781e-11 1.6449340661e-12'
+    """
     _, _, e, v = _moments(num_candidates)
     return e, v
+
+
+def _order_window(cands: _Candidates, k: int) -> tuple[int, int]:
+    lo, hi = cands.window(k)
+    return max(lo, 1), max(min(hi, cands.c_max), 1)
+
+
+def order_statistic_sf(num_candidates: IntArray, k: int, x: IntArray) -> FloatArray:
+    r"""Return :math:`P(X_{(k)} > x)`, the survival function of the ``k``-th smallest rank.
+
+    .. math:: P(X_{(k)} > x) = P(N_x \le k - 1), \qquad N_x = \#\{i : r_i \le x\}
+
+    Parameters
+    ----------
+    num_candidates : numpy.ndarray of shape (n,)
+        The number of candidates :math:`C_i \ge 1` of each ranking task (int64, validated).
+    k : int
+        The order, :math:`1 \le k \le n` (1 is the smallest rank).
+    x : numpy.ndarray
+        Integer points, any shape.
+
+    Returns
+    -------
+    numpy.ndarray
+        The survival function at ``x`` (same shape), accurate to about :math:`10^{-16}`
+        absolute; outside the window of :func:`median_moments` it is 1 or 0 to
+        :math:`10^{-24}`.
+
+    Raises
+    ------
+    ValueError
+        If ``k`` is not in ``1..n``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> order_statistic_sf(np.array([4, 4, 4]), 2, np.array([0, 1, 2, 3, 4])).round(6).tolist()
+    [1.0, 0.84375, 0.5, 0.15625, 0.0]
+    """
+    n = int(num_candidates.size)
+    if not 1 <= k <= n:
+        raise ValueError(f"Expected k in 1..{n}, got: {k!r}")
+    cands = _Candidates(num_candidates)
+    points = np.asarray(x, dtype=np.float64)
+    flat = points.ravel()
+    out = np.where(flat < 1, 1.0, 0.0)
+    lo, hi = _order_window(cands, k)
+    inside = (flat >= lo) & (flat <= hi) & (flat < cands.c_max)
+    out[(flat >= 1) & (flat < lo)] = 1.0
+    if np.any(inside):
+        evaluator = _Evaluator(cands, float(lo), float(hi), 0.0)
+        lower, _, _, _ = evaluator.evaluate(flat[inside], 0.0, [k - 1], [])
+        out[inside] = lower[:, 0]
+    return out.reshape(points.shape)
+
+
+def order_statistic_pmf(
+    num_candidates: IntArray, k: int, *, max_support: int = 1_000_000
+) -> tuple[IntArray, FloatArray]:
+    r"""Return the support and probability mass function of the ``k``-th smallest rank.
+
+    .. math:: P(X_{(k)} = x) = P(X_{(k)} > x - 1) - P(X_{(k)} > x)
+
+    restricted to the window of :math:`x` where the mass is not negligible (the tails outside
+    are below :math:`10^{-24}`); meant for plotting the null distribution.
+
+    Parameters
+    ----------
+    num_candidates : numpy.ndarray of shape (n,)
+        The number of candidates :math:`C_i \ge 1` of each ranking task (int64, validated).
+    k : int
+        The order, :math:`1 \le k \le n`; for odd :math:`n`, :math:`k = (n + 1)/2` is the median.
+    max_support : int, default=1_000_000
+        The longest window returned.
+
+    Returns
+    -------
+    support : numpy.ndarray of shape (m,)
+        Consecutive integers (int64).
+    pmf : numpy.ndarray of shape (m,)
+        The point masses, accurate to about :math:`10^{-16}` absolute.
+
+    Raises
+    ------
+    ValueError
+        If ``k`` is not in ``1..n``, or if the window is longer than ``max_support``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> support, pmf = order_statistic_pmf(np.array([4, 4, 4]), 2)
+    >>> support.tolist(), pmf.round(6).tolist()
+    ([1, 2, 3, 4], [0.15625, 0.34375, 0.34375, 0.15625])
+    """
+    n = int(num_candidates.size)
+    if not 1 <= k <= n:
+        raise ValueError(f"Expected k in 1..{n}, got: {k!r}")
+    lo, hi = _order_window(_Candidates(num_candidates), k)
+    if hi - lo + 1 > max_support:
+        raise ValueError(
+            f"Expected a window of at most max_support={max_support} points, got {hi - lo + 1}"
+        )
+    support = np.arange(lo, hi + 1, dtype=np.int64)
+    sf = order_statistic_sf(num_candidates, k, np.arange(lo - 1, hi + 1, dtype=np.int64))
+    return support, np.maximum(sf[:-1] - sf[1:], 0.0)
