@@ -17,18 +17,10 @@ import numpy as np
 from rankstats.arrays import FloatArray
 
 __all__ = [
-    "normalized_weights",
     "weighted_mean_expectation",
     "weighted_mean_variance",
     "weighted_median",
 ]
-
-
-def normalized_weights(weights: FloatArray | None, n: int) -> FloatArray:
-    r"""Return :math:`a_i = w_i / \\sum_j w_j`, or :math:`1/n` each when ``weights`` is ``None``."""
-    if weights is None:
-        return np.full(n, 1.0 / n)
-    return np.asarray(weights / weights.sum(), dtype=np.float64)
 
 
 def weighted_mean_expectation(individual: FloatArray, weights: FloatArray | None) -> float:
