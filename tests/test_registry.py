@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 
+import rankstats
 from rankstats import (
     AdjustedArithmeticMeanRankIndex,
     AdjustedHitsAtK,
     HitsAtK,
     InverseHarmonicMeanRank,
+    UnknownMetricError,
     ZHitsAtK,
     metric_resolver,
 )
@@ -80,3 +87,102 @@ def test_pykeen_result_keys_resolve() -> None:
         "z_inverse_harmonic_mean_rank",
     ):
         assert metric_resolver.make(key).key.startswith(key.removesuffix("_k").rstrip("0123456789"))
+
+
+# --- bad queries -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("query", "pattern"),
+    [
+        ("hits@-1", r"'hits@-1'.*k must be a positive integer.*'-1'"),
+        ("hits_at_-3", r"k must be a positive integer.*'-3'"),
+        ("hits@ -1", r"k must be a positive integer.*'-1'"),
+        ("z_hits_at_-2", r"k must be a positive integer.*'-2'"),
+        ("hits@1.5", r"k must be a positive integer.*'1.5'"),
+        ("hits@.5", r"k must be a positive integer.*'.5'"),
+        ("hits@1e3", r"k must be a positive integer.*'1e3'"),
+        ("h@+3", r"k must be a positive integer.*'\+3'"),
+        ("hits@0", r"'hits@0'.*k must be a positive integer, got 0"),
+        ("adjusted_hits_at_0", r"'adjusted_hits_at_0'.*k must be a positive integer, got 0"),
+        ("hits@3", r"names k=3, but k=4"),
+    ],
+)
+def test_bad_cut_offs_raise_naming_k(query: str, pattern: str) -> None:
+    kwargs = {"k": 4} if query == "hits@3" else {}
+    with pytest.raises(ValueError, match=pattern):
+        metric_resolver.make(query, **kwargs)
+
+
+@pytest.mark.parametrize("query", [5, 1.5, b"mrr", object(), ["mrr"], int, {"mrr": 1}])
+def test_queries_that_are_not_names_raise_type_error(query: object) -> None:
+    with pytest.raises(TypeError, match="a metric must be given as a name"):
+        metric_resolver.make(query)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="a metric must be given as a name"):
+        metric_resolver.lookup(query)  # type: ignore[arg-type]
+
+
+def test_keyword_arguments_with_an_instance_raise() -> None:
+    with pytest.raises(TypeError, match="cannot apply keyword arguments"):
+        metric_resolver.make(HitsAtK(k=3), k=5)
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("Hits @ 10", HitsAtK(k=10)),  # the metric's human name, with spaces
+        ("hits@ 10", HitsAtK(k=10)),
+        ("  hits@10  ", HitsAtK(k=10)),
+        ("HITS_AT_10", HitsAtK(k=10)),
+        ("hits-at-10", HitsAtK(k=10)),  # a '-' after a letter separates, it is no sign
+        ("hits@010", HitsAtK(k=10)),
+        ("hits@123456789012345678901234567890", HitsAtK(k=123456789012345678901234567890)),
+        (" MRR ", InverseHarmonicMeanRank()),
+    ],
+)
+def test_spelling_variants(query: str, expected: object) -> None:
+    assert metric_resolver.make(query) == expected
+
+
+def test_a_huge_cut_off_is_a_valid_metric() -> None:
+    """k beyond every candidate count: every rank is a hit, exactly as for k = max C."""
+    metric = metric_resolver.make("hits@123456789012345678901234567890")
+    assert metric([1, 5, 9], [9, 9, 9]) == 1.0
+    assert metric.expected_value([9, 9, 9]) == 1.0
+
+
+@pytest.mark.parametrize("query", ["hits", "mrr2", "mean rank please", "", "hits@k@"])
+def test_unknown_names_suggest_close_matches(query: str) -> None:
+    with pytest.raises(UnknownMetricError, match="closest valid names"):
+        metric_resolver.make(query)
+
+
+def test_unknown_name_suggestions_are_close() -> None:
+    with pytest.raises(UnknownMetricError, match="'mrr'"):
+        metric_resolver.make("mmr")
+
+
+# --- order ---------------------------------------------------------------------------------------
+
+
+def test_order_is_alphabetical_by_class_name() -> None:
+    names = [cls.__name__ for cls in metric_resolver]
+    assert names == sorted(names)
+    assert names == [cls.__name__ for cls in metric_resolver]  # listing twice: same order
+    assert list(metric_resolver.lookup_dict) == [metric_resolver.normalize(n) for n in names]
+
+
+def test_order_is_the_same_in_a_fresh_process() -> None:
+    code = "from rankstats import metric_resolver; print([c.__name__ for c in metric_resolver])"
+    env = {**os.environ, "PYTHONPATH": str(Path(rankstats.__file__).parent.parent)}
+    outputs = {
+        subprocess.run(
+            [sys.executable, "-c", code],
+            capture_output=True,
+            text=True,
+            check=True,
+            env={**env, "PYTHONHASHSEED": seed},
+        ).stdout
+        for seed in ("1", "2")
+    }
+    assert outputs == {f"{[cls.__name__ for cls in metric_resolver]}\n"}

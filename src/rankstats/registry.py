@@ -5,6 +5,15 @@ Names are normalised as class-resolver does (lower case; ``-``, ``_`` and spaces
 :class:`~rankstats.metrics.central.InverseHarmonicMeanRank`. Metrics with a cut-off take it from a
 trailing number: ``"hits@10"``, ``"hits_at_3"``, ``"h@1"``, ``"adjusted_hits_at_5"`` and
 ``"z_hits_at_7"``.
+
+The cut-off must be written as a positive integer in decimal digits: ``"hits@0"``, ``"hits@-1"``
+and ``"hits@1.5"`` raise a :class:`ValueError` naming :math:`k` (the minus sign is not read as a
+separator there). As everywhere in class-resolver, case, ``-``, ``_`` and spaces do not matter
+otherwise: ``"Hits @ 10"`` is ``"hits@10"``. A query that is not a name, class or instance of a
+metric (``5``, ``b"mrr"``) raises a :class:`TypeError`.
+
+The resolver lists its metrics in the alphabetical order of their class names, the same in every
+process (class-resolver keeps them in a set, whose order varies from run to run).
 """
 
 from __future__ import annotations
@@ -16,6 +25,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from class_resolver import ClassResolver, HintOrType
+from class_resolver.utils import get_subclasses
 
 from rankstats.base import RankBasedMetric
 from rankstats.errors import UnknownMetricError
@@ -31,6 +41,11 @@ from rankstats.metrics.derived import (
 __all__ = ["MetricResolver", "metric_resolver"]
 
 _TRAILING_NUMBER = re.compile(r"(.*?)(\d+)")
+#: a cut-off that is not a plain positive integer in digits: signed, with a decimal point or an
+#: exponent; a ``-`` right after a letter or digit is a separator ("hits-at-10"), not a sign
+_BAD_CUT_OFF = re.compile(
+    r"(?P<prefix>.*?)(?P<number>(?:(?<![A-Za-z0-9])[-+]\s*)?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?)\s*"
+)
 
 
 def _takes_k(cls: type[RankBasedMetric]) -> bool:
@@ -55,14 +70,36 @@ class MetricResolver(ClassResolver[RankBasedMetric]):
         found = self.lookup_dict.get(key) or self.synonyms.get(key)
         if found is not None:
             return found, None
+        self._check_cut_off(query)
         match = _TRAILING_NUMBER.fullmatch(key)
         if match is not None:
             prefix, digits = match.groups()
-            for candidate in (prefix, prefix + "k"):
-                found = self.lookup_dict.get(candidate) or self.synonyms.get(candidate)
-                if found is not None and _takes_k(found):
-                    return found, int(digits)
+            cls = self._with_cut_off(prefix)
+            if cls is not None:
+                return cls, int(digits)
         raise UnknownMetricError(self._unknown_message(query))
+
+    def _with_cut_off(self, prefix: str) -> type[RankBasedMetric] | None:
+        """The metric with a cut-off named by ``prefix`` (normalised, without the number)."""
+        for candidate in (prefix, prefix + "k"):
+            found = self.lookup_dict.get(candidate) or self.synonyms.get(candidate)
+            if found is not None and _takes_k(found):
+                return found
+        return None
+
+    def _check_cut_off(self, query: str) -> None:
+        """Refuse a cut-off that is not a plain positive integer, e.g. ``"hits@-1"``."""
+        match = _BAD_CUT_OFF.fullmatch(query.strip())
+        if match is None:
+            return
+        number = match["number"]
+        if number.strip().isdigit():
+            return  # a plain integer: parsed (and checked to be positive) by the caller
+        if self._with_cut_off(self.normalize(match["prefix"])) is not None:
+            raise ValueError(
+                f"metric {query!r}: the cut-off k must be a positive integer in digits, "
+                f"got {number!r}"
+            )
 
     def _unknown_message(self, query: str) -> str:
         display: dict[str, str] = {}
@@ -81,6 +118,7 @@ class MetricResolver(ClassResolver[RankBasedMetric]):
         self, query: HintOrType[RankBasedMetric], default: type[RankBasedMetric] | None = None
     ) -> type[RankBasedMetric]:
         """Look up a metric class by name (a trailing cut-off is ignored), class or instance."""
+        _check_query(query)
         if isinstance(query, str):
             return self._parse(query)[0]
         return super().lookup(query, default=default)
@@ -91,7 +129,27 @@ class MetricResolver(ClassResolver[RankBasedMetric]):
         pos_kwargs: Mapping[str, Any] | None = None,
         **kwargs: Any,
     ) -> RankBasedMetric:
-        """Instantiate a metric from a name (``"hits@10"`` sets ``k=10``), class or instance."""
+        """Instantiate a metric from a name (``"hits@10"`` sets ``k=10``), class or instance.
+
+        Raises
+        ------
+        TypeError
+            If ``query`` is neither ``None``, a string, a metric class nor a metric instance, or
+            keyword arguments are given with an instance.
+        ValueError
+            If the name's cut-off is not a positive integer (``"hits@0"``, ``"hits@-1"``), or
+            contradicts a ``k`` passed as a keyword.
+        UnknownMetricError
+            If no metric has the name; the message lists the closest valid names.
+        """
+        _check_query(query)
+        if isinstance(query, RankBasedMetric):
+            if pos_kwargs or kwargs:
+                raise TypeError(
+                    f"cannot apply keyword arguments {sorted({**(pos_kwargs or {}), **kwargs})} "
+                    f"to the metric instance {query!r}; pass its class or name instead"
+                )
+            return query
         if isinstance(query, str):
             cls, k = self._parse(query)
             if k is not None:
@@ -100,16 +158,39 @@ class MetricResolver(ClassResolver[RankBasedMetric]):
                     raise ValueError(f"metric {query!r} names k={k}, but k={given!r} was passed")
                 kwargs["k"] = k
                 pos_kwargs = {name: v for name, v in (pos_kwargs or {}).items() if name != "k"}
-            query = cls
+            try:
+                return super().make(cls, pos_kwargs, **kwargs)
+            except ValueError as error:
+                raise ValueError(f"metric {query!r}: {error}") from error
         return super().make(query, pos_kwargs, **kwargs)
+
+
+def _check_query(query: object) -> None:
+    """Raise a clear :class:`TypeError` for anything that cannot name a metric."""
+    if query is None or isinstance(query, str | RankBasedMetric):
+        return
+    if isinstance(query, type) and issubclass(query, RankBasedMetric):
+        return
+    shown = query.__name__ if isinstance(query, type) else repr(query)
+    raise TypeError(
+        f"a metric must be given as a name (str), a RankBasedMetric subclass or instance, or "
+        f"None for the default; got {type(query).__name__} {shown}"[:300]
+    )
 
 
 #: the abstract intermediate classes, which are not metrics of their own
 _INTERMEDIATE = {DerivedRankBasedMetric, ExpectationNormalizedMetric, ReindexedMetric, ZMetric}
 
 #: The resolver over every concrete metric; the default is the mean reciprocal rank.
-metric_resolver: MetricResolver = MetricResolver.from_subclasses(  # type: ignore[assignment]
+metric_resolver: MetricResolver = MetricResolver(
+    sorted(
+        {
+            cls
+            for cls in get_subclasses(RankBasedMetric)  # type: ignore[type-abstract]
+            if cls not in _INTERMEDIATE
+        },
+        key=lambda cls: cls.__name__,
+    ),
     base=RankBasedMetric,  # type: ignore[type-abstract]
     default=InverseHarmonicMeanRank,
-    skip=_INTERMEDIATE,
 )
