@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import numbers
 from dataclasses import dataclass
 
 __all__ = ["ValueRange"]
@@ -17,7 +18,15 @@ class ValueRange:
     lower, upper : float, optional
         The bounds; ``None`` (or an infinity) for an unbounded side.
     lower_inclusive, upper_inclusive : bool, default=False
-        Whether the bound itself belongs to the range.
+        Whether the bound itself belongs to the range; an infinite bound never does.
+
+    Raises
+    ------
+    TypeError
+        If a bound is not a real number (or ``None``), or a flag is not a bool.
+    ValueError
+        If a bound is NaN, ``lower`` is ``+inf`` or ``upper`` is ``-inf``, ``lower > upper``, or
+        an infinite bound is said to be inclusive.
 
     Examples
     --------
@@ -35,15 +44,33 @@ class ValueRange:
     lower_inclusive: bool = False
     upper_inclusive: bool = False
 
+    def __post_init__(self) -> None:
+        for name in ("lower_inclusive", "upper_inclusive"):
+            flag = getattr(self, name)
+            if not isinstance(flag, bool):
+                raise TypeError(f"{name} must be a bool, got {flag!r}")
+        for name in ("lower", "upper"):
+            bound = getattr(self, name)
+            if bound is None:
+                continue
+            if isinstance(bound, bool) or not isinstance(bound, numbers.Real):
+                raise TypeError(f"{name} must be a real number or None, got {bound!r}")
+            if bound != bound:
+                raise ValueError(f"{name} must not be NaN")
+            if not _finite(bound) and getattr(self, f"{name}_inclusive"):
+                raise ValueError(f"{name}={bound} is infinite and cannot be inclusive")
+        if self.lower is not None and self.lower == math.inf:
+            raise ValueError("lower must not be +inf (use None or a finite number)")
+        if self.upper is not None and self.upper == -math.inf:
+            raise ValueError("upper must not be -inf (use None or a finite number)")
+        if self.lower is not None and self.upper is not None and self.lower > self.upper:
+            raise ValueError(f"lower must not exceed upper, got {self.lower!r} > {self.upper!r}")
+
     def __contains__(self, x: object) -> bool:
-        """Whether the number ``x`` lies in the range (NaN never does)."""
-        if not isinstance(x, int | float):
-            try:
-                x = float(x)  # type: ignore[arg-type]
-            except (TypeError, ValueError):
-                return False
-        assert isinstance(x, int | float)
-        if math.isnan(x):
+        """Whether the real number ``x`` lies in the range; NaN and non-numbers never do."""
+        if not isinstance(x, numbers.Real):
+            return False  # strings such as "0.5" included: they are not numbers
+        if x != x:  # NaN, of any real type
             return False
         below = self.lower is not None and (
             x < self.lower or (x == self.lower and not self.lower_inclusive)
@@ -60,14 +87,25 @@ class ValueRange:
         --------
         >>> 1.0 + 1e-12 in ValueRange(lower=0, upper=1, upper_inclusive=True).approximate(1e-9)
         True
+
+        Infinite bounds stay infinite and exclusive.
+
+        Raises
+        ------
+        TypeError
+            If ``epsilon`` is not a real number.
+        ValueError
+            If ``epsilon`` is NaN, infinite or negative.
         """
-        if epsilon < 0:
-            raise ValueError(f"epsilon must be non-negative, got {epsilon!r}")
+        if isinstance(epsilon, bool) or not isinstance(epsilon, numbers.Real):
+            raise TypeError(f"epsilon must be a real number, got {epsilon!r}")
+        if not 0.0 <= float(epsilon) < math.inf:
+            raise ValueError(f"epsilon must be a finite non-negative number, got {epsilon!r}")
         return ValueRange(
             lower=None if self.lower is None else self.lower - epsilon,
             upper=None if self.upper is None else self.upper + epsilon,
-            lower_inclusive=self.lower is not None,
-            upper_inclusive=self.upper is not None,
+            lower_inclusive=_finite(self.lower),
+            upper_inclusive=_finite(self.upper),
         )
 
     def notate(self) -> str:
@@ -83,5 +121,13 @@ class ValueRange:
         return f"{left}, {right}"
 
 
+def _finite(bound: float | None) -> bool:
+    """Whether a bound is a finite number (a Python int of any size is)."""
+    if bound is None:
+        return False
+    return isinstance(bound, numbers.Integral) or math.isfinite(bound)
+
+
 def _number(x: float) -> str:
-    return str(int(x)) if float(x).is_integer() else repr(x)
+    value = float(x)
+    return str(int(value)) if value.is_integer() and abs(value) < 1e16 else repr(value)
