@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import numbers
 from dataclasses import dataclass
+from typing import Any
 
 __all__ = ["ValueRange"]
 
@@ -50,7 +51,7 @@ class ValueRange:
             if not isinstance(flag, bool):
                 raise TypeError(f"{name} must be a bool, got {flag!r}")
         for name in ("lower", "upper"):
-            bound = getattr(self, name)
+            bound: Any = getattr(self, name)
             if bound is None:
                 continue
             if isinstance(bound, bool) or not isinstance(bound, numbers.Real):
@@ -70,13 +71,14 @@ class ValueRange:
         """Whether the real number ``x`` lies in the range; NaN and non-numbers never do."""
         if not isinstance(x, numbers.Real):
             return False  # strings such as "0.5" included: they are not numbers
-        if x != x:  # NaN, of any real type
+        value: Any = x
+        if value != value:  # NaN, of any real type
             return False
         below = self.lower is not None and (
-            x < self.lower or (x == self.lower and not self.lower_inclusive)
+            value < self.lower or (value == self.lower and not self.lower_inclusive)
         )
         above = self.upper is not None and (
-            x > self.upper or (x == self.upper and not self.upper_inclusive)
+            value > self.upper or (value == self.upper and not self.upper_inclusive)
         )
         return not (below or above)
 
@@ -97,7 +99,8 @@ class ValueRange:
         ValueError
             If ``epsilon`` is NaN, infinite or negative.
         """
-        if isinstance(epsilon, bool) or not isinstance(epsilon, numbers.Real):
+        given: Any = epsilon
+        if isinstance(given, bool) or not isinstance(given, numbers.Real):
             raise TypeError(f"epsilon must be a real number, got {epsilon!r}")
         if not 0.0 <= float(epsilon) < math.inf:
             raise ValueError(f"epsilon must be a finite non-negative number, got {epsilon!r}")
@@ -121,7 +124,7 @@ class ValueRange:
         return f"{left}, {right}"
 
 
-def _finite(bound: float | None) -> bool:
+def _finite(bound: Any) -> bool:
     """Whether a bound is a finite number (a Python int of any size is)."""
     if bound is None:
         return False
