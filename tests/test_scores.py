@@ -191,6 +191,23 @@ SCORE_ERRORS = [
     ),
     (GOOD, None, {"target_scores": [0.1]}, ValueError, r"target_scores must have shape \(batch,\)"),
     (GOOD, [0, 1], {"chunk_elements": 0}, ValueError, r"chunk_elements must be a positive integer"),
+    (GOOD, [0, 1], {"chunk_elements": -5}, ValueError, r"chunk_elements must be a positive int"),
+    (GOOD, [0, 1], {"chunk_elements": 2.0}, TypeError, r"chunk_elements must be a positive int"),
+    (GOOD, [0, 1], {"chunk_elements": True}, TypeError, r"chunk_elements must be a positive int"),
+    (GOOD, [0, 1], {"chunk_elements": "8"}, TypeError, r"chunk_elements must be a positive int"),
+    (GOOD, [0, 1], {"larger_is_better": "False"}, TypeError, r"larger_is_better must be a bool"),
+    (GOOD, [0, 1], {"larger_is_better": 0}, TypeError, r"larger_is_better must be a bool"),
+    (GOOD, [0, 1], {"larger_is_better": None}, TypeError, r"larger_is_better must be a bool"),
+    (GOOD, [0, 1], {"larger_is_better": [True]}, TypeError, r"larger_is_better must be a bool"),
+    (GOOD, [0.0, 1.0], {}, TypeError, r"targets must be integer column indices"),
+    (GOOD, [0, 3], {}, ValueError, r"targets must be column indices in \[0, 3\), got 3 in row 1"),
+    (GOOD, [0, -1], {}, ValueError, r"targets must be column indices in \[0, 3\), got -1 in row 1"),
+    (GOOD, [0, 1], {"target_scores": [0.1, 0.2]}, ValueError, r"give exactly one of targets"),
+    (GOOD, None, {}, ValueError, r"give exactly one of targets"),
+    (np.zeros((2, 3), dtype=complex), [0, 1], {}, TypeError, r"scores must hold real numbers"),
+    (np.zeros((2, 3), dtype=object), [0, 1], {}, TypeError, r"scores must hold real numbers"),
+    (np.zeros((0, 3)), [], {}, ValueError, r"scores must have at least one row"),
+    (np.zeros(3), [0], {}, ValueError, r"scores must be a 2-D array"),
     ("abc", [0], {}, TypeError, r"scores must be an array or tensor, got str"),
     (FakeGpuTensor(), [0], {}, TypeError, r"scores must be convertible .* \.detach\(\)\.cpu\(\)"),
 ]
@@ -205,8 +222,32 @@ def test_bad_scores_input(
 
 
 RANKS_ERRORS = [
-    (([0, 1], [1, 1], None), ValueError, r"optimistic must be integers >= 1, got 0 at index 0"),
-    (([1, 1.5], [1, 2], None), ValueError, r"optimistic must be integers >= 1, got 1\.5"),
+    (
+        ([0, 1], [1, 1], None),
+        ValueError,
+        r"optimistic must be integers between 1 and 2\*\*53, got 0 at",
+    ),
+    (([1, 1.5], [1, 2], None), ValueError, r"optimistic must be integers between .* got 1\.5"),
+    (([1, np.nan], [1, 2], None), ValueError, r"optimistic must be integers between .* got nan"),
+    (([1, 2], [1, np.inf], None), ValueError, r"pessimistic must be integers between .* got inf"),
+    (([1, 2**53 + 1], [1, 2**53 + 1], None), ValueError, r"optimistic .* got 9007199254740993"),
+    (([1, 2**63 - 1], [1, 2**63 - 1], None), ValueError, r"optimistic .* 2\*\*53, got 92233"),
+    (
+        (np.array([2**63], dtype=np.uint64), [1], None),
+        ValueError,
+        r"optimistic .* 9223372036854775808",
+    ),
+    (([1.0, 2.0**63], [1, 2], None), ValueError, r"optimistic .* got 9\.22\d*e\+18 at index 1"),
+    (
+        ([1, 10**30], [1, 2], None),
+        TypeError,
+        r"optimistic must hold integers, got an array of dtype object",
+    ),
+    (([1, 2], [1, 2], 0), ValueError, r"num_candidates must be integers >= 1, got 0"),
+    (([1, 2], [1, 3], 2), ValueError, r"pessimistic rank 3 > num_candidates 2 at index 1"),
+    (([1, 2], [1, 2], "5"), TypeError, r"num_candidates must be an array-like of numbers"),
+    (([1, 2], [1, 2], 2.5), ValueError, r"num_candidates must be integers >= 1, got 2\.5"),
+    (([True, True], [1, 1], None), TypeError, r"optimistic must hold integers"),
     (([1, 2], [1, 1], None), ValueError, r"pessimistic .* not be smaller .* 1 < 2 at index 1"),
     (([1, 2], [1, 2, 3], None), ValueError, r"pessimistic must have one entry per task"),
     (([1, 2], [1, 3], [5, 2]), ValueError, r"pessimistic rank 3 > num_candidates 2 at index 1"),
@@ -369,3 +410,46 @@ def test_constant_scores_score_exactly_chance_in_expectation() -> None:
     # realistic ranks (C + 1) / 2 are not chance for nonlinear metrics: MRR is far too low
     assert results["expected.mrr"] == pytest.approx(results.expected_value("mrr"), rel=1e-14)
     assert results["realistic.zmrr"] < -3
+
+
+# --- arguments of the right kind in other types --------------------------------------------------
+
+
+@pytest.mark.parametrize("chunk_elements", [np.int64(5), np.int32(5), np.uint8(5), 5, 10**30])
+def test_chunk_elements_takes_any_integer(chunk_elements: int) -> None:
+    scores = np.array([[0.1, 0.9, 0.5], [0.3, 0.3, 0.2]])
+    expected = ranks_from_scores(scores, [2, 0])
+    ranks = ranks_from_scores(scores, [2, 0], chunk_elements=chunk_elements)
+    assert ranks.optimistic.tolist() == expected.optimistic.tolist()
+    assert ranks.pessimistic.tolist() == expected.pessimistic.tolist()
+
+
+@pytest.mark.parametrize("flag", [np.bool_(False), False])
+def test_larger_is_better_takes_numpy_bools(flag: bool) -> None:
+    distances = np.array([[0.5, 0.1, 0.9]])
+    ranks = ranks_from_scores(distances, [0], larger_is_better=flag)
+    assert ranks.optimistic.tolist() == [2]
+
+
+def test_ranks_take_a_scalar_num_candidates() -> None:
+    for count in (7, np.int64(7), 7.0, np.array(7)):
+        ranks = Ranks([1, 2, 3], [1, 4, 3], count)
+        assert ranks.num_candidates is not None
+        assert ranks.num_candidates.tolist() == [7, 7, 7]
+        assert not ranks.num_candidates.flags.writeable
+
+
+def test_ranks_up_to_two_to_the_53_are_exact() -> None:
+    big = 2**53
+    ranks = Ranks([big - 1, big], [big, big], [big, big])
+    assert ranks.realistic.tolist() == [big - 0.5, float(big)]
+    assert ranks.pessimistic.dtype == np.int64
+
+
+def test_ranks_do_not_mutate_or_alias_their_input() -> None:
+    optimistic = np.array([1, 2, 3])
+    pessimistic = np.array([1, 4, 3])
+    ranks = Ranks(optimistic, pessimistic, [5, 5, 5])
+    optimistic[0] = 99
+    assert ranks.optimistic.tolist() == [1, 2, 3]
+    assert pessimistic.tolist() == [1, 4, 3]

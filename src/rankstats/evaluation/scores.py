@@ -17,6 +17,7 @@ expectation over that tie-breaking, exactly.
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -25,7 +26,7 @@ import numpy as np
 import numpy.typing as npt
 
 from rankstats.arrays import BoolArray, FloatArray, IntArray
-from rankstats.validation import check_num_candidates
+from rankstats.validation import MAX_NUM_CANDIDATES, check_num_candidates
 
 __all__ = [
     "EVALUATION_RANK_TYPES",
@@ -52,8 +53,13 @@ EVALUATION_RANK_TYPES: tuple[EvaluationRankType, ...] = (
 DEFAULT_CHUNK_ELEMENTS = 2**22
 
 
+#: the largest rank accepted: ranks never exceed their candidate count, which is at most 2**53
+#: (integers are exact in float64 up to there, and sums of two ranks cannot overflow int64)
+MAX_RANK = MAX_NUM_CANDIDATES
+
+
 def _integer_ranks(value: Any, name: str) -> IntArray:
-    """Validate ranks that must be integers >= 1 (optimistic and pessimistic ranks)."""
+    """Validate ranks that must be integers in [1, 2**53] (optimistic and pessimistic ranks)."""
     array = np.asarray(value)
     if array.ndim != 1:
         raise ValueError(f"{name} must be one-dimensional, got an array of shape {array.shape}")
@@ -62,13 +68,15 @@ def _integer_ranks(value: Any, name: str) -> IntArray:
     if array.dtype == np.bool_ or not np.issubdtype(array.dtype, np.number):
         raise TypeError(f"{name} must hold integers, got an array of dtype {array.dtype}")
     if np.issubdtype(array.dtype, np.floating):
-        bad = ~np.isfinite(array) | (array < 1) | (array != np.floor(array))
+        with np.errstate(invalid="ignore"):
+            bad = ~(array >= 1) | ~(array <= MAX_RANK) | (array != np.floor(array))
     else:
-        bad = array < 1
+        bad = (array < 1) | (array > MAX_RANK)
     if bad.any():
         index = int(np.flatnonzero(bad)[0])
         raise ValueError(
-            f"{name} must be integers >= 1, got {array[index].item()!r} at index {index}"
+            f"{name} must be integers between 1 and 2**53, got {array[index].item()!r} "
+            f"at index {index}"
         )
     return array.astype(np.int64, copy=False)
 
@@ -84,9 +92,18 @@ class Ranks:
     pessimistic : array-like of shape (n,)
         :math:`p_i =` the number of candidates scored at least as well, the true one included;
         :math:`o_i \le p_i`.
-    num_candidates : array-like of shape (n,), optional
+    num_candidates : int or array-like of shape (n,), optional
         The candidates of each task left after filtering, the true one included;
-        :math:`p_i \le C_i`.
+        :math:`p_i \le C_i`. One integer stands for the same count for every task.
+
+    Raises
+    ------
+    ValueError
+        If a rank is not an integer in :math:`[1, 2^{53}]` (larger ranks would lose precision in
+        ``float64`` and overflow ``int64`` in sums), the arrays differ in length, a pessimistic
+        rank is below its optimistic rank or above its candidate count.
+    TypeError
+        If the ranks are not numeric.
 
     Notes
     -----
@@ -123,7 +140,13 @@ class Ranks:
             )
         candidates = None
         if self.num_candidates is not None:
-            candidates = check_num_candidates(self.num_candidates)
+            given: Any = self.num_candidates
+            if np.ndim(given) == 0 and not isinstance(given, str | bytes | Mapping):
+                # one count for every task
+                scalar = check_num_candidates(np.reshape(np.asarray(given), 1))
+                candidates = np.full(optimistic.shape, scalar[0], dtype=np.int64)
+            else:
+                candidates = check_num_candidates(given)
             if candidates.shape != optimistic.shape:
                 raise ValueError(
                     f"num_candidates must have one entry per task like optimistic "
@@ -329,7 +352,8 @@ def ranks_from_scores(
         answers). It must not exclude the true candidate. Scores under the mask are ignored,
         whatever their value.
     larger_is_better : bool, default=True
-        Whether larger scores are better; ``False`` for distances and losses.
+        Whether larger scores are better; ``False`` for distances and losses. It must be a
+        ``bool`` (a numpy bool is fine): a truthy string such as ``"False"`` is refused.
     chunk_elements : int, default=2**22
         The most score entries compared at once: rows are processed in chunks, so temporary
         memory stays bounded whatever the batch size.
@@ -346,7 +370,8 @@ def ranks_from_scores(
         On shape mismatches, targets out of range, a mask excluding the true candidate, a NaN or
         infinite unfiltered score (naming the row), or a target score absent from its row.
     TypeError
-        On non-numeric scores, non-integer targets or a non-boolean mask.
+        On non-numeric scores, non-integer targets, a non-boolean mask or ``larger_is_better``,
+        or a ``chunk_elements`` that is not an integer.
 
     Notes
     -----
@@ -373,12 +398,17 @@ def ranks_from_scores(
     batch, width = clean_scores.shape
     if (targets is None) == (target_scores is None):
         raise ValueError("give exactly one of targets (column indices) and target_scores")
-    if (
-        isinstance(chunk_elements, bool)
-        or not isinstance(chunk_elements, int)
-        or chunk_elements < 1
-    ):
+    if isinstance(chunk_elements, bool) or not isinstance(chunk_elements, numbers.Integral):
+        raise TypeError(f"chunk_elements must be a positive integer, got {chunk_elements!r}")
+    if chunk_elements < 1:
         raise ValueError(f"chunk_elements must be a positive integer, got {chunk_elements!r}")
+    chunk_elements = int(chunk_elements)
+    if not isinstance(larger_is_better, bool | np.bool_):
+        raise TypeError(
+            f"larger_is_better must be a bool (True: larger scores are better), "
+            f"got {larger_is_better!r}"
+        )
+    larger_is_better = bool(larger_is_better)
     clean_targets = None if targets is None else _check_targets(targets, (batch, width))
     clean_target_scores = (
         None if target_scores is None else _check_target_scores(target_scores, batch)
