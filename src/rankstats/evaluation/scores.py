@@ -17,7 +17,6 @@ expectation over that tie-breaking, exactly.
 
 from __future__ import annotations
 
-import numbers
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -26,7 +25,7 @@ import numpy as np
 import numpy.typing as npt
 
 from rankstats.arrays import BoolArray, FloatArray, IntArray
-from rankstats.validation import MAX_NUM_CANDIDATES, check_num_candidates
+from rankstats.validation import MAX_NUM_CANDIDATES, check_num_candidates, check_positive_int
 
 __all__ = [
     "EVALUATION_RANK_TYPES",
@@ -398,11 +397,7 @@ def ranks_from_scores(
     batch, width = clean_scores.shape
     if (targets is None) == (target_scores is None):
         raise ValueError("give exactly one of targets (column indices) and target_scores")
-    if isinstance(chunk_elements, bool) or not isinstance(chunk_elements, numbers.Integral):
-        raise TypeError(f"chunk_elements must be a positive integer, got {chunk_elements!r}")
-    if chunk_elements < 1:
-        raise ValueError(f"chunk_elements must be a positive integer, got {chunk_elements!r}")
-    chunk_elements = int(chunk_elements)
+    chunk_elements = check_positive_int(chunk_elements, "chunk_elements")
     if not isinstance(larger_is_better, bool | np.bool_):
         raise TypeError(
             f"larger_is_better must be a bool (True: larger scores are better), "
