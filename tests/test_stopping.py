@@ -7,7 +7,7 @@ import json
 import numpy as np
 import pytest
 
-from rankstats import HitsAtK
+from rankstats import HitsAtK, Ranks
 from rankstats.evaluation import EarlyStopper, evaluate
 
 
@@ -105,3 +105,211 @@ def test_bad_reports() -> None:
     with pytest.raises(TypeError, match="epoch must be an integer"):
         stopper.report(0.6, epoch=4.0)  # type: ignore[arg-type]
     assert stopper.history == [(3, 0.5)]
+
+
+# --- flat dictionaries ---------------------------------------------------------------------------
+
+
+def test_report_takes_the_flat_dict_of_results() -> None:
+    results = evaluate(
+        {"head": Ranks([1, 2], [1, 3], [10, 10]), "tail": Ranks([1, 3], [2, 4], [10, 10])},
+        metrics=["mrr", "hits@1", "mr"],
+    )
+    for key, expected in (
+        ("mrr", results["both.realistic.mrr"]),
+        ("tail.mrr", results["tail.realistic.mrr"]),
+        ("pessimistic.hits@1", results["both.pessimistic.hits@1"]),
+        ("head.optimistic.arithmetic_mean_rank", results["head.optimistic.mr"]),
+    ):
+        for flat in (results.to_dict(), results.to_dict(statistics=True), results.to_flat_dict()):
+            stopper = EarlyStopper(key)
+            stopper.report(flat)
+            assert stopper.best_value == expected, key
+
+
+def test_report_takes_pykeen_style_flat_keys_and_objects() -> None:
+    flat = {
+        "head.realistic.inverse_harmonic_mean_rank": 0.2,
+        "both.realistic.inverse_harmonic_mean_rank": 0.3,
+        "both.realistic.hits_at_10": 0.6,
+        "both.optimistic.hits_at_10": 0.7,
+        "both.realistic.adjusted_hits_at_k": 0.1,  # PyKEEN's key for k = 10
+    }
+    stopper = EarlyStopper("mrr")
+    stopper.report(flat)
+    assert stopper.best_value == 0.3
+    hits = EarlyStopper("hits@10")
+    hits.report(flat)
+    assert hits.best_value == 0.6
+    adjusted = EarlyStopper("adjusted_hits_at_10")
+    adjusted.report(flat)
+    assert adjusted.best_value == 0.1
+
+    class PykeenLikeResults:
+        def to_flat_dict(self) -> dict[str, float]:
+            return flat
+
+    duck = EarlyStopper("head.mrr")
+    duck.report(PykeenLikeResults())
+    assert duck.best_value == 0.2
+
+
+def test_report_uses_the_only_side_or_rank_type_present() -> None:
+    stopper = EarlyStopper("mrr")
+    stopper.report(
+        {"tail.optimistic.inverse_harmonic_mean_rank": 0.4, "tail.optimistic.hits_at_1": 0.1}
+    )
+    assert stopper.best_value == 0.4
+
+
+def test_ambiguous_and_missing_keys_say_what_is_wanted() -> None:
+    stopper = EarlyStopper("mrr")
+    ambiguous = {"head.inverse_harmonic_mean_rank": 0.1, "tail.inverse_harmonic_mean_rank": 0.2}
+    with pytest.raises(ValueError, match=r"several keys for 'mrr'.*head.*tail"):
+        stopper.report(ambiguous)
+    with pytest.raises(
+        KeyError,
+        match=r"no value for 'mrr'.*'both.realistic.inverse_harmonic_mean_rank'.*'hits_at_1'",
+    ):
+        stopper.report({"hits_at_1": 0.5})
+    assert stopper.history == []
+    assert stopper.best_value is None
+
+
+# --- epochs and values ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("epoch", "error", "match"),
+    [
+        (-1, ValueError, r"epoch must be a non-negative integer, got -1"),
+        (1.0, TypeError, r"epoch must be an integer, got 1\.0"),
+        (True, TypeError, r"epoch must be an integer, got True"),
+        ("3", TypeError, r"epoch must be an integer"),
+    ],
+)
+def test_bad_epochs(epoch: object, error: type, match: str) -> None:
+    stopper = EarlyStopper("mrr")
+    with pytest.raises(error, match=match):
+        stopper.report(0.5, epoch=epoch)  # type: ignore[arg-type]
+    assert stopper.history == []
+
+
+def test_numpy_epochs_and_values() -> None:
+    stopper = EarlyStopper("mrr")
+    stopper.report(np.float64(0.5), epoch=np.int64(10))
+    stopper.report(np.float32(0.25), epoch=np.uint8(11))
+    assert stopper.history == [(10, 0.5), (11, 0.25)]
+    assert all(type(epoch) is int and type(value) is float for epoch, value in stopper.history)
+
+
+@pytest.mark.parametrize("value", [float("nan"), float("inf"), -float("inf"), np.float32("nan")])
+def test_non_finite_values_are_refused_without_a_change(value: float) -> None:
+    stopper = EarlyStopper("mrr")
+    stopper.report(0.5)
+    before = stopper.state_dict()
+    with pytest.raises(ValueError, match="must be finite"):
+        stopper.report(value)
+    with pytest.raises(ValueError, match="must be finite"):
+        stopper.report({"mrr": value})
+    assert stopper.state_dict() == before
+
+
+# --- loading state -------------------------------------------------------------------------------
+
+
+def saved_state() -> dict[str, object]:
+    stopper = EarlyStopper("mr", patience=3)
+    run(stopper, [40.0, 30.0, 31.0, 32.0])
+    return json.loads(json.dumps(stopper.state_dict()))
+
+
+STATE_ERRORS = [
+    ({"best_value": float("nan")}, ValueError, r"state\['best_value'\] must be finite, got nan"),
+    ({"best_value": "30"}, TypeError, r"state\['best_value'\] must be a real number"),
+    ({"best_value": None}, ValueError, r"must both be None or both be set"),
+    ({"best_epoch": -1}, ValueError, r"state\['best_epoch'\] must be a non-negative integer"),
+    ({"best_epoch": 1.0}, TypeError, r"state\['best_epoch'\] must be an integer"),
+    ({"best_epoch": 2}, ValueError, r"is not an entry of state\['history'\]"),
+    ({"best_value": 31.0}, ValueError, r"is not an entry of state\['history'\]"),
+    ({"bad_evaluations": 5}, ValueError, r"the number of reports after the best one \(2\), got 5"),
+    ({"bad_evaluations": -1}, ValueError, r"bad_evaluations'\] must be a non-negative integer"),
+    ({"bad_evaluations": "2"}, TypeError, r"bad_evaluations'\] must be an integer"),
+    ({"history": "abc"}, TypeError, r"state\['history'\] must be a list of \[epoch, value\]"),
+    (
+        {"history": [[0, 40.0], [1]]},
+        TypeError,
+        r"state\['history'\]\[1\] must be an \[epoch, value\]",
+    ),
+    (
+        {"history": [[0, 40.0], [0, 30.0]]},
+        ValueError,
+        r"epochs of state\['history'\] must increase",
+    ),
+    (
+        {"history": [[0, 40.0], [1, float("nan")]]},
+        ValueError,
+        r"\[1\]\[1\] \(a value\) must be finite",
+    ),
+    ({"history": []}, ValueError, r"state\['history'\] is empty"),
+    ({"version": 2}, ValueError, r"state has version 2; this version of rankstats reads 1"),
+    ({"surprise": 1}, ValueError, r"state has unknown keys \['surprise'\]"),
+    ({"metric": 3}, TypeError, r"state\['metric'\] must be a str"),
+    ({"larger_is_better": "no"}, TypeError, r"state\['larger_is_better'\] must be a bool"),
+    ({"patience": 0}, ValueError, r"patience'\] must be a positive integer"),
+    ({"relative_delta": -1.0}, ValueError, r"relative_delta'\] must be non-negative"),
+]
+
+
+@pytest.mark.parametrize(("change", "error", "match"), STATE_ERRORS)
+def test_bad_states_are_refused_before_anything_changes(
+    change: dict[str, object], error: type, match: str
+) -> None:
+    state = {**saved_state(), **change}
+    stopper = EarlyStopper("mr", patience=3)
+    run(stopper, [10.0, 11.0])
+    before = stopper.state_dict()
+    with pytest.raises(error, match=match):
+        stopper.load_state_dict(state)
+    assert stopper.state_dict() == before
+    with pytest.raises(error, match=match):
+        EarlyStopper.from_state_dict(state)
+
+
+@pytest.mark.parametrize("key", ["history", "best_value", "metric"])
+def test_missing_state_keys(key: str) -> None:
+    state = saved_state()
+    del state[key]
+    with pytest.raises(ValueError, match=rf"state lacks the keys \['{key}'\]"):
+        EarlyStopper("mr").load_state_dict(state)
+
+
+def test_state_must_be_a_mapping() -> None:
+    with pytest.raises(TypeError, match="state must be a mapping"):
+        EarlyStopper("mr").load_state_dict([("metric", "mr")])  # type: ignore[arg-type]
+
+
+def test_a_state_without_version_is_read_as_version_one() -> None:
+    state = saved_state()
+    del state["version"]
+    restored = EarlyStopper.from_state_dict(state)
+    assert restored.best_value == 30.0
+    assert restored.bad_evaluations == 2
+
+
+def test_a_fresh_state_round_trips() -> None:
+    fresh = EarlyStopper("mrr")
+    restored = EarlyStopper.from_state_dict(json.loads(json.dumps(fresh.state_dict())))
+    assert restored.state_dict() == fresh.state_dict()
+
+
+def test_stoppers_pickle_and_copy() -> None:
+    import copy
+    import pickle
+
+    stopper = EarlyStopper("mr", patience=3)
+    run(stopper, [40.0, 30.0, 31.0])
+    for clone in (pickle.loads(pickle.dumps(stopper)), copy.deepcopy(stopper)):
+        assert clone.state_dict() == stopper.state_dict()
+        assert run(clone, [32.0, 33.0]) == [False, True]
+    assert stopper.bad_evaluations == 1

@@ -1,17 +1,75 @@
-"""Early stopping on a rank-based metric, in whichever direction the metric improves."""
+"""Early stopping on a rank-based metric, in whichever direction the metric improves.
+
+A stopper is safe to share between threads: :meth:`EarlyStopper.report`,
+:meth:`EarlyStopper.state_dict` and :meth:`EarlyStopper.load_state_dict` hold a lock, so
+concurrent reports are serialised (in an order the threads decide; give explicit epochs if the
+order matters).
+"""
 
 from __future__ import annotations
 
+import functools
 import math
 import numbers
-from collections.abc import Mapping
+import threading
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from rankstats.base import RankBasedMetric
+from rankstats.evaluation.results import DEFAULT_RANK_TYPE, SIDE_BOTH
+from rankstats.evaluation.scores import EVALUATION_RANK_TYPES
 from rankstats.registry import metric_resolver
 from rankstats.validation import check_positive_int
 
 __all__ = ["EarlyStopper"]
+
+#: the version of the layout of :meth:`EarlyStopper.state_dict`
+STATE_VERSION = 1
+_STATE_KEYS = frozenset(
+    {
+        "version",
+        "metric",
+        "larger_is_better",
+        "patience",
+        "relative_delta",
+        "absolute_delta",
+        "best_value",
+        "best_epoch",
+        "bad_evaluations",
+        "history",
+    }
+)
+_REQUIRED_STATE_KEYS = frozenset(
+    {"metric", "larger_is_better", "best_value", "best_epoch", "bad_evaluations", "history"}
+)
+
+#: a parsed results key: side (None: not given), rank type (None: not given) and metric
+ParsedKey = tuple[str | None, str | None, RankBasedMetric]
+
+
+@functools.lru_cache(maxsize=4096)
+def _parse_key(key: str) -> ParsedKey | None:
+    """Split a results key ``[side.][rank_type.]metric`` into its parts; ``None`` if it is not one.
+
+    Keys such as ``"both.realistic.mrr.z_score"`` (statistics next to the values) are not keys of
+    a value and give ``None``.
+    """
+    *qualifiers, name = key.split(".")
+    if len(qualifiers) > 2:
+        return None
+    side = rank_type = None
+    for part in qualifiers:
+        if part in EVALUATION_RANK_TYPES and rank_type is None:
+            rank_type = part
+        elif part not in EVALUATION_RANK_TYPES and side is None and part:
+            side = part
+        else:
+            return None
+    try:
+        metric = metric_resolver.make(name)
+    except (TypeError, ValueError):
+        return None
+    return side, rank_type, metric
 
 
 class EarlyStopper:
@@ -23,7 +81,10 @@ class EarlyStopper:
         The result to watch: a key of :class:`~rankstats.evaluation.results.EvaluationResults`
         such as ``"mrr"`` or ``"tail.realistic.hits@10"``, or a metric. Whether larger values
         are better is taken from the metric's
-        :attr:`~rankstats.RankBasedMetric.increasing` flag, so ``"mr"`` is minimised.
+        :attr:`~rankstats.RankBasedMetric.increasing` flag, so ``"mr"`` is minimised. In a
+        plain mapping such as ``results.to_dict()`` or PyKEEN's ``to_flat_dict()``, the value is
+        found by the key itself or by any key naming the same metric, side and rank type
+        (``"both.realistic.inverse_harmonic_mean_rank"`` for ``"mrr"``).
     patience : int, default=2
         The number of evaluations in a row without improvement after which to stop.
     relative_delta : float, default=0.0
@@ -41,7 +102,15 @@ class EarlyStopper:
     .. math:: s (x - b) > \max(\delta_{\text{rel}} |b|, \delta_{\text{abs}}),
 
     which, unlike a factor :math:`(1 + \delta_{\text{rel}}) b`, also works for the negative
-    values of adjusted indices and z-scores. The first value always improves.
+    values of adjusted indices and z-scores. The first value always improves. (PyKEEN's
+    :math:`|x - b| > \delta_{\text{rel}} \max(|x|, |b|)` differs slightly: see the PyKEEN guide.)
+
+    Values must be finite: a NaN or infinite value raises a :class:`ValueError` rather than
+    counting silently as no improvement. Epochs are non-negative integers that increase from
+    report to report; by default each report is one epoch after the previous one, starting at 0.
+
+    A failed call (bad value, epoch or state) leaves the stopper unchanged. The stopper is safe to
+    use from several threads.
 
     Examples
     --------
@@ -98,6 +167,16 @@ class EarlyStopper:
         self.bad_evaluations = 0
         #: every reported (epoch, value)
         self.history: list[tuple[int, float]] = []
+        self._lock = threading.RLock()
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = self.__dict__.copy()
+        del state["_lock"]
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._lock = threading.RLock()
 
     @property
     def should_stop(self) -> bool:
@@ -123,44 +202,57 @@ class EarlyStopper:
         Parameters
         ----------
         result : EvaluationResults, mapping or float
-            The evaluation: results (or any mapping, e.g. a flat dict) to look the key up in, or
-            the value itself.
+            The evaluation: results, any mapping of keys to values (e.g. ``results.to_dict()``
+            or PyKEEN's ``to_flat_dict()``), an object with a ``to_flat_dict()`` method (PyKEEN's
+            results), or the value itself.
         epoch : int, optional
-            The epoch of the evaluation; by default one after the previous one (0 at first).
-            Epochs must increase.
+            The epoch of the evaluation, a non-negative integer; by default one after the
+            previous one (0 at first). Epochs must increase.
 
         Returns
         -------
         bool
             :attr:`should_stop`.
+
+        Raises
+        ------
+        KeyError
+            If the results hold no value for the watched key (the message lists what was
+            looked for).
+        ValueError
+            If the value is not finite, the epoch does not increase, or several keys of a
+            mapping match.
+        TypeError
+            If the result or the epoch has the wrong type.
         """
-        value = self._value(result)
-        epoch = self._next_epoch(epoch)
-        if self.is_improvement(value):
-            self.best_value, self.best_epoch = value, epoch
-            self.bad_evaluations = 0
-        else:
-            self.bad_evaluations += 1
-        self.history.append((epoch, value))
-        return self.should_stop
+        with self._lock:
+            value = self._value(result)
+            epoch = self._next_epoch(epoch)
+            if self.is_improvement(value):
+                self.best_value, self.best_epoch = value, epoch
+                self.bad_evaluations = 0
+            else:
+                self.bad_evaluations += 1
+            self.history.append((epoch, value))
+            return self.should_stop
 
     def _next_epoch(self, epoch: Any) -> int:
         if epoch is None:
             return 0 if not self.history else self.history[-1][0] + 1
-        if isinstance(epoch, bool) or not isinstance(epoch, numbers.Integral):
-            raise TypeError(f"epoch must be an integer, got {epoch!r}")
-        if self.history and epoch <= self.history[-1][0]:
-            raise ValueError(f"epochs must increase, got {epoch} after {self.history[-1][0]}")
-        return int(epoch)
+        checked = _check_epoch(epoch, "epoch")
+        if self.history and checked <= self.history[-1][0]:
+            raise ValueError(f"epochs must increase, got {checked} after {self.history[-1][0]}")
+        return checked
 
     def _value(self, result: Any) -> float:
-        if isinstance(result, Mapping):
-            try:
-                raw = result[self.key]
-            except KeyError as error:
-                raise KeyError(f"the results have no value for {self.key!r}: {error}") from error
-        else:
-            raw = result
+        if not isinstance(result, Mapping) and callable(getattr(result, "to_flat_dict", None)):
+            result = result.to_flat_dict()  # e.g. PyKEEN's MetricResults
+            if not isinstance(result, Mapping):
+                raise TypeError(
+                    f"to_flat_dict() of the results must return a mapping, "
+                    f"got {type(result).__name__}"
+                )
+        raw = self._lookup(result) if isinstance(result, Mapping) else result
         try:
             if isinstance(raw, str | bytes):
                 raise TypeError(raw)
@@ -174,45 +266,123 @@ class EarlyStopper:
             raise ValueError(f"the value of {self.key!r} must be finite, got {value!r}")
         return value
 
+    def _lookup(self, result: Mapping[Any, Any]) -> Any:
+        """The watched value in a mapping: by the key itself, else by a key of the same meaning."""
+        try:
+            return result[self.key]
+        except (KeyError, TypeError, ValueError) as error:
+            missing = error
+        match = self._matching_key(result)
+        if match is None:
+            sample = ", ".join(repr(key) for key in list(result)[:8])
+            more = ", ..." if len(result) > 8 else ""
+            raise KeyError(
+                f"the results have no value for {self.key!r}: looked for that key and for keys "
+                f"naming {self._wanted()}, e.g. {self._canonical()!r}; the results have the keys "
+                f"{sample}{more}"
+            ) from missing
+        return result[match]
+
+    def _target(self) -> ParsedKey:
+        parsed = _parse_key(self.key)
+        if parsed is None:  # a metric instance's key always parses; a str key was parsed in init
+            return None, None, self.metric
+        return parsed
+
+    def _wanted(self) -> str:
+        side, rank_type, metric = self._target()
+        return (
+            f"the metric {metric.key!r} for side {side or SIDE_BOTH!r} and rank type "
+            f"{rank_type or DEFAULT_RANK_TYPE!r}"
+        )
+
+    def _canonical(self) -> str:
+        side, rank_type, metric = self._target()
+        return f"{side or SIDE_BOTH}.{rank_type or DEFAULT_RANK_TYPE}.{metric.key}"
+
+    def _matching_key(self, result: Mapping[Any, Any]) -> Any:
+        """The one key of ``result`` with the watched metric, side and rank type, or ``None``."""
+        side, rank_type, metric = self._target()
+        found: list[tuple[Any, str, str]] = []
+        for key in result:
+            if not isinstance(key, str):
+                continue
+            parsed = _parse_key(key)
+            if parsed is None or parsed[2] != metric:
+                continue
+            key_side, key_type = parsed[0] or SIDE_BOTH, parsed[1] or DEFAULT_RANK_TYPE
+            if side is not None and key_side != side:
+                continue
+            if rank_type is not None and key_type != rank_type:
+                continue
+            found.append((key, key_side, key_type))
+        # an unspecified side or rank type prefers the default, else the only one there is
+        if side is None:
+            found = _prefer(found, 1, SIDE_BOTH)
+        if rank_type is None:
+            found = _prefer(found, 2, DEFAULT_RANK_TYPE)
+        if not found:
+            return None
+        if len(found) > 1:
+            raise ValueError(
+                f"the results have several keys for {self.key!r}: "
+                f"{', '.join(repr(item[0]) for item in found)}; watch one of them"
+            )
+        return found[0][0]
+
     def state_dict(self) -> dict[str, Any]:
         """The configuration and progress as JSON-able Python objects."""
-        return {
-            "metric": self.key,
-            "larger_is_better": self.larger_is_better,
-            "patience": self.patience,
-            "relative_delta": self.relative_delta,
-            "absolute_delta": self.absolute_delta,
-            "best_value": self.best_value,
-            "best_epoch": self.best_epoch,
-            "bad_evaluations": self.bad_evaluations,
-            "history": [[epoch, value] for epoch, value in self.history],
-        }
+        with self._lock:
+            return {
+                "version": STATE_VERSION,
+                "metric": self.key,
+                "larger_is_better": self.larger_is_better,
+                "patience": self.patience,
+                "relative_delta": self.relative_delta,
+                "absolute_delta": self.absolute_delta,
+                "best_value": self.best_value,
+                "best_epoch": self.best_epoch,
+                "bad_evaluations": self.bad_evaluations,
+                "history": [[epoch, value] for epoch, value in self.history],
+            }
 
     def load_state_dict(self, state: Mapping[str, Any]) -> None:
         """Restore the progress saved by :meth:`state_dict` (best value, history, counters).
 
         The configuration (patience, deltas) stays as constructed; the watched key and the
-        direction must match.
+        direction must match. Everything is checked before anything changes: on any error the
+        stopper is left as it was.
+
+        Raises
+        ------
+        ValueError
+            If the state has unknown or missing keys, another version, another key or direction,
+            a NaN or infinite value, epochs that do not increase, or counters that do not agree
+            with the history.
+        TypeError
+            If the state or one of its entries has the wrong type.
         """
-        if state["metric"] != self.key or state["larger_is_better"] != self.larger_is_better:
-            raise ValueError(
-                f"the state watches {state['metric']!r} (larger_is_better="
-                f"{state['larger_is_better']}), this stopper {self.key!r} "
-                f"(larger_is_better={self.larger_is_better})"
-            )
-        self.best_value = None if state["best_value"] is None else float(state["best_value"])
-        self.best_epoch = None if state["best_epoch"] is None else int(state["best_epoch"])
-        self.bad_evaluations = int(state["bad_evaluations"])
-        self.history = [(int(epoch), float(value)) for epoch, value in state["history"]]
+        best_value, best_epoch, bad_evaluations, history = _check_state(state)
+        with self._lock:
+            if state["metric"] != self.key or state["larger_is_better"] != self.larger_is_better:
+                raise ValueError(
+                    f"the state watches {state['metric']!r} (larger_is_better="
+                    f"{state['larger_is_better']}), this stopper {self.key!r} "
+                    f"(larger_is_better={self.larger_is_better})"
+                )
+            self.best_value, self.best_epoch = best_value, best_epoch
+            self.bad_evaluations = bad_evaluations
+            self.history = history
 
     @classmethod
     def from_state_dict(cls, state: Mapping[str, Any]) -> EarlyStopper:
         """A stopper with the configuration and progress saved by :meth:`state_dict`."""
+        _check_state(state)
         stopper = cls(
             state["metric"],
-            patience=state["patience"],
-            relative_delta=state["relative_delta"],
-            absolute_delta=state["absolute_delta"],
+            patience=state.get("patience", 2),
+            relative_delta=state.get("relative_delta", 0.0),
+            absolute_delta=state.get("absolute_delta", 0.0),
             larger_is_better=state["larger_is_better"],
         )
         stopper.load_state_dict(state)
@@ -224,3 +394,124 @@ class EarlyStopper:
             f"EarlyStopper({self.key!r} ({direction}), patience={self.patience}, "
             f"best_value={self.best_value}, best_epoch={self.best_epoch})"
         )
+
+
+def _prefer(
+    found: list[tuple[Any, str, str]], position: int, default: str
+) -> list[tuple[Any, str, str]]:
+    """Keep the matches with the default side / rank type if there are any, else all of them.
+
+    Several matches left over are reported as ambiguous by the caller.
+    """
+    return [item for item in found if item[position] == default] or found
+
+
+def _check_epoch(epoch: Any, name: str) -> int:
+    if isinstance(epoch, bool) or not isinstance(epoch, numbers.Integral):
+        raise TypeError(f"{name} must be an integer, got {epoch!r}")
+    if epoch < 0:
+        raise ValueError(f"{name} must be a non-negative integer, got {epoch!r}")
+    return int(epoch)
+
+
+def _check_count(value: Any, name: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name} must be an integer, got {value!r}")
+    if value < 0:
+        raise ValueError(f"{name} must be a non-negative integer, got {value!r}")
+    return int(value)
+
+
+def _check_value(value: Any, name: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a real number, got {value!r}")
+    result = float(value)
+    if not math.isfinite(result):
+        raise ValueError(f"{name} must be finite, got {result!r}")
+    return result
+
+
+def _check_state(
+    state: Any,
+) -> tuple[float | None, int | None, int, list[tuple[int, float]]]:
+    """Validate a saved state completely, and return its progress as clean Python objects.
+
+    The progress is the best value and epoch, the count of reports without improvement and the
+    history.
+    """
+    if not isinstance(state, Mapping):
+        raise TypeError(f"state must be a mapping from state_dict(), got {type(state).__name__}")
+    keys = set(state)
+    unknown = sorted(map(str, keys - _STATE_KEYS))
+    if unknown:
+        raise ValueError(f"state has unknown keys {unknown}; expected those of state_dict()")
+    missing = sorted(_REQUIRED_STATE_KEYS - keys)
+    if missing:
+        raise ValueError(f"state lacks the keys {missing}")
+    version = state.get("version", STATE_VERSION)
+    if version != STATE_VERSION or isinstance(version, bool):
+        raise ValueError(
+            f"state has version {version!r}; this version of rankstats reads {STATE_VERSION}"
+        )
+    if not isinstance(state["metric"], str):
+        raise TypeError(f"state['metric'] must be a str, got {state['metric']!r}")
+    if not isinstance(state["larger_is_better"], bool):
+        raise TypeError(
+            f"state['larger_is_better'] must be a bool, got {state['larger_is_better']!r}"
+        )
+    best_value = state["best_value"]
+    best_epoch = state["best_epoch"]
+    if (best_value is None) != (best_epoch is None):
+        raise ValueError(
+            f"state['best_value'] and state['best_epoch'] must both be None or both be set, got "
+            f"{best_value!r} and {best_epoch!r}"
+        )
+    if best_value is not None:
+        best_value = _check_value(best_value, "state['best_value']")
+        best_epoch = _check_epoch(best_epoch, "state['best_epoch']")
+    bad = _check_count(state["bad_evaluations"], "state['bad_evaluations']")
+    raw_history = state["history"]
+    if isinstance(raw_history, str | bytes) or not isinstance(raw_history, Sequence):
+        raise TypeError(
+            f"state['history'] must be a list of [epoch, value] pairs, got {raw_history!r}"
+        )
+    history: list[tuple[int, float]] = []
+    for index, entry in enumerate(raw_history):
+        name = f"state['history'][{index}]"
+        if isinstance(entry, str | bytes) or not isinstance(entry, Sequence) or len(entry) != 2:
+            raise TypeError(f"{name} must be an [epoch, value] pair, got {entry!r}")
+        epoch = _check_epoch(entry[0], f"{name}[0] (an epoch)")
+        value = _check_value(entry[1], f"{name}[1] (a value)")
+        if history and epoch <= history[-1][0]:
+            raise ValueError(
+                f"the epochs of state['history'] must increase, got {epoch} at {index}"
+            )
+        history.append((epoch, value))
+    # the counters follow from the history: the best entry, and the reports after it
+    if history:
+        epochs = [epoch for epoch, _ in history]
+        if best_epoch not in epochs or history[epochs.index(best_epoch)][1] != best_value:
+            raise ValueError(
+                f"state['best_epoch'] = {best_epoch!r} with state['best_value'] = "
+                f"{best_value!r} is not an entry of state['history']"
+            )
+        after = len(history) - 1 - epochs.index(best_epoch)
+        if bad != after:
+            raise ValueError(
+                f"state['bad_evaluations'] must be the number of reports after the best one "
+                f"({after}), got {bad}"
+            )
+    elif best_value is not None or bad:
+        raise ValueError(
+            "state['history'] is empty, so state['best_value'] must be None and "
+            "state['bad_evaluations'] 0"
+        )
+    for name in ("patience",):
+        if name in state:
+            check_positive_int(state[name], f"state[{name!r}]")
+    for name in ("relative_delta", "absolute_delta"):
+        if name in state:
+            delta = _check_value(state[name], f"state[{name!r}]")
+            if delta < 0:
+                raise ValueError(f"state[{name!r}] must be non-negative, got {delta!r}")
+    return best_value, best_epoch, bad, history
