@@ -101,8 +101,8 @@ def test_state_is_bounded_by_distinct_values() -> None:
     once = RankAccumulator(["mrr"])
     once.update(batch)
     for side in ("head", "tail"):
-        for name, table in accumulator._sides[side].tables().items():
-            assert len(table) == len(once._sides[side].tables()[name])
+        for name, table in accumulator._state.sides[side].tables().items():
+            assert len(table) == len(once._state.sides[side].tables()[name])
     assert accumulator.compute()["mrr"] == pytest.approx(once.compute()["mrr"], rel=1e-14)
     assert accumulator.num_ranks == 50 * once.num_ranks
 
@@ -151,3 +151,259 @@ def test_bad_merges_and_updates() -> None:
     expected_only = RankAccumulator(["mrr"], rank_types=["expected"])
     with pytest.raises(ValueError, match="'expected' needs the optimistic and pessimistic ranks"):
         expected_only.update([1.0, 2.0])
+
+
+# --- atomic updates and merges -------------------------------------------------------------------
+
+
+def snapshot(accumulator: RankAccumulator) -> str:
+    return json.dumps(accumulator.state_dict(), sort_keys=True)
+
+
+def test_failed_updates_and_merges_change_nothing() -> None:
+    accumulator = accumulate(BATCHES[:2], GROUPS[:2])
+    before = snapshot(accumulator)
+    failures = [
+        # a new label with a layout that does not fit: the label must not be kept
+        lambda: accumulator.update({"head": [1.0], "tail": [2.0]}, groups=["new"]),
+        lambda: accumulator.update(BATCHES[0]),  # no groups now
+        lambda: accumulator.update(BATCHES[0], groups=np.arange(len(BATCHES[0]["head"]) + 1)),
+        lambda: accumulator.update({"head": BATCHES[0]["head"]}, groups=GROUPS[0]),
+        lambda: accumulator.update(BATCHES[0], groups=[[1, 2]] * len(BATCHES[0]["head"])),
+        lambda: accumulator.update({"head": [0.0], "tail": [1.0]}, groups=["other"]),
+        lambda: accumulator.merge(accumulate(BATCHES[:1])),  # without groups
+        lambda: accumulator.merge(RankAccumulator(["mrr"])),
+    ]
+    other = RankAccumulator(METRICS)
+    other.update({"head": [1.0], "tail": [2.0]}, groups=["fresh"])
+    failures.append(lambda: accumulator.merge(other))  # new label, sides of another kind
+    for fail in failures:
+        with pytest.raises((ValueError, TypeError)):
+            fail()
+        assert snapshot(accumulator) == before
+
+
+def test_merging_into_itself_doubles_the_counts() -> None:
+    accumulator = accumulate(BATCHES[:2])
+    accumulator.merge(accumulator)
+    assert_identical(accumulator.compute(), accumulate(BATCHES[:2] * 2).compute())
+
+
+# --- group labels --------------------------------------------------------------------------------
+
+
+def test_labels_of_different_types_stay_apart() -> None:
+    accumulator = RankAccumulator(["mrr", "count"])
+    accumulator.update([1.0, 2.0], groups=[1, "1"])
+    accumulator.update([4.0], groups=np.array(["1"]))
+    accumulator.update([8.0], groups=np.array([1]))
+    results = accumulator.compute()
+    assert set(results.by_group) == {1, "1"}
+    assert results.by_group[1]["count"] == 2
+    assert results.by_group["1"]["count"] == 2
+    assert results.by_group[1]["mrr"] == pytest.approx((1 + 1 / 8) / 2)
+    assert results.by_group["1"]["mrr"] == pytest.approx((1 / 2 + 1 / 4) / 2)
+
+
+def test_labels_equal_in_python_are_one_group() -> None:
+    accumulator = RankAccumulator(["count"])
+    accumulator.update([1.0, 2.0, 3.0], groups=[1, np.int64(1), 1.0])
+    accumulator.update([4.0], groups=np.array([1], dtype=np.uint8))
+    results = accumulator.compute()
+    assert list(results.by_group) == [1]
+    assert results.by_group[1]["count"] == 4
+
+
+def test_mixed_labels_are_listed_in_a_stable_order() -> None:
+    accumulator = RankAccumulator(["count"])
+    accumulator.update([1.0, 2.0, 3.0, 4.0], groups=["b", 2, "a", 1])
+    assert list(accumulator.compute().by_group) == [1, 2, "a", "b"]
+    same = RankAccumulator(["count"])
+    same.update([3.0, 4.0], groups=["a", 1])
+    same.update([1.0, 2.0], groups=["b", 2])
+    assert list(same.compute().by_group) == [1, 2, "a", "b"]
+
+
+def test_string_labels_stream_like_evaluate() -> None:
+    labels = [np.array(["x", "y", "z", "w", "v"])[g] for g in GROUPS]
+    accumulator = accumulate(BATCHES, labels)
+    one_shot = evaluate(ALL, metrics=METRICS, groups=np.concatenate(labels))
+    assert_identical(accumulator.compute(), one_shot)
+    for label in one_shot.by_group:
+        assert_identical(accumulator.compute().by_group[label], one_shot.by_group[label])
+
+
+@pytest.mark.parametrize(
+    ("groups", "error", "match"),
+    [
+        ([1.0, float("nan")], ValueError, "group labels must not be NaN"),
+        (np.array([1.0, np.nan]), ValueError, "group labels must not be NaN"),
+        ([[1], [2]], ValueError, "groups must be a 1-D array"),
+        (np.zeros((2, 1)), ValueError, "groups must be a 1-D array"),
+        ([{1: 2}, {3: 4}], TypeError, "group labels must be hashable"),
+        ("ab", TypeError, "groups must be an array-like of labels"),
+    ],
+)
+def test_bad_labels(groups: object, error: type, match: str) -> None:
+    accumulator = RankAccumulator(["mrr"])
+    with pytest.raises(error, match=match):
+        accumulator.update([1.0, 2.0], groups=groups)
+    assert accumulator.num_ranks == 0
+
+
+def test_tuple_labels() -> None:
+    accumulator = RankAccumulator(["count"])
+    accumulator.update([1.0, 2.0, 3.0], groups=[("a", 1), ("a", 2), ("a", 1)])
+    assert accumulator.compute().by_group[("a", 1)]["count"] == 2
+
+
+# --- empty batches, scalar candidate counts ----------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "empty", [[], (), np.array([]), np.zeros(0, dtype=np.int64), {"head": [], "tail": []}]
+)
+def test_an_empty_batch_changes_nothing(empty: object) -> None:
+    accumulator = accumulate(BATCHES[:2])
+    before = snapshot(accumulator)
+    accumulator.update(empty)
+    accumulator.update(empty, num_candidates=5)
+    assert snapshot(accumulator) == before
+    fresh = RankAccumulator(["mrr"])
+    fresh.update(empty, groups=[])
+    assert fresh.num_ranks == 0
+    fresh.update([1.0])  # it may still choose to have no groups
+    assert fresh.compute()["mrr"] == 1.0
+
+
+def test_an_empty_batch_with_labels_or_counts_is_refused() -> None:
+    accumulator = RankAccumulator(["mrr"])
+    with pytest.raises(ValueError, match="the batch has no ranks, but groups is not empty"):
+        accumulator.update([], groups=[1])
+    with pytest.raises(ValueError, match="the batch has no ranks, but num_candidates is not empty"):
+        accumulator.update([], num_candidates=[3])
+
+
+def test_a_scalar_num_candidates_broadcasts() -> None:
+    scalar = RankAccumulator(["mrr", "amri"])
+    scalar.update([1.0, 2.5, 4.0], num_candidates=10)
+    scalar.update([3.0], num_candidates=np.int64(10))
+    explicit = RankAccumulator(["mrr", "amri"])
+    explicit.update([1.0, 2.5, 4.0, 3.0], num_candidates=[10, 10, 10, 10])
+    assert_identical(scalar.compute(), explicit.compute())
+    sides = RankAccumulator(["mrr", "amri"])
+    sides.update({"head": [1.0, 2.0], "tail": [3.0]}, num_candidates={"head": 5, "tail": 7})
+    sides.update({"head": [1.0], "tail": [3.0, 1.0]}, num_candidates=7)
+    reference = evaluate(
+        {"head": [1.0, 2.0, 1.0], "tail": [3.0, 3.0, 1.0]},
+        num_candidates={"head": [5, 5, 7], "tail": [7, 7, 7]},
+        metrics=["mrr", "amri"],
+    )
+    assert_identical(sides.compute(), reference)
+
+
+@pytest.mark.parametrize(
+    ("count", "error", "match"),
+    [
+        (0, ValueError, "num_candidates must be integers >= 1"),
+        (2.5, ValueError, "num_candidates must be integers >= 1"),
+        (1, ValueError, "ranks must not exceed their num_candidates"),
+        ("10", TypeError, "num_candidates"),
+        (float("nan"), ValueError, "num_candidates"),
+    ],
+)
+def test_bad_scalar_num_candidates(count: object, error: type, match: str) -> None:
+    accumulator = RankAccumulator(["mrr"])
+    with pytest.raises(error, match=match):
+        accumulator.update([1.0, 2.0], num_candidates=count)
+    assert accumulator.num_ranks == 0
+
+
+# --- malformed state -----------------------------------------------------------------------------
+
+
+def grouped_state() -> dict:  # type: ignore[type-arg]
+    accumulator = accumulate(BATCHES[:2], GROUPS[:2])
+    return json.loads(json.dumps(accumulator.state_dict()))
+
+
+def edit(path: tuple[object, ...], value: object, delete: bool = False) -> dict:  # type: ignore[type-arg]
+    state = grouped_state()
+    target = state
+    for key in path[:-1]:
+        target = target[key]  # type: ignore[index]
+    if delete:
+        del target[path[-1]]  # type: ignore[arg-type]
+    else:
+        target[path[-1]] = value  # type: ignore[index]
+    return state
+
+
+PAIRS = ("sides", "head", "pairs")
+STATE_ERRORS = [
+    (edit(("version",), 2), ValueError, r"state has version 2"),
+    (edit(("extra",), 1), ValueError, r"state has unknown keys \['extra'\]"),
+    (edit(("labels",), None, delete=True), ValueError, r"state lacks the keys \['labels'\]"),
+    (edit(("metrics",), "mrr"), TypeError, r"state\['metrics'\] must be a list"),
+    (edit(("metrics",), ["mrrr"]), ValueError, r"unknown metric 'mrrr'"),
+    (edit(("default_metrics",), "no"), TypeError, r"default_metrics'\] must be a bool"),
+    (edit(("average",), "mean"), ValueError, r"average must be 'micro' or 'macro'"),
+    (edit(("rank_types",), "realistic"), TypeError, r"rank_types'\] must be None or a list"),
+    (edit(("grouped",), "yes"), TypeError, r"state\['grouped'\] must be None or a bool"),
+    (edit(("grouped",), None), ValueError, r"labels.\] must be empty for an accumulator without"),
+    (edit(("labels",), [0, 1, 1, 2, 3, 4]), ValueError, r"must not repeat a label"),
+    (edit(("labels",), [0, 1, 2]), ValueError, r"\['group'\] must hold integers between 0 and 2"),
+    (edit(("labels",), [0, float("nan"), 2, 3, 4]), ValueError, r"must not be NaN"),
+    (edit(("sides",), []), TypeError, r"state\['sides'\] must be a mapping"),
+    (edit(("sides", "head", "extra"), {}), ValueError, r"unknown tables \['extra'\]"),
+    (edit((*PAIRS, "count", 0), -1), ValueError, r"\['count'\] must hold integers between 1"),
+    (edit((*PAIRS, "count", 0), 0), ValueError, r"\['count'\] must hold integers between 1"),
+    (edit((*PAIRS, "count", 0), 1.5), ValueError, r"\['count'\] must hold integers"),
+    (edit((*PAIRS, "count", 0), "3"), TypeError, r"\['count'\] must hold numbers"),
+    (edit((*PAIRS, "count"), 3), TypeError, r"\['count'\] must be a list of numbers"),
+    (edit((*PAIRS, "optimistic", 0), 0), ValueError, r"\['optimistic'\] must hold integers"),
+    (edit((*PAIRS, "optimistic", 0), 2**60), ValueError, r"\['optimistic'\] must hold integers"),
+    (edit((*PAIRS, "pessimistic"), [1]), ValueError, r"one entry per row like"),
+    (edit((*PAIRS, "weight"), [1.0]), ValueError, r"must have the columns"),
+    (edit((*PAIRS, "group", 0), 99), ValueError, r"\['group'\] must hold integers between 0 and 4"),
+    (edit((*PAIRS, "optimistic", 0), 10**6), ValueError, r"pessimistic ranks must not be smaller"),
+    (
+        edit(("sides", "head", "candidates", "count", 0), 10**6),
+        ValueError,
+        r"as many ranks per group",
+    ),
+    (edit(("sides", "head", "candidates"), None, delete=True), ValueError, r"the same tables"),
+    (edit(("sides", "head", "pairs"), None, delete=True), ValueError, r"either a 'pairs' table"),
+    (edit(("sides", "head", "candidates", "num_candidates", 0), 0), ValueError, r"num_candidates"),
+]
+
+
+@pytest.mark.parametrize(("state", "error", "match"), STATE_ERRORS)
+def test_malformed_states_are_refused(state: dict, error: type, match: str) -> None:  # type: ignore[type-arg]
+    with pytest.raises(error, match=match):
+        RankAccumulator.from_state_dict(state)
+
+
+def test_state_must_be_a_mapping() -> None:
+    with pytest.raises(TypeError, match="state must be a mapping"):
+        RankAccumulator.from_state_dict([1, 2])  # type: ignore[arg-type]
+
+
+def test_a_rank_above_every_candidate_count_is_refused() -> None:
+    accumulator = RankAccumulator(["mrr"])
+    accumulator.update([1.0, 2.0], num_candidates=[3, 3])
+    state = json.loads(json.dumps(accumulator.state_dict()))
+    state["sides"]["both"]["ranks.realistic"]["rank"] = [1.0, 7.5]
+    with pytest.raises(ValueError, match="a rank exceeds every candidate count of its group"):
+        RankAccumulator.from_state_dict(state)
+    state["sides"]["both"]["ranks.realistic"]["rank"] = [1.0, 1.25]
+    with pytest.raises(ValueError, match="integers or half-integers"):
+        RankAccumulator.from_state_dict(state)
+
+
+def test_an_old_state_without_version_and_a_fresh_state_load() -> None:
+    state = grouped_state()
+    del state["version"]
+    RankAccumulator.from_state_dict(state)
+    fresh = RankAccumulator(["mrr"])
+    assert RankAccumulator.from_state_dict(fresh.state_dict()).num_ranks == 0

@@ -6,15 +6,24 @@ per side and group. Ranks are integers or half-integers, so its size is bounded 
 distinct values, not by the number of batches; updating and merging add integer counts, which is
 exact, associative and commutative, so :meth:`RankAccumulator.compute` equals
 :func:`~rankstats.evaluate` on all the ranks at once, to the last bit.
+
+Every change is all or nothing: :meth:`~RankAccumulator.update`, :meth:`~RankAccumulator.merge`
+and :meth:`~RankAccumulator.from_state_dict` validate and build the new state first and only then
+replace the old one, under a lock, so a failed call leaves the accumulator exactly as it was and
+several threads may update one accumulator at once.
 """
 
 from __future__ import annotations
 
 import copy
-from collections.abc import Hashable, Iterable, Sequence
+import math
+import threading
+from collections.abc import Hashable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from rankstats.evaluation.evaluate import (
     Average,
@@ -26,10 +35,35 @@ from rankstats.evaluation.evaluate import (
     resolve_rank_types,
 )
 from rankstats.evaluation.results import EvaluationResults
-from rankstats.evaluation.scores import EVALUATION_RANK_TYPES
-from rankstats.evaluation.tables import SideStatistics, Table
+from rankstats.evaluation.scores import EVALUATION_RANK_TYPES, MAX_RANK, Ranks
+from rankstats.evaluation.tables import GROUP, SideStatistics, Table
+from rankstats.validation import MAX_NUM_CANDIDATES
 
 __all__ = ["RankAccumulator"]
+
+#: the version of the layout of :meth:`RankAccumulator.state_dict`
+STATE_VERSION = 1
+_STATE_KEYS = frozenset(
+    {"version", "metrics", "default_metrics", "rank_types", "average", "grouped", "labels", "sides"}
+)
+#: the columns of each kind of table (besides ``count``)
+_TABLE_COLUMNS = {
+    "pairs": (GROUP, "optimistic", "pessimistic"),
+    "candidates": (GROUP, "num_candidates"),
+    **{
+        f"ranks.{rank_type}": (GROUP, "rank")
+        for rank_type in ("optimistic", "realistic", "pessimistic")
+    },
+}
+
+
+@dataclass(frozen=True)
+class _Snapshot:
+    """Everything an accumulator holds, as one immutable value (tables are never changed)."""
+
+    sides: dict[str, SideStatistics]
+    labels: tuple[Hashable, ...]
+    grouped: bool | None
 
 
 class RankAccumulator:
@@ -52,6 +86,13 @@ class RankAccumulator:
     It is picklable, and its state is small, so workers can gather their accumulators (e.g.
     ``torch.distributed.all_gather_object``) and :meth:`merge` them; :meth:`state_dict` gives the
     state as JSON-able lists.
+
+    Group labels are the same group exactly when they are equal in Python: ``1``, ``1.0`` and
+    ``np.int64(1)`` are one group, but ``1`` and ``"1"`` are two. Labels must be hashable and not
+    NaN. Results list the groups in sorted order (by type name first where types are mixed).
+
+    Updates and merges are atomic (a failed call changes nothing) and thread-safe: several threads
+    may update and merge into one accumulator at once.
 
     Examples
     --------
@@ -90,20 +131,31 @@ class RankAccumulator:
 
     def reset(self) -> None:
         """Forget every rank collected so far."""
-        self._sides: dict[str, SideStatistics] = {}
-        self._labels: list[Hashable] = []
-        self._label_ids: dict[Hashable, int] = {}
-        self._grouped: bool | None = None
+        lock = getattr(self, "_lock", None)
+        if lock is None:
+            self._lock = threading.RLock()
+        with self._lock:
+            self._state = _Snapshot({}, (), None)
+
+    def __getstate__(self) -> dict[str, Any]:
+        with self._lock:
+            state = self.__dict__.copy()
+        del state["_lock"]
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._lock = threading.RLock()
 
     @property
     def num_ranks(self) -> int:
         """The number of ranks collected (over all sides)."""
-        return sum(stats.size for stats in self._sides.values())
+        return sum(stats.size for stats in self._state.sides.values())
 
     @property
     def sides(self) -> tuple[str, ...]:
         """The sides seen so far."""
-        return tuple(self._sides)
+        return tuple(self._state.sides)
 
     def update(self, ranks: Any, num_candidates: Any = None, *, groups: Any = None) -> None:
         """Add a batch of ranks, in any form :func:`~rankstats.evaluate` takes.
@@ -112,56 +164,44 @@ class RankAccumulator:
         ----------
         ranks : Ranks, array-like or mapping
             The batch's ranks (see :func:`~rankstats.evaluate`); every batch must give the same
-            sides and kinds of ranks.
-        num_candidates : array-like or mapping, optional
-            The batch's candidate counts, if not part of ``ranks``.
+            sides and kinds of ranks. An empty batch (no ranks) changes nothing.
+        num_candidates : int, array-like or mapping, optional
+            The batch's candidate counts, if not part of ``ranks``; one integer stands for the
+            same count for every rank of the batch.
         groups : array-like or mapping, optional
             The batch's group labels; give them with every batch or with none.
+
+        Raises
+        ------
+        ValueError, TypeError
+            On bad input, or input that does not fit the earlier batches; the accumulator is then
+            left unchanged.
         """
-        prepared = prepare_input(ranks, num_candidates, None, groups)
+        if _is_empty(ranks):
+            _check_empty_companions(num_candidates, groups)
+            return
+        num_candidates = _broadcast_candidates(ranks, num_candidates)
+        codes, batch_labels = _encode_groups(groups)
+        prepared = prepare_input(ranks, num_candidates, None, codes)
         grouped = prepared.labels is not None
-        if self._grouped is not None and grouped != self._grouped:
-            raise ValueError(
-                "groups must be given with every update or with none; "
-                f"this accumulator was {'' if self._grouped else 'not '}given groups before"
-            )
         sides = prepared.sides
-        if grouped:
-            assert prepared.labels is not None
-            mapping = np.array([self._label_id(label) for label in prepared.labels], dtype=np.int64)
-            sides = {side: stats.relabel_groups(mapping) for side, stats in sides.items()}
         if self.rank_types is not None:
             first = next(iter(sides.values()))
             resolve_rank_types(self.rank_types, available_rank_types(first))
-        self._absorb(sides)
-        self._grouped = grouped
-
-    def _label_id(self, label: Hashable) -> int:
-        found = self._label_ids.get(label)
-        if found is None:
-            found = self._label_ids[label] = len(self._labels)
-            self._labels.append(label)
-        return found
-
-    def _absorb(self, sides: dict[str, SideStatistics]) -> None:
-        if not self._sides:
-            self._sides = dict(sides)
-            return
-        if set(sides) != set(self._sides):
-            raise ValueError(
-                f"every update must give the same sides; expected {list(self._sides)}, "
-                f"got {list(sides)}"
-            )
-        for side, stats in sides.items():
-            if stats.layout() != self._sides[side].layout():
+        with self._lock:
+            state = self._state
+            if state.grouped is not None and grouped != state.grouped:
                 raise ValueError(
-                    f"every update must give the same kinds of ranks (rank types, candidate "
-                    f"counts); side {side!r} differs from the earlier updates"
+                    "groups must be given with every update or with none; this accumulator was "
+                    f"{'' if state.grouped else 'not '}given groups before"
                 )
-        self._sides = {
-            side: SideStatistics.concatenate([self._sides[side], sides[side]])
-            for side in self._sides
-        }
+            labels = state.labels
+            if grouped:
+                assert prepared.labels is not None
+                batch = [batch_labels[int(code)] for code in prepared.labels]  # type: ignore[call-overload]
+                labels, mapping = _add_labels(state.labels, batch)
+                sides = {side: stats.relabel_groups(mapping) for side, stats in sides.items()}
+            self._state = _Snapshot(_combine(state.sides, sides), labels, grouped)
 
     def merge(self, other: RankAccumulator) -> None:
         """Add the ranks of another accumulator (e.g. another worker's) to this one.
@@ -170,7 +210,7 @@ class RankAccumulator:
         ------
         ValueError
             If the accumulators were built for different metrics, rank types or averaging, or
-            hold different sides or kinds of ranks.
+            hold different sides or kinds of ranks; this accumulator is then left unchanged.
         """
         if not isinstance(other, RankAccumulator):
             raise TypeError(f"can only merge a RankAccumulator, got {type(other).__name__}")
@@ -184,16 +224,19 @@ class RankAccumulator:
                 "cannot merge accumulators with different rank_types or average: "
                 f"({self.rank_types}, {self.average!r}) and ({other.rank_types}, {other.average!r})"
             )
-        if not other._sides:
+        incoming = other._state  # one immutable snapshot: no lock on other needed
+        if not incoming.sides:
             return
-        if self._grouped is not None and other._grouped != self._grouped:
-            raise ValueError("cannot merge an accumulator with groups and one without")
-        sides = other._sides
-        if other._grouped:
-            mapping = np.array([self._label_id(label) for label in other._labels], dtype=np.int64)
-            sides = {side: stats.relabel_groups(mapping) for side, stats in sides.items()}
-        self._absorb(dict(sides))
-        self._grouped = other._grouped
+        with self._lock:
+            state = self._state
+            if state.grouped is not None and incoming.grouped != state.grouped:
+                raise ValueError("cannot merge an accumulator with groups and one without")
+            sides = incoming.sides
+            labels = state.labels
+            if incoming.grouped:
+                labels, mapping = _add_labels(state.labels, list(incoming.labels))
+                sides = {side: stats.relabel_groups(mapping) for side, stats in sides.items()}
+            self._state = _Snapshot(_combine(state.sides, sides), labels, incoming.grouped)
 
     def __add__(self, other: RankAccumulator) -> RankAccumulator:
         merged = copy.deepcopy(self)
@@ -206,6 +249,8 @@ class RankAccumulator:
         items = list(accumulators)
         if not items:
             raise ValueError("merged needs at least one accumulator")
+        if not isinstance(items[0], RankAccumulator):
+            raise TypeError(f"can only merge RankAccumulators, got {type(items[0]).__name__}")
         result = copy.deepcopy(items[0])
         for item in items[1:]:
             result.merge(item)
@@ -213,15 +258,17 @@ class RankAccumulator:
 
     def compute(self) -> EvaluationResults:
         """The results of :func:`~rankstats.evaluate` on every rank collected so far."""
-        if not self._sides:
+        state = self._state
+        if not state.sides:
             raise ValueError("no ranks to evaluate: call update() first")
-        sides = self._sides
+        sides = state.sides
         labels: list[Hashable] | None = None
-        if self._grouped:
+        if state.grouped:
             # label the groups in sorted order, as evaluate does
-            unique, inverse = np.unique(np.asarray(self._labels), return_inverse=True)
-            labels = list(unique.tolist())
-            mapping = inverse.astype(np.int64).reshape(-1)
+            order = _label_order(state.labels)
+            labels = [state.labels[index] for index in order]
+            mapping = np.empty(len(order), dtype=np.int64)
+            mapping[order] = np.arange(len(order), dtype=np.int64)
             sides = {side: stats.relabel_groups(mapping) for side, stats in sides.items()}
         return compute_results(
             sides,
@@ -236,59 +283,387 @@ class RankAccumulator:
 
     def state_dict(self) -> dict[str, Any]:
         """The accumulator's configuration and collected counts as JSON-able Python objects."""
+        state = self._state
         return {
+            "version": STATE_VERSION,
             "metrics": [metric.key for metric in self.metrics],
             "default_metrics": self._default_metrics,
             "rank_types": None if self.rank_types is None else list(self.rank_types),
             "average": self.average,
-            "grouped": self._grouped,
-            "labels": list(self._labels),
+            "grouped": state.grouped,
+            "labels": list(state.labels),
             "sides": {
                 side: {name: table.state() for name, table in stats.tables().items()}
-                for side, stats in self._sides.items()
+                for side, stats in state.sides.items()
             },
         }
 
     @classmethod
-    def from_state_dict(cls, state: dict[str, Any]) -> RankAccumulator:
-        """Rebuild an accumulator from :meth:`state_dict`."""
-        metrics = None if state["default_metrics"] else state["metrics"]
-        accumulator = cls(metrics, rank_types=state["rank_types"], average=state["average"])
-        accumulator._grouped = state["grouped"]
-        for label in state["labels"]:
-            accumulator._label_id(label)
-        for side, tables in state["sides"].items():
-            accumulator._sides[side] = _side_from_state(tables)
+    def from_state_dict(cls, state: Mapping[str, Any]) -> RankAccumulator:
+        """Rebuild an accumulator from :meth:`state_dict`.
+
+        The state is checked completely (keys, version, types, shapes, counts, ranks and
+        candidate counts, group ids against the labels, agreement between tables and sides);
+        anything malformed raises a :class:`ValueError` or :class:`TypeError` naming the entry.
+        """
+        if not isinstance(state, Mapping):
+            raise TypeError(
+                f"state must be a mapping from state_dict(), got {type(state).__name__}"
+            )
+        unknown = sorted(map(str, set(state) - _STATE_KEYS))
+        if unknown:
+            raise ValueError(f"state has unknown keys {unknown}; expected those of state_dict()")
+        missing = sorted(_STATE_KEYS - {"version"} - set(state))
+        if missing:
+            raise ValueError(f"state lacks the keys {missing}")
+        version = state.get("version", STATE_VERSION)
+        if isinstance(version, bool) or version != STATE_VERSION:
+            raise ValueError(
+                f"state has version {version!r}; this version of rankstats reads {STATE_VERSION}"
+            )
+        if not isinstance(state["default_metrics"], bool):
+            raise TypeError(
+                f"state['default_metrics'] must be a bool, got {state['default_metrics']!r}"
+            )
+        metrics = state["metrics"]
+        if isinstance(metrics, str) or not isinstance(metrics, Sequence):
+            raise TypeError(f"state['metrics'] must be a list of metric keys, got {metrics!r}")
+        rank_types = state["rank_types"]
+        if rank_types is not None and (
+            isinstance(rank_types, str) or not isinstance(rank_types, Sequence)
+        ):
+            raise TypeError(f"state['rank_types'] must be None or a list, got {rank_types!r}")
+        accumulator = cls(
+            None if state["default_metrics"] else list(metrics),
+            rank_types=None if rank_types is None else list(rank_types),
+            average=state["average"],
+        )
+        grouped = state["grouped"]
+        if grouped is not None and not isinstance(grouped, bool):
+            raise TypeError(f"state['grouped'] must be None or a bool, got {grouped!r}")
+        raw_labels = state["labels"]
+        if isinstance(raw_labels, str | bytes) or not isinstance(raw_labels, Sequence):
+            raise TypeError(f"state['labels'] must be a list, got {raw_labels!r}")
+        labels, _ = _add_labels((), [_check_label(label) for label in raw_labels])
+        if len(labels) != len(raw_labels):
+            raise ValueError("state['labels'] must not repeat a label")
+        if not grouped and labels:
+            raise ValueError("state['labels'] must be empty for an accumulator without groups")
+        raw_sides = state["sides"]
+        if not isinstance(raw_sides, Mapping):
+            raise TypeError(f"state['sides'] must be a mapping, got {type(raw_sides).__name__}")
+        if (grouped is None) != (not raw_sides):
+            raise ValueError(
+                "state['grouped'] must be None exactly when state['sides'] is empty, got "
+                f"{grouped!r} with {len(raw_sides)} sides"
+            )
+        sides = {
+            _check_side_name(side): _side_from_state(
+                tables, f"state['sides'][{side!r}]", len(labels) if grouped else 1
+            )
+            for side, tables in raw_sides.items()
+        }
+        if sides:
+            layouts = {stats.layout() for stats in sides.values()}
+            if len(layouts) > 1:
+                raise ValueError("every side of state['sides'] must have the same tables")
+            if accumulator.rank_types is not None:
+                first = next(iter(sides.values()))
+                resolve_rank_types(accumulator.rank_types, available_rank_types(first))
+        accumulator._state = _Snapshot(sides, labels, grouped)
         return accumulator
 
     def __repr__(self) -> str:
         metrics = ", ".join(metric.key for metric in self.metrics)
         return (
-            f"RankAccumulator(metrics=[{metrics}], sides={list(self._sides)}, "
+            f"RankAccumulator(metrics=[{metrics}], sides={list(self._state.sides)}, "
             f"num_ranks={self.num_ranks})"
         )
 
 
-def _table_from_state(state: dict[str, list[Any]]) -> Table:
-    count = np.asarray(state["count"], dtype=np.int64)
-    columns = {}
-    for name, values in state.items():
-        if name == "count":
+# --- batches -------------------------------------------------------------------------------------
+
+
+def _is_empty(ranks: Any) -> bool:
+    """Whether a batch holds no ranks at all (an empty array, or a mapping of empty arrays)."""
+    if isinstance(ranks, Ranks | str | bytes):
+        return False
+    if isinstance(ranks, Mapping):
+        return bool(ranks) and all(_is_empty(value) for value in ranks.values())
+    try:
+        return bool(np.size(ranks) == 0)
+    except (TypeError, ValueError):  # ragged lists and the like: validation says what is wrong
+        return False
+
+
+def _check_empty_companions(num_candidates: Any, groups: Any) -> None:
+    for name, value in (("num_candidates", num_candidates), ("groups", groups)):
+        if value is None or (name == "num_candidates" and np.ndim(value) == 0):
             continue
-        dtype = np.float64 if name in ("rank", "weight") else np.int64
-        columns[name] = np.asarray(values, dtype=dtype).reshape(-1)
-    return Table(columns, count)
+        values = value.values() if isinstance(value, Mapping) else [value]
+        if any(not _is_empty(item) for item in values):
+            raise ValueError(f"the batch has no ranks, but {name} is not empty")
 
 
-def _side_from_state(tables: dict[str, dict[str, list[Any]]]) -> SideStatistics:
-    ranks = {}
-    pairs = candidates = None
-    for name, state in tables.items():
-        table = _table_from_state(state)
-        if name == "pairs":
-            pairs = table
-        elif name == "candidates":
-            candidates = table
+def _batch_size(ranks: Any) -> int | None:
+    """The number of ranks of one side's input, ``None`` if it cannot be told cheaply."""
+    if isinstance(ranks, Ranks):
+        return len(ranks)
+    if isinstance(ranks, Mapping):
+        sizes = {_batch_size(value) for value in ranks.values()}
+        return sizes.pop() if len(sizes) == 1 else None
+    try:
+        return int(np.size(ranks))
+    except (TypeError, ValueError):
+        return None
+
+
+def _broadcast_candidates(ranks: Any, num_candidates: Any) -> Any:
+    """Turn one candidate count (overall or per side) into an array per side."""
+    if num_candidates is None:
+        return None
+
+    def spread(value: Any, side_ranks: Any) -> Any:
+        if isinstance(value, Mapping | str | bytes) or np.ndim(value) != 0:
+            return value
+        if isinstance(side_ranks, Ranks):
+            return value  # evaluate says that num_candidates is given twice
+        size = _batch_size(side_ranks)
+        return value if size is None else np.full(size, value)
+
+    from rankstats.base import RANK_TYPES
+
+    by_side = isinstance(ranks, Mapping) and not all(key in RANK_TYPES for key in ranks)
+    if not by_side:
+        return spread(num_candidates, ranks)
+    if isinstance(num_candidates, Mapping):
+        return {side: spread(value, ranks.get(side)) for side, value in num_candidates.items()}
+    if np.ndim(num_candidates) == 0 and not isinstance(num_candidates, str | bytes):
+        return {side: spread(num_candidates, side_ranks) for side, side_ranks in ranks.items()}
+    return num_candidates
+
+
+def _check_label(label: Any) -> Hashable:
+    """A group label as a plain Python object (numpy scalars converted), hashable and not NaN."""
+    if isinstance(label, np.generic):
+        label = label.item()
+    try:
+        hash(label)
+    except TypeError as error:
+        raise TypeError(f"group labels must be hashable, got {label!r}") from error
+    if isinstance(label, float) and math.isnan(label):
+        raise ValueError("group labels must not be NaN (a missing label?)")
+    return label  # type: ignore[no-any-return]
+
+
+def _encode_groups(groups: Any) -> tuple[Any, list[Hashable]]:
+    """Replace group labels by integer codes, keeping labels apart that Python keeps apart.
+
+    numpy turns ``[1, "1"]`` into two equal strings; here labels are compared as Python objects.
+    Returns the codes (an array, or a mapping of arrays per side, as ``groups`` was) and the label
+    of each code.
+    """
+    if groups is None:
+        return None, []
+    labels: list[Hashable] = []
+    index: dict[Hashable, int] = {}
+    if isinstance(groups, Mapping):
+        return {side: _encode(value, labels, index) for side, value in groups.items()}, labels
+    return _encode(groups, labels, index), labels
+
+
+def _encode(value: Any, labels: list[Hashable], index: dict[Hashable, int]) -> npt.NDArray[Any]:
+    if isinstance(value, str | bytes):
+        raise TypeError(f"groups must be an array-like of labels, got {type(value).__name__}")
+    array = value if isinstance(value, np.ndarray) else None
+    if array is None:
+        try:
+            array = np.asarray(value)
+        except (TypeError, ValueError):
+            array = None
+        if (
+            array is not None
+            and array.dtype.kind in "US"
+            and not all(isinstance(item, str | bytes | np.str_ | np.bytes_) for item in value)
+        ):
+            array = None  # numpy made strings of numbers mixed with strings
+    if array is not None and array.ndim != 1:
+        if isinstance(value, np.ndarray) or array.dtype != object:
+            raise ValueError(f"groups must be a 1-D array of labels, got shape {array.shape}")
+        array = None
+    if array is not None and array.dtype.kind in "biufUS":
+        unique, inverse = np.unique(array, return_inverse=True)
+        if unique.dtype.kind == "f" and np.isnan(unique).any():
+            raise ValueError("group labels must not be NaN (a missing label?)")
+        codes = np.array([_code(label, labels, index) for label in unique.tolist()], dtype=np.int64)
+        return codes[inverse.reshape(-1)] if codes.size else np.zeros(0, dtype=np.int64)
+    items = list(array) if array is not None else list(value)
+    return np.fromiter(
+        (_code(_check_label(item), labels, index) for item in items),
+        dtype=np.int64,
+        count=len(items),
+    )
+
+
+def _code(label: Hashable, labels: list[Hashable], index: dict[Hashable, int]) -> int:
+    label = _check_label(label)
+    found = index.get(label)
+    if found is None:
+        found = index[label] = len(labels)
+        labels.append(label)
+    return found
+
+
+def _add_labels(
+    known: tuple[Hashable, ...], new: Sequence[Hashable]
+) -> tuple[tuple[Hashable, ...], npt.NDArray[np.int64]]:
+    """The labels with ``new`` ones appended, and the id of each of ``new`` among them."""
+    ids = {label: position for position, label in enumerate(known)}
+    extended = list(known)
+    mapping = np.empty(len(new), dtype=np.int64)
+    for position, label in enumerate(new):
+        found = ids.get(label)
+        if found is None:
+            found = ids[label] = len(extended)
+            extended.append(label)
+        mapping[position] = found
+    return tuple(extended), mapping
+
+
+def _label_order(labels: Sequence[Hashable]) -> list[int]:
+    """The positions of the labels in sorted order; by type name first where types are mixed."""
+    items: list[Any] = list(labels)
+    positions = range(len(items))
+    try:
+        return sorted(positions, key=lambda i: items[i])
+    except TypeError:
+        pass
+    try:
+        return sorted(positions, key=lambda i: (type(items[i]).__name__, items[i]))
+    except TypeError:
+        return sorted(positions, key=lambda i: (type(items[i]).__name__, repr(items[i])))
+
+
+def _combine(
+    current: Mapping[str, SideStatistics], incoming: Mapping[str, SideStatistics]
+) -> dict[str, SideStatistics]:
+    """The statistics of both, as a new mapping (neither argument is changed)."""
+    if not current:
+        return dict(incoming)
+    if set(incoming) != set(current):
+        raise ValueError(
+            f"every update must give the same sides; expected {list(current)}, got {list(incoming)}"
+        )
+    for side, stats in incoming.items():
+        if stats.layout() != current[side].layout():
+            raise ValueError(
+                f"every update must give the same kinds of ranks (rank types, candidate "
+                f"counts); side {side!r} differs from the earlier updates"
+            )
+    return {side: SideStatistics.concatenate([current[side], incoming[side]]) for side in current}
+
+
+# --- state ---------------------------------------------------------------------------------------
+
+
+def _check_side_name(side: Any) -> str:
+    if not isinstance(side, str):
+        raise TypeError(f"the sides of state['sides'] must be strings, got {side!r}")
+    return side
+
+
+def _column(
+    values: Any, name: str, *, low: float, high: float, half: bool = False
+) -> npt.NDArray[Any]:
+    """A state column: a list of integers (or half-integers) in [low, high]."""
+    if isinstance(values, str | bytes) or not isinstance(values, Sequence | np.ndarray):
+        raise TypeError(f"{name} must be a list of numbers, got {type(values).__name__}")
+    array = np.asarray(values)
+    if array.ndim != 1:
+        raise ValueError(f"{name} must be a flat list, got shape {array.shape}")
+    if array.size and (array.dtype == np.bool_ or array.dtype.kind not in "iuf"):
+        raise TypeError(f"{name} must hold numbers, got an array of dtype {array.dtype}")
+    values_f = array.astype(np.float64) * (2.0 if half else 1.0)
+    with np.errstate(invalid="ignore"):
+        bad = ~(array >= low) | ~(array <= high) | (values_f != np.floor(values_f))
+    if bad.any():
+        index = int(np.flatnonzero(bad)[0])
+        kind = "integers or half-integers" if half else "integers"
+        raise ValueError(
+            f"{name} must hold {kind} between {low:g} and {high:g}, got "
+            f"{array[index].item()!r} at index {index}"
+        )
+    return array.astype(np.float64 if half else np.int64)
+
+
+def _table_from_state(state: Any, name: str, kind: str, num_groups: int) -> Table:
+    if not isinstance(state, Mapping):
+        raise TypeError(f"{name} must be a mapping of columns, got {type(state).__name__}")
+    expected = {*_TABLE_COLUMNS[kind], "count"}
+    if set(state) != expected:
+        raise ValueError(
+            f"{name} must have the columns {sorted(expected)}, got {sorted(map(str, state))}"
+        )
+    count = _column(state["count"], f"{name}['count']", low=1, high=MAX_NUM_CANDIDATES)
+    columns: dict[str, npt.NDArray[Any]] = {}
+    for column in _TABLE_COLUMNS[kind]:
+        where = f"{name}[{column!r}]"
+        if column == GROUP:
+            columns[column] = _column(state[column], where, low=0, high=num_groups - 1)
+        elif column == "rank":
+            columns[column] = _column(state[column], where, low=1, high=MAX_RANK, half=True)
         else:
-            ranks[name.removeprefix("ranks.")] = table
+            columns[column] = _column(state[column], where, low=1, high=MAX_RANK)
+        if columns[column].size != count.size:
+            raise ValueError(
+                f"{where} must have one entry per row like {name}['count'] ({count.size}), "
+                f"got {columns[column].size}"
+            )
+    if count.size == 0:
+        raise ValueError(f"{name} must not be empty")
+    if float(count.astype(np.float64).sum()) >= 2.0**62:
+        raise ValueError(f"{name}['count'] adds up to more than 2**62 ranks")
+    if kind == "pairs" and (columns["pessimistic"] < columns["optimistic"]).any():
+        raise ValueError(f"{name}: pessimistic ranks must not be smaller than optimistic ones")
+    return Table.build(columns, count)
+
+
+def _group_totals(table: Table, num_groups: int) -> npt.NDArray[np.int64]:
+    return np.bincount(table.columns[GROUP], weights=table.count, minlength=num_groups).astype(
+        np.int64
+    )
+
+
+def _side_from_state(tables: Any, name: str, num_groups: int) -> SideStatistics:
+    if not isinstance(tables, Mapping):
+        raise TypeError(f"{name} must be a mapping of tables, got {type(tables).__name__}")
+    unknown = sorted(str(table) for table in tables if table not in _TABLE_COLUMNS)
+    if unknown:
+        raise ValueError(f"{name} has unknown tables {unknown}; expected {sorted(_TABLE_COLUMNS)}")
+    built = {
+        table: _table_from_state(state, f"{name}[{table!r}]", table, num_groups)
+        for table, state in tables.items()
+    }
+    pairs = built.pop("pairs", None)
+    candidates = built.pop("candidates", None)
+    ranks = {table.removeprefix("ranks."): value for table, value in built.items()}
+    if (pairs is None) == (not ranks):
+        raise ValueError(f"{name} must have either a 'pairs' table or 'ranks.<rank type>' tables")
+    reference = pairs if pairs is not None else next(iter(ranks.values()))
+    totals = _group_totals(reference, num_groups)
+    for table_name, table in [*built.items(), ("candidates", candidates)]:
+        if table is not None and not np.array_equal(_group_totals(table, num_groups), totals):
+            raise ValueError(
+                f"{name}[{table_name!r}] must count as many ranks per group as the other tables"
+            )
+    if candidates is not None:
+        largest = (
+            reference.columns["pessimistic"]
+            if pairs is not None
+            else np.ceil(reference.columns["rank"])
+        )
+        most = np.zeros(num_groups)
+        np.maximum.at(most, candidates.columns[GROUP], candidates.columns["num_candidates"])
+        if (largest > most[reference.columns[GROUP]]).any():
+            raise ValueError(f"{name}: a rank exceeds every candidate count of its group")
     return SideStatistics(pairs=pairs, ranks=ranks, candidates=candidates)
