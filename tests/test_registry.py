@@ -186,3 +186,20 @@ def test_order_is_the_same_in_a_fresh_process() -> None:
         for seed in ("1", "2")
     }
     assert outputs == {f"{[cls.__name__ for cls in metric_resolver]}\n"}
+
+
+def test_eight_threads_resolving_at_once() -> None:
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+
+    names = ["mrr", "hits@10", "z_hits_at_3", "amri", "median", "Hits @ 5", "gmr", "count"] * 20
+    barrier = threading.Barrier(8)
+
+    def work(worker: int) -> list[object]:
+        barrier.wait()
+        return [metric_resolver.make(name) for name in names[worker:] + names[:worker]]
+
+    with ThreadPoolExecutor(8) as pool:
+        results = list(pool.map(work, range(8)))
+    for worker, made in enumerate(results):
+        assert made == [metric_resolver.make(name) for name in names[worker:] + names[:worker]]

@@ -453,3 +453,26 @@ def test_ranks_do_not_mutate_or_alias_their_input() -> None:
     optimistic[0] = 99
     assert ranks.optimistic.tolist() == [1, 2, 3]
     assert pessimistic.tolist() == [1, 4, 3]
+
+
+def test_eight_threads_ranking_at_once() -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    rng = np.random.default_rng(5)
+    scores = rng.integers(0, 20, size=(64, 300)).astype(np.float64)
+    targets = rng.integers(0, 300, size=64)
+    mask = rng.random((64, 300)) < 0.1
+    mask[np.arange(64), targets] = False
+    reference = ranks_from_scores(scores, targets, filter_mask=mask)
+
+    def work(chunk: int) -> Ranks:
+        return ranks_from_scores(scores, targets, filter_mask=mask, chunk_elements=chunk)
+
+    with ThreadPoolExecutor(8) as pool:
+        results = list(pool.map(work, [301, 1000, 4000, 10**6] * 4))
+    for ranks in results:
+        assert ranks.optimistic.tolist() == reference.optimistic.tolist()
+        assert ranks.pessimistic.tolist() == reference.pessimistic.tolist()
+        assert ranks.num_candidates is not None
+        assert reference.num_candidates is not None
+        assert ranks.num_candidates.tolist() == reference.num_candidates.tolist()

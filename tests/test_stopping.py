@@ -313,3 +313,28 @@ def test_stoppers_pickle_and_copy() -> None:
         assert clone.state_dict() == stopper.state_dict()
         assert run(clone, [32.0, 33.0]) == [False, True]
     assert stopper.bad_evaluations == 1
+
+
+def test_eight_threads_reporting_to_one_stopper() -> None:
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+
+    stopper = EarlyStopper("mrr", patience=1000)
+    barrier = threading.Barrier(8)
+
+    def work(worker: int) -> None:
+        barrier.wait()
+        for step in range(50):
+            stopper.report(0.001 * (worker * 50 + step))
+            stopper.state_dict()
+
+    with ThreadPoolExecutor(8) as pool:
+        list(pool.map(work, range(8)))
+    epochs = [epoch for epoch, _ in stopper.history]
+    assert epochs == list(range(400))  # no epoch lost or repeated
+    assert stopper.best_value == pytest.approx(0.399)
+    values = [value for _, value in stopper.history]
+    best_index = values.index(max(values))
+    assert stopper.best_epoch == epochs[best_index]
+    assert stopper.bad_evaluations == len(values) - 1 - best_index
+    EarlyStopper.from_state_dict(stopper.state_dict())  # the state is consistent

@@ -407,3 +407,46 @@ def test_an_old_state_without_version_and_a_fresh_state_load() -> None:
     RankAccumulator.from_state_dict(state)
     fresh = RankAccumulator(["mrr"])
     assert RankAccumulator.from_state_dict(fresh.state_dict()).num_ranks == 0
+
+
+# --- threads -------------------------------------------------------------------------------------
+
+
+def test_eight_threads_updating_and_merging_one_accumulator() -> None:
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+
+    accumulator = RankAccumulator(METRICS)
+    barrier = threading.Barrier(8)
+
+    def work(worker: int) -> None:
+        barrier.wait()
+        for index in range(worker, len(BATCHES), 8):
+            accumulator.update(BATCHES[index], groups=GROUPS[index])
+        # every worker also merges an accumulator of its own, and reads meanwhile
+        own = RankAccumulator(METRICS)
+        own.update(BATCHES[worker % len(BATCHES)], groups=GROUPS[worker % len(BATCHES)])
+        accumulator.merge(own)
+        accumulator.state_dict()
+
+    with ThreadPoolExecutor(8) as pool:
+        list(pool.map(work, range(8)))
+    extra = [worker % len(BATCHES) for worker in range(8)]
+    expected = accumulate(
+        [*BATCHES, *(BATCHES[i] for i in extra)], [*GROUPS, *(GROUPS[i] for i in extra)]
+    )
+    assert_identical(accumulator.compute(), expected.compute())
+
+
+def test_eight_threads_computing_from_one_accumulator() -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    accumulator = accumulate(BATCHES, GROUPS, average="macro")
+    reference = json.dumps(accumulator.compute().to_dict(statistics=True))
+    with ThreadPoolExecutor(8) as pool:
+        texts = list(
+            pool.map(
+                lambda _: json.dumps(accumulator.compute().to_dict(statistics=True)), range(16)
+            )
+        )
+    assert set(texts) == {reference}
