@@ -93,9 +93,12 @@ def test_console_output_is_current(
     )
 
 
-def test_sphinx_build_with_warnings_as_errors(tmp_path: Path) -> None:
+@pytest.fixture(scope="module")
+def built_docs(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Build the documentation once, with warnings as errors; the HTML output directory."""
     pytest.importorskip("sphinx")
     pytest.importorskip("matplotlib")
+    tmp_path = tmp_path_factory.mktemp("docs")
     result = subprocess.run(
         [
             sys.executable,
@@ -117,6 +120,95 @@ def test_sphinx_build_with_warnings_as_errors(tmp_path: Path) -> None:
         env={**os.environ, "MPLBACKEND": "Agg"},
     )
     assert result.returncode == 0, result.stderr
-    html = (tmp_path / "html" / "metrics.html").read_text(encoding="utf-8")
+    return tmp_path / "html"
+
+
+def test_sphinx_build_with_warnings_as_errors(built_docs: Path) -> None:
+    html = (built_docs / "metrics.html").read_text(encoding="utf-8")
     assert "InverseHarmonicMeanRank" in html  # the generated metrics table
-    assert (tmp_path / "html" / "_images" / "null_mrr.png").exists()  # the generated figure
+    assert (built_docs / "_images" / "null_mrr.png").exists()  # the generated figure
+
+
+def test_sphinx_no_page_has_an_email_link(built_docs: Path) -> None:
+    """``Hits@10`` written as plain text renders as an e-mail address; it must be a literal."""
+    for page in built_docs.rglob("*.html"):
+        assert "mailto:" not in page.read_text(encoding="utf-8"), page.name
+
+
+def test_sphinx_every_public_name_is_documented(built_docs: Path) -> None:
+    """Every name of ``rankstats.__all__`` is in the API reference, at the top level or where
+    it is defined."""
+    from sphinx.util.inventory import InventoryFile
+
+    import rankstats
+
+    with (built_docs / "objects.inv").open("rb") as stream:
+        inventory = InventoryFile.load(stream, "", lambda base, uri: uri)
+    documented = {name for entries in inventory.values() for name in entries}
+    missing = []
+    for name in rankstats.__all__:
+        obj = getattr(rankstats, name)
+        places = {f"rankstats.{name}"}
+        module = getattr(obj, "__module__", None)
+        if isinstance(module, str) and module.startswith("rankstats"):
+            places.add(f"{module}.{getattr(obj, '__qualname__', name)}")
+        if not places & documented:
+            missing.append(name)
+    assert not missing, f"not in the API reference: {missing}"
+
+
+def _mailto_links(text: str, source: str) -> list[str]:
+    """The e-mail links docutils makes of reST text (unknown Sphinx roles are ignored)."""
+    from docutils import nodes
+    from docutils.core import publish_doctree
+
+    tree = publish_doctree(
+        text,
+        source_path=source,
+        settings_overrides={"report_level": 5, "halt_level": 5, "file_insertion_enabled": False},
+    )
+    return [
+        node.astext()
+        for node in tree.findall(nodes.reference)
+        if str(node.get("refuri", "")).startswith("mailto:")
+    ]
+
+
+def _docstrings() -> list[tuple[str, str]]:
+    import importlib
+    import inspect
+    import pkgutil
+
+    import rankstats
+
+    found = [("rankstats", rankstats.__doc__ or "")]
+    for info in pkgutil.walk_packages(rankstats.__path__, prefix="rankstats."):
+        if info.name == "rankstats.__main__":
+            continue
+        module = importlib.import_module(info.name)
+        found.append((info.name, module.__doc__ or ""))
+        for name, obj in vars(module).items():
+            if getattr(obj, "__module__", None) != module.__name__:
+                continue
+            found.append((f"{info.name}.{name}", inspect.getdoc(obj) or ""))
+            if inspect.isclass(obj):
+                for member, value in vars(obj).items():
+                    doc = (
+                        inspect.getdoc(value)
+                        if callable(value) or isinstance(value, property)
+                        else None
+                    )
+                    if doc:
+                        found.append((f"{info.name}.{name}.{member}", doc))
+    return found
+
+
+def test_no_text_renders_as_an_email_address() -> None:
+    """Pages and docstrings write ``Hits@10`` as a literal, never as text docutils links."""
+    pytest.importorskip("docutils")
+    bad = []
+    for page in PAGES:
+        bad += [f"{page_id(page)}: {link}" for link in _mailto_links(page.read_text(), str(page))]
+    for where, doc in _docstrings():
+        bad += [f"{where}: {link}" for link in _mailto_links(doc, where)]
+    assert not bad, bad
