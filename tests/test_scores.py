@@ -476,3 +476,19 @@ def test_eight_threads_ranking_at_once() -> None:
         assert ranks.num_candidates is not None
         assert reference.num_candidates is not None
         assert ranks.num_candidates.tolist() == reference.num_candidates.tolist()
+
+
+def test_copies_and_unpickled_ranks_stay_read_only() -> None:
+    import copy
+    import pickle
+
+    ranks = Ranks([1, 2], [1, 3], [4, 4])
+    for clone in (pickle.loads(pickle.dumps(ranks)), copy.deepcopy(ranks), copy.copy(ranks)):
+        assert clone.optimistic.tolist() == [1, 2]
+        assert clone.pessimistic.tolist() == [1, 3]
+        assert clone.num_candidates is not None
+        assert clone.num_candidates.tolist() == [4, 4]
+        for array in (clone.optimistic, clone.pessimistic, clone.num_candidates):
+            assert not array.flags.writeable
+    plain = pickle.loads(pickle.dumps(Ranks([1], [1])))
+    assert plain.num_candidates is None

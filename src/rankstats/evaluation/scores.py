@@ -183,6 +183,10 @@ class Ranks:
             f"rank_type must be 'optimistic', 'realistic' or 'pessimistic', got {rank_type!r}"
         )
 
+    def __reduce__(self) -> tuple[type[Ranks], tuple[Any, ...]]:
+        # rebuilt through the constructor, so copies and unpickled objects are read-only too
+        return type(self), (self.optimistic, self.pessimistic, self.num_candidates)
+
     def __repr__(self) -> str:
         candidates = "None" if self.num_candidates is None else "array"
         return f"Ranks(n={len(self)}, num_candidates={candidates})"
