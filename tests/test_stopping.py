@@ -21,6 +21,8 @@ def test_direction_comes_from_the_metric() -> None:
     assert not EarlyStopper("tail.pessimistic.median_rank").larger_is_better
     assert EarlyStopper("zmr").larger_is_better  # z-scores are oriented: larger is better
     assert EarlyStopper(HitsAtK(k=3)).key == "hits_at_3"
+    assert EarlyStopper(HitsAtK).key == "hits_at_10"
+    assert EarlyStopper("realistic.head.mrr").key == "realistic.head.mrr"
     assert not EarlyStopper("mrr", larger_is_better=False).larger_is_better
 
 
@@ -81,6 +83,14 @@ STOPPER_ERRORS = [
     ({"patience": 1.5}, TypeError, r"patience must be a positive integer, got 1\.5"),
     ({"relative_delta": -0.1}, ValueError, r"relative_delta must be a finite non-negative"),
     ({"absolute_delta": float("inf")}, ValueError, r"absolute_delta must be a finite"),
+    ({"relative_delta": float("nan")}, ValueError, r"relative_delta must be a finite"),
+    ({"relative_delta": True}, TypeError, r"relative_delta must be a finite non-negative number"),
+    ({"absolute_delta": "0.1"}, TypeError, r"absolute_delta must be a finite non-negative"),
+    ({"metric": "head.tail.mrr"}, ValueError, r"side and rank type at most once"),
+    ({"metric": "realistic.optimistic.mrr"}, ValueError, r"side and rank type at most once"),
+    ({"metric": ".mrr"}, ValueError, r"side and rank type at most once"),
+    ({"metric": "hits@-1"}, ValueError, r"k must be a positive integer"),
+    ({"metric": b"mrr"}, TypeError, r"metric must be a key or a metric, got bytes"),
     ({"larger_is_better": 1}, TypeError, r"larger_is_better must be a bool or None"),
 ]
 

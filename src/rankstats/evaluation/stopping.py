@@ -133,16 +133,19 @@ class EarlyStopper:
         absolute_delta: float = 0.0,
         larger_is_better: bool | None = None,
     ) -> None:
+        if isinstance(metric, type) and issubclass(metric, RankBasedMetric):
+            metric = metric_resolver.make(metric)
         if isinstance(metric, RankBasedMetric):
             resolved = metric
             self.key: str = metric.key
         elif isinstance(metric, str):
-            *qualifiers, name = metric.split(".")
-            if len(qualifiers) > 2:
+            # an unknown name raises here, with suggestions of close ones
+            resolved = metric_resolver.make(metric.rsplit(".", 1)[-1])
+            if _parse_key(metric) is None:
                 raise ValueError(
-                    f"metric must be a key of the form [side.][rank_type.]metric, got {metric!r}"
+                    f"metric must be a key of the form [side.][rank_type.]metric, with each of "
+                    f"side and rank type at most once, got {metric!r}"
                 )
-            resolved = metric_resolver.make(name)
             self.key = metric
         else:
             raise TypeError(f"metric must be a key or a metric, got {type(metric).__name__}")
@@ -150,7 +153,9 @@ class EarlyStopper:
         deltas: dict[str, Any] = {"relative_delta": relative_delta}
         deltas["absolute_delta"] = absolute_delta
         for name, delta in deltas.items():
-            if not isinstance(delta, numbers.Real) or not 0.0 <= float(delta) < math.inf:
+            if isinstance(delta, bool) or not isinstance(delta, numbers.Real):
+                raise TypeError(f"{name} must be a finite non-negative number, got {delta!r}")
+            if not 0.0 <= float(delta) < math.inf:
                 raise ValueError(f"{name} must be a finite non-negative number, got {delta!r}")
         if larger_is_better is not None and not isinstance(larger_is_better, bool):
             raise TypeError(f"larger_is_better must be a bool or None, got {larger_is_better!r}")
