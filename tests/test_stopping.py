@@ -348,3 +348,32 @@ def test_eight_threads_reporting_to_one_stopper() -> None:
     assert stopper.best_epoch == epochs[best_index]
     assert stopper.bad_evaluations == len(values) - 1 - best_index
     EarlyStopper.from_state_dict(stopper.state_dict())  # the state is consistent
+
+
+@pytest.mark.parametrize(
+    ("value", "match"),
+    [
+        (True, "got bool"),
+        (np.bool_(False), "got bool"),
+        (np.array([0.5]), "got ndarray"),
+        (np.array([0.5, 0.6]), "got ndarray"),
+        ([0.5], "got list"),
+        (None, "got NoneType"),
+        (0.5 + 0j, "got complex"),
+        (b"0.5", "got bytes"),
+    ],
+)
+def test_values_must_be_real_numbers(value: object, match: str) -> None:
+    stopper = EarlyStopper("mrr")
+    with pytest.raises(TypeError, match=match):
+        stopper.report(value)
+    with pytest.raises(TypeError, match=rf"{match} for the key 'mrr'"):
+        stopper.report({"mrr": value})
+    assert stopper.history == []
+
+
+def test_numpy_scalars_and_zero_dimensional_arrays_are_numbers() -> None:
+    stopper = EarlyStopper("mrr")
+    for value in (np.array(0.25), np.float16(0.5), np.int64(1), 0.75):
+        stopper.report(value)
+    assert [value for _, value in stopper.history] == [0.25, 0.5, 1.0, 0.75]

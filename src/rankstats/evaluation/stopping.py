@@ -15,6 +15,8 @@ import threading
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import numpy as np
+
 from rankstats.base import RankBasedMetric
 from rankstats.evaluation.results import DEFAULT_RANK_TYPE, SIDE_BOTH
 from rankstats.evaluation.scores import EVALUATION_RANK_TYPES
@@ -258,15 +260,17 @@ class EarlyStopper:
                     f"got {type(result).__name__}"
                 )
         raw = self._lookup(result) if isinstance(result, Mapping) else result
-        try:
-            if isinstance(raw, str | bytes):
-                raise TypeError(raw)
-            value = float(raw)
-        except (TypeError, ValueError) as error:
+        # a real number: a Python or numpy scalar, or a 0-d array (not a bool, a string or an
+        # array of several values, which float() would take with a warning or by accident)
+        if isinstance(raw, np.ndarray) and raw.ndim == 0:
+            raw = raw[()]
+        if isinstance(raw, bool | np.bool_) or not isinstance(raw, numbers.Real):
+            shown = type(raw).__name__ if raw is not result else type(result).__name__
             raise TypeError(
-                f"result must be evaluation results, a mapping or a number, "
-                f"got {type(result).__name__}"
-            ) from error
+                f"result must be evaluation results, a mapping or a number, got {shown}"
+                + (f" for the key {self.key!r}" if raw is not result else "")
+            )
+        value = float(raw)
         if not math.isfinite(value):
             raise ValueError(f"the value of {self.key!r} must be finite, got {value!r}")
         return value
