@@ -248,6 +248,8 @@ RANKS_ERRORS = [
     (([1, 2], [1, 2], "5"), TypeError, r"num_candidates must be an array-like of numbers"),
     (([1, 2], [1, 2], 2.5), ValueError, r"num_candidates must be integers >= 1, got 2\.5"),
     (([True, True], [1, 1], None), TypeError, r"optimistic must hold integers"),
+    ((np.array([1 + 1j]), [1], None), TypeError, r"optimistic must hold integers, .* complex128"),
+    ((np.float16([1, 2.5]), [1, 3], None), ValueError, r"optimistic must be integers .* 2\.5"),
     (([1, 2], [1, 1], None), ValueError, r"pessimistic .* not be smaller .* 1 < 2 at index 1"),
     (([1, 2], [1, 2, 3], None), ValueError, r"pessimistic must have one entry per task"),
     (([1, 2], [1, 3], [5, 2]), ValueError, r"pessimistic rank 3 > num_candidates 2 at index 1"),
@@ -492,3 +494,9 @@ def test_copies_and_unpickled_ranks_stay_read_only() -> None:
             assert not array.flags.writeable
     plain = pickle.loads(pickle.dumps(Ranks([1], [1])))
     assert plain.num_candidates is None
+
+
+def test_float16_and_float32_ranks_without_warnings() -> None:
+    ranks = Ranks(np.float16([1, 2]), np.float32([1, 3]), [4, 4])
+    assert ranks.optimistic.tolist() == [1, 2]
+    assert ranks.pessimistic.tolist() == [1, 3]

@@ -64,9 +64,12 @@ def _integer_ranks(value: Any, name: str) -> IntArray:
         raise ValueError(f"{name} must be one-dimensional, got an array of shape {array.shape}")
     if array.size == 0:
         raise ValueError(f"{name} must not be empty")
-    if array.dtype == np.bool_ or not np.issubdtype(array.dtype, np.number):
+    if array.dtype == np.bool_ or not (
+        np.issubdtype(array.dtype, np.integer) or np.issubdtype(array.dtype, np.floating)
+    ):
         raise TypeError(f"{name} must hold integers, got an array of dtype {array.dtype}")
     if np.issubdtype(array.dtype, np.floating):
+        array = array.astype(np.float64, copy=False)  # float16 cannot hold the bound 2**53
         with np.errstate(invalid="ignore"):
             bad = ~(array >= 1) | ~(array <= MAX_RANK) | (array != np.floor(array))
     else:
