@@ -500,3 +500,18 @@ def test_float16_and_float32_ranks_without_warnings() -> None:
     ranks = Ranks(np.float16([1, 2]), np.float32([1, 3]), [4, 4])
     assert ranks.optimistic.tolist() == [1, 2]
     assert ranks.pessimistic.tolist() == [1, 3]
+
+
+def test_float_target_scores_of_large_integer_scores_compare_exactly() -> None:
+    big = 2**53
+    scores = np.array([[big + 1, big, 3]], dtype=np.int64)
+    ranks = ranks_from_scores(scores, target_scores=[float(big)])
+    assert ranks.optimistic.tolist() == [2]  # big + 1 is better, not a tie
+    assert ranks.pessimistic.tolist() == [2]
+    assert ranks_from_scores(scores, [1]).optimistic.tolist() == [2]
+    with pytest.raises(ValueError, match=r"2\.5 is no int64 score, in row 0"):
+        ranks_from_scores(scores, target_scores=[2.5])
+    with pytest.raises(ValueError, match=r"is no uint8 score"):
+        ranks_from_scores(np.array([[1, 2]], dtype=np.uint8), target_scores=[300.0])
+    small = ranks_from_scores(np.array([[1, 2]], dtype=np.uint8), target_scores=[1.0])
+    assert small.optimistic.tolist() == [2]
