@@ -484,7 +484,7 @@ def _encode(value: Any, labels: list[Hashable], index: dict[Hashable, int]) -> n
         if (
             array is not None
             and array.dtype.kind in "US"
-            and not all(isinstance(item, str | bytes | np.str_ | np.bytes_) for item in value)
+            and not set(map(type, value)) <= {str, bytes, np.str_, np.bytes_}
         ):
             array = None  # numpy made strings of numbers mixed with strings
     if array is not None and array.ndim != 1:
