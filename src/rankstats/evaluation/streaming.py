@@ -344,7 +344,7 @@ class RankAccumulator:
         raw_labels = state["labels"]
         if isinstance(raw_labels, str | bytes) or not isinstance(raw_labels, Sequence):
             raise TypeError(f"state['labels'] must be a list, got {raw_labels!r}")
-        labels, _ = _add_labels((), [_check_label(label) for label in raw_labels])
+        labels, _ = _add_labels((), [_check_label(_tuples(label)) for label in raw_labels])
         if len(labels) != len(raw_labels):
             raise ValueError("state['labels'] must not repeat a label")
         if not grouped and labels:
@@ -512,6 +512,13 @@ def _code(label: Hashable, labels: list[Hashable], index: dict[Hashable, int]) -
         found = index[label] = len(labels)
         labels.append(label)
     return found
+
+
+def _tuples(label: Any) -> Any:
+    """A label read from JSON: lists back to the tuples they were (a label is never a list)."""
+    if isinstance(label, list):
+        return tuple(_tuples(item) for item in label)
+    return label
 
 
 def _add_labels(
