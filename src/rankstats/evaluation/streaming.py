@@ -16,7 +16,6 @@ several threads may update one accumulator at once.
 from __future__ import annotations
 
 import copy
-import math
 import threading
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -33,6 +32,13 @@ from rankstats.evaluation.evaluate import (
     prepare_input,
     resolve_metrics,
     resolve_rank_types,
+)
+from rankstats.evaluation.labels import (
+    add_labels,
+    check_label,
+    encode_groups,
+    label_from_json,
+    label_order,
 )
 from rankstats.evaluation.results import EvaluationResults
 from rankstats.evaluation.scores import EVALUATION_RANK_TYPES, MAX_RANK, Ranks
@@ -181,7 +187,7 @@ class RankAccumulator:
             _check_empty_companions(num_candidates, groups)
             return
         num_candidates = _broadcast_candidates(ranks, num_candidates)
-        codes, batch_labels = _encode_groups(groups)
+        codes, batch_labels = encode_groups(groups)
         prepared = prepare_input(ranks, num_candidates, None, codes)
         grouped = prepared.labels is not None
         sides = prepared.sides
@@ -199,7 +205,7 @@ class RankAccumulator:
             if grouped:
                 assert prepared.labels is not None
                 batch = [batch_labels[int(code)] for code in prepared.labels]  # type: ignore[call-overload]
-                labels, mapping = _add_labels(state.labels, batch)
+                labels, mapping = add_labels(state.labels, batch)
                 sides = {side: stats.relabel_groups(mapping) for side, stats in sides.items()}
             self._state = _Snapshot(_combine(state.sides, sides), labels, grouped)
 
@@ -234,7 +240,7 @@ class RankAccumulator:
             sides = incoming.sides
             labels = state.labels
             if incoming.grouped:
-                labels, mapping = _add_labels(state.labels, list(incoming.labels))
+                labels, mapping = add_labels(state.labels, list(incoming.labels))
                 sides = {side: stats.relabel_groups(mapping) for side, stats in sides.items()}
             self._state = _Snapshot(_combine(state.sides, sides), labels, incoming.grouped)
 
@@ -265,7 +271,7 @@ class RankAccumulator:
         labels: list[Hashable] | None = None
         if state.grouped:
             # label the groups in sorted order, as evaluate does
-            order = _label_order(state.labels)
+            order = label_order(state.labels)
             labels = [state.labels[index] for index in order]
             mapping = np.empty(len(order), dtype=np.int64)
             mapping[order] = np.arange(len(order), dtype=np.int64)
@@ -344,7 +350,7 @@ class RankAccumulator:
         raw_labels = state["labels"]
         if isinstance(raw_labels, str | bytes) or not isinstance(raw_labels, Sequence):
             raise TypeError(f"state['labels'] must be a list, got {raw_labels!r}")
-        labels, _ = _add_labels((), [_check_label(_tuples(label)) for label in raw_labels])
+        labels, _ = add_labels((), [check_label(label_from_json(label)) for label in raw_labels])
         if len(labels) != len(raw_labels):
             raise ValueError("state['labels'] must not repeat a label")
         if not grouped and labels:
@@ -441,114 +447,6 @@ def _broadcast_candidates(ranks: Any, num_candidates: Any) -> Any:
     if np.ndim(num_candidates) == 0 and not isinstance(num_candidates, str | bytes):
         return {side: spread(num_candidates, side_ranks) for side, side_ranks in ranks.items()}
     return num_candidates
-
-
-def _check_label(label: Any) -> Hashable:
-    """A group label as a plain Python object (numpy scalars converted), hashable and not NaN."""
-    if isinstance(label, np.generic):
-        label = label.item()
-    try:
-        hash(label)
-    except TypeError as error:
-        raise TypeError(f"group labels must be hashable, got {label!r}") from error
-    if isinstance(label, float) and math.isnan(label):
-        raise ValueError("group labels must not be NaN (a missing label?)")
-    return label  # type: ignore[no-any-return]
-
-
-def _encode_groups(groups: Any) -> tuple[Any, list[Hashable]]:
-    """Replace group labels by integer codes, keeping labels apart that Python keeps apart.
-
-    numpy turns ``[1, "1"]`` into two equal strings; here labels are compared as Python objects.
-    Returns the codes (an array, or a mapping of arrays per side, as ``groups`` was) and the label
-    of each code.
-    """
-    if groups is None:
-        return None, []
-    labels: list[Hashable] = []
-    index: dict[Hashable, int] = {}
-    if isinstance(groups, Mapping):
-        return {side: _encode(value, labels, index) for side, value in groups.items()}, labels
-    return _encode(groups, labels, index), labels
-
-
-def _encode(value: Any, labels: list[Hashable], index: dict[Hashable, int]) -> npt.NDArray[Any]:
-    if isinstance(value, str | bytes):
-        raise TypeError(f"groups must be an array-like of labels, got {type(value).__name__}")
-    array = value if isinstance(value, np.ndarray) else None
-    if array is None:
-        try:
-            array = np.asarray(value)
-        except (TypeError, ValueError):
-            array = None
-        if (
-            array is not None
-            and array.dtype.kind in "US"
-            and not set(map(type, value)) <= {str, bytes, np.str_, np.bytes_}
-        ):
-            array = None  # numpy made strings of numbers mixed with strings
-    if array is not None and array.ndim != 1:
-        if isinstance(value, np.ndarray) or array.dtype != object:
-            raise ValueError(f"groups must be a 1-D array of labels, got shape {array.shape}")
-        array = None
-    if array is not None and array.dtype.kind in "biufUS":
-        unique, inverse = np.unique(array, return_inverse=True)
-        if unique.dtype.kind == "f" and np.isnan(unique).any():
-            raise ValueError("group labels must not be NaN (a missing label?)")
-        codes = np.array([_code(label, labels, index) for label in unique.tolist()], dtype=np.int64)
-        return codes[inverse.reshape(-1)] if codes.size else np.zeros(0, dtype=np.int64)
-    items = list(array) if array is not None else list(value)
-    return np.fromiter(
-        (_code(_check_label(item), labels, index) for item in items),
-        dtype=np.int64,
-        count=len(items),
-    )
-
-
-def _code(label: Hashable, labels: list[Hashable], index: dict[Hashable, int]) -> int:
-    label = _check_label(label)
-    found = index.get(label)
-    if found is None:
-        found = index[label] = len(labels)
-        labels.append(label)
-    return found
-
-
-def _tuples(label: Any) -> Any:
-    """A label read from JSON: lists back to the tuples they were (a label is never a list)."""
-    if isinstance(label, list):
-        return tuple(_tuples(item) for item in label)
-    return label
-
-
-def _add_labels(
-    known: tuple[Hashable, ...], new: Sequence[Hashable]
-) -> tuple[tuple[Hashable, ...], npt.NDArray[np.int64]]:
-    """The labels with ``new`` ones appended, and the id of each of ``new`` among them."""
-    ids = {label: position for position, label in enumerate(known)}
-    extended = list(known)
-    mapping = np.empty(len(new), dtype=np.int64)
-    for position, label in enumerate(new):
-        found = ids.get(label)
-        if found is None:
-            found = ids[label] = len(extended)
-            extended.append(label)
-        mapping[position] = found
-    return tuple(extended), mapping
-
-
-def _label_order(labels: Sequence[Hashable]) -> list[int]:
-    """The positions of the labels in sorted order; by type name first where types are mixed."""
-    items: list[Any] = list(labels)
-    positions = range(len(items))
-    try:
-        return sorted(positions, key=lambda i: items[i])
-    except TypeError:
-        pass
-    try:
-        return sorted(positions, key=lambda i: (type(items[i]).__name__, items[i]))
-    except TypeError:
-        return sorted(positions, key=lambda i: (type(items[i]).__name__, repr(items[i])))
 
 
 def _combine(
