@@ -377,3 +377,36 @@ def test_numpy_scalars_and_zero_dimensional_arrays_are_numbers() -> None:
     for value in (np.array(0.25), np.float16(0.5), np.int64(1), 0.75):
         stopper.report(value)
     assert [value for _, value in stopper.history] == [0.25, 0.5, 1.0, 0.75]
+
+
+@pytest.mark.parametrize(
+    ("key", "canonical"),
+    [
+        # PyKEEN's test_resolve_metric_name, with the keys of rankstats' flat dictionary
+        ("mrr", "both.realistic.inverse_harmonic_mean_rank"),
+        ("both.mean_rank", "both.realistic.arithmetic_mean_rank"),
+        ("avg.mean_rank", "both.realistic.arithmetic_mean_rank"),
+        ("tail.worst.mean_rank", "tail.pessimistic.arithmetic_mean_rank"),
+        ("avg.amri", "both.realistic.adjusted_arithmetic_mean_rank_index"),
+        ("hits_at_k", "both.realistic.hits_at_10"),
+        ("head.best.hits_at_k.3", "head.optimistic.hits_at_3"),
+        ("hits_at_1", "both.realistic.hits_at_1"),
+        ("H@10", "both.realistic.hits_at_10"),
+        ("average.hits@3", "both.realistic.hits_at_3"),
+    ],
+)
+def test_pykeen_key_spellings(key: str, canonical: str) -> None:
+    results = evaluate(
+        {"head": Ranks([1, 2, 5], [1, 3, 6], [9, 9, 9]), "tail": Ranks([2, 1], [2, 4], [9, 9])},
+        metrics=["mrr", "mr", "amri", "hits@1", "hits@3", "hits@10"],
+    )
+    flat = results.to_dict()
+    for result in (results, flat):
+        stopper = EarlyStopper(key)
+        stopper.report(result)
+        assert stopper.best_value == flat[canonical], (key, type(result))
+
+
+def test_a_dotted_cut_off_needs_a_metric_with_one() -> None:
+    with pytest.raises(ValueError, match="side and rank type at most once"):
+        EarlyStopper("mrr.3")

@@ -45,6 +45,14 @@ _REQUIRED_STATE_KEYS = frozenset(
     {"metric", "larger_is_better", "best_value", "best_epoch", "bad_evaluations", "history"}
 )
 
+#: PyKEEN's synonyms of rank types in result keys
+_RANK_TYPE_SYNONYMS = {
+    "best": "optimistic",
+    "worst": "pessimistic",
+    "avg": "realistic",
+    "average": "realistic",
+}
+
 #: a parsed results key: side (None: not given), rank type (None: not given) and metric
 ParsedKey = tuple[str | None, str | None, RankBasedMetric]
 
@@ -53,14 +61,21 @@ ParsedKey = tuple[str | None, str | None, RankBasedMetric]
 def _parse_key(key: str) -> ParsedKey | None:
     """Split a results key ``[side.][rank_type.]metric`` into its parts; ``None`` if it is not one.
 
-    Keys such as ``"both.realistic.mrr.z_score"`` (statistics next to the values) are not keys of
-    a value and give ``None``.
+    PyKEEN's spellings are understood too: the rank-type synonyms ``best``, ``worst``, ``avg``
+    and ``average``, and a cut-off after a dot (``"head.best.hits_at_k.3"``). Keys such as
+    ``"both.realistic.mrr.z_score"`` (statistics next to the values) are not keys of a value and
+    give ``None``.
     """
-    *qualifiers, name = key.split(".")
+    parts = key.split(".")
+    cut_off = None
+    if len(parts) > 1 and parts[-1].isdigit():
+        cut_off = int(parts.pop())
+    *qualifiers, name = parts
     if len(qualifiers) > 2:
         return None
     side = rank_type = None
     for part in qualifiers:
+        part = _RANK_TYPE_SYNONYMS.get(part, part)
         if part in EVALUATION_RANK_TYPES and rank_type is None:
             rank_type = part
         elif part not in EVALUATION_RANK_TYPES and side is None and part:
@@ -68,7 +83,10 @@ def _parse_key(key: str) -> ParsedKey | None:
         else:
             return None
     try:
-        metric = metric_resolver.make(name)
+        if cut_off is None:
+            metric = metric_resolver.make(name)
+        else:
+            metric = metric_resolver.make(metric_resolver.lookup(name), k=cut_off)
     except (TypeError, ValueError):
         return None
     return side, rank_type, metric
@@ -141,13 +159,19 @@ class EarlyStopper:
             resolved = metric
             self.key: str = metric.key
         elif isinstance(metric, str):
-            # an unknown name raises here, with suggestions of close ones
-            resolved = metric_resolver.make(metric.rsplit(".", 1)[-1])
-            if _parse_key(metric) is None:
+            parsed = _parse_key(metric)
+            if parsed is None:
+                parts = metric.split(".")
+                if len(parts) > 1 and parts[-1].isdigit():
+                    parts.pop()
+                # an unknown name raises here, with suggestions of close ones
+                metric_resolver.make(parts[-1])
                 raise ValueError(
-                    f"metric must be a key of the form [side.][rank_type.]metric, with each of "
-                    f"side and rank type at most once, got {metric!r}"
+                    f"metric must be a key of the form [side.][rank_type.]metric[.k], with each "
+                    f"of side and rank type at most once, and k only for a metric with a "
+                    f"cut-off, got {metric!r}"
                 )
+            resolved = parsed[2]
             self.key = metric
         else:
             raise TypeError(f"metric must be a key or a metric, got {type(metric).__name__}")
