@@ -27,6 +27,7 @@ from rankstats import (
     RankBasedMetric,
     evaluate,
     metric_resolver,
+    ranks_from_scores,
 )
 
 NUM_RANKS = 33
@@ -323,3 +324,47 @@ def test_early_stopper_on_mock_losses(
         if stop:
             break
     assert math.isfinite(stopper.best_value or math.nan)
+
+
+# --- ranks from scores ---------------------------------------------------------------------------
+
+
+def test_compute_rank_from_scores() -> None:
+    """PyKEEN's ``EvaluatorUtilsTests.test_compute_rank_from_scores``.
+
+    PyKEEN marks left-out candidates with NaN scores; rankstats refuses NaN (a documented
+    difference) and takes a ``filter_mask`` instead, which gives PyKEEN's numbers.
+    """
+    scores = np.array(
+        [
+            [2.0, 2.0, 1.0, 3.0, 5.0],
+            [1.0, 1.0, 3.0, 4.0, 0.0],
+            [1.0, 1.0, 3.0, np.nan, 0.0],
+        ]
+    )
+    true_scores = [2.0, 3.0, 3.0]
+    with pytest.raises(
+        ValueError, match=r"scores must be finite where not filtered, got nan in row 2"
+    ):
+        ranks_from_scores(scores, target_scores=true_scores)
+    ranks = ranks_from_scores(scores, target_scores=true_scores, filter_mask=np.isnan(scores))
+    assert ranks.optimistic.tolist() == [3, 2, 1]
+    assert ranks.pessimistic.tolist() == [4, 2, 1]
+    assert ranks.realistic.tolist() == [3.5, 2.0, 1.0]
+    assert ranks.num_candidates is not None
+    assert ranks.num_candidates.tolist() == [5, 5, 4]
+
+
+def test_expected_mean_rank_and_hits_at_k() -> None:
+    """PyKEEN's ``ExpectedMetricsTests`` on arrays (a 2-D array of counts is flattened)."""
+    generator = np.random.default_rng(seed=42)
+    for shape, total in (((10, 2), 275), ((10_000,), 1237)):
+        num_candidates = generator.integers(low=1, high=total, size=shape)
+        expected_mean_rank = metric_resolver.make("mr").expected_value(num_candidates)
+        assert 0 <= expected_mean_rank <= total
+        for k in (1, 3, 100):
+            expected_hits = metric_resolver.make(f"hits@{k}").expected_value(num_candidates)
+            assert 0 <= expected_hits <= 1
+            if total <= k:
+                assert expected_hits == pytest.approx(1.0)
+    assert metric_resolver.make("hits@10").expected_value([5, 20]) == pytest.approx((1 + 0.5) / 2)
