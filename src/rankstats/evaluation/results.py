@@ -322,27 +322,76 @@ class EvaluationResults(Mapping[str, float]):
             records.append(record)
         return records
 
+    # --- rendering (rankstats.evaluation.report) ---------------------------------------------
+
+    def to_records(
+        self, *, groups: bool = False, group_names: Sequence[str] | None = None
+    ) -> list[dict[str, Any]]:
+        """The rows as flat records; see :func:`rankstats.evaluation.report.records`."""
+        from rankstats.evaluation import report
+
+        return report.records(self, groups=groups, group_names=group_names)
+
+    def to_table(self, *, groups: bool = False, group_names: Sequence[str] | None = None) -> str:
+        """An aligned plain-text table, as the command line prints it (``str(results)``).
+
+        With ``groups=True`` each group's rows follow the overall ones, under group columns
+        named by ``group_names``; see :func:`rankstats.evaluation.report.render_table`.
+        """
+        from rankstats.evaluation import report
+
+        return report.render_table(self, groups=groups, group_names=group_names)
+
+    def to_csv(self, *, groups: bool = False, group_names: Sequence[str] | None = None) -> str:
+        """The rows as CSV text; see :func:`rankstats.evaluation.report.render_csv`."""
+        from rankstats.evaluation import report
+
+        return report.render_csv(self, groups=groups, group_names=group_names)
+
+    def to_markdown(
+        self, *, groups: bool = False, group_names: Sequence[str] | None = None, digits: int = 4
+    ) -> str:
+        """A Markdown table with the null model's columns, ready for a README or a report.
+
+        Examples
+        --------
+        >>> from rankstats import evaluate
+        >>> print(evaluate([1, 3], [4, 4], metrics=["mrr", "hits@1"]).to_markdown(), end="")
+        | side | rank type | metric | value | E (null) | std (null) | z |
+        | --- | --- | --- | ---: | ---: | ---: | ---: |
+        | both | realistic | MRR | 0.6667 | 0.5208 | 0.2057 | 0.7089 |
+        | both | realistic | Hits@1 | 0.5 | 0.25 | 0.3062 | 0.8165 |
+        """
+        from rankstats.evaluation import report
+
+        return report.render_markdown(self, groups=groups, group_names=group_names, digits=digits)
+
+    def to_latex(
+        self,
+        *,
+        groups: bool = False,
+        group_names: Sequence[str] | None = None,
+        digits: int = 4,
+        caption: str | None = None,
+        label: str | None = None,
+    ) -> str:
+        r"""A booktabs LaTeX table with the null model's columns, ready for a paper.
+
+        See :func:`rankstats.evaluation.report.render_latex`.
+        """
+        from rankstats.evaluation import report
+
+        return report.render_latex(
+            self,
+            groups=groups,
+            group_names=group_names,
+            digits=digits,
+            caption=caption,
+            label=label,
+        )
+
     def __str__(self) -> str:
-        header = ("side", "rank type", "metric", "value", "expected", "std", "z-score")
-        lines: list[tuple[str, ...]] = [header]
-        for row in self._rows:
-            lines.append(
-                (
-                    row.side,
-                    row.rank_type,
-                    row.metric.key,
-                    *(_format(row.statistic(name)) for name in STATISTICS),
-                )
-            )
-        widths = [max(len(line[i]) for line in lines) for i in range(len(header))]
-        text = []
-        for line in lines:
-            cells = [cell.ljust(w) for cell, w in zip(line[:3], widths[:3], strict=True)]
-            cells += [cell.rjust(w) for cell, w in zip(line[3:], widths[3:], strict=True)]
-            text.append("  ".join(cells).rstrip())
-        if self.average is not None:
-            text.append(f"({self.average} average over {len(self.by_group)} groups)")
-        return "\n".join(text)
+        return self.to_table()
 
     def __repr__(self) -> str:
         metrics = ", ".join(m.key for m in self.metrics)
@@ -356,12 +405,6 @@ class EvaluationResults(Mapping[str, float]):
 @functools.lru_cache(maxsize=1024)
 def _metric_key(metric: RankBasedMetric) -> str:
     return metric.key
-
-
-def _format(value: float | None) -> str:
-    if value is None:
-        return "-"
-    return f"{value:.6g}"
 
 
 def _json_number(value: float) -> float | None:
