@@ -130,9 +130,9 @@ def _row_record(row: ResultRow, show_side: bool) -> dict[str, Any]:
         expected_value=row.expected_value,
         std=row.std,
         z_score=row.z_score,
-        method=getattr(row, "method", "exact" if row.expected_value is not None else None),
-        standard_error=getattr(row, "standard_error", None),
-        note=getattr(row, "note", None),
+        method=row.method,
+        standard_error=row.standard_error,
+        note=row.note,
     )
     return record
 
@@ -202,12 +202,10 @@ def _footer(
     lines = [f"[{number}] {note}" for note, number in numbers.items()]
     if results.average is not None:
         lines.append(f"({results.average} average over {len(results.by_group)} groups)")
-    num_samples = getattr(results, "num_samples", None)
-    if num_samples is not None and any(r.get("method") == "monte-carlo" for r in found):
-        seed = getattr(results, "seed", None)
-        seeded = f", seed {seed}" if seed is not None else ""
-        lines.append(f"Monte-Carlo estimates from {num_samples:,} null samples{seeded}")
-    lines += list(getattr(results, "notes", ()))
+    if results.num_samples is not None and _sampled(found):
+        seeded = f", seed {results.seed}" if results.seed is not None else ""
+        lines.append(f"Monte-Carlo estimates from {results.num_samples:,} null samples{seeded}")
+    lines += list(results.notes)
     return lines, numbers
 
 
