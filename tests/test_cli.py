@@ -285,8 +285,7 @@ def test_progress_only_when_asked_or_on_a_terminal() -> None:
     assert quiet.stderr == ""
     shown = run(args, "--progress")
     assert json.loads(succeeded(shown)) == json.loads(quiet.stdout)
-    assert "sampling the null model of standard_deviation" in shown.stderr
-    assert "100.0%" in shown.stderr
+    assert "null models" in shown.stderr  # tqdm's bar
 
 
 @pytest.mark.skipif(not hasattr(os, "openpty"), reason="needs a pseudo-terminal")
@@ -294,6 +293,12 @@ def test_progress_of_a_large_file_appears_on_a_terminal(tmp_path: Path) -> None:
     lines = "".join(f"{1 + i % 7},10\n" for i in range(100_000))
     path = write(tmp_path / "big.csv", "rank,num_candidates\n" + lines)
     leader, follower = os.openpty()
+    import fcntl
+    import struct
+    import termios
+
+    # a terminal of 24 x 100 characters: a fresh pty has 0 columns, where tqdm draws nothing
+    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 100, 0, 0))
     try:
         result = subprocess.run(
             [*COMMAND, "evaluate", str(path), "--metrics", "mrr", "--format", "csv"],
@@ -311,7 +316,7 @@ def test_progress_of_a_large_file_appears_on_a_terminal(tmp_path: Path) -> None:
     os.close(leader)
     assert result.returncode == 0
     assert b"reading" in seen
-    assert b"%" in seen
+    assert b"%|" in seen  # tqdm's bar
     assert b"Traceback" not in seen
     assert csv_rows(result.stdout.decode())[0]["metric"] == "inverse_harmonic_mean_rank"
 

@@ -8,7 +8,6 @@ arguments into those calls.
 from __future__ import annotations
 
 import argparse
-import inspect
 import os
 import stat
 import sys
@@ -26,7 +25,6 @@ from rankstats.cli.common import (
     split_list,
     write_output,
 )
-from rankstats.evaluation import evaluate as _evaluate
 from rankstats.evaluation.results import EvaluationResults
 from rankstats.io import CANDIDATES_COLUMN, RANK_COLUMN, WEIGHT_COLUMN, read_ranks, write_results
 from rankstats.io.read import EXAMPLE
@@ -63,10 +61,6 @@ def render(results: EvaluationResults, output_format: str, group_by: list[str]) 
     return text
 
 
-def _accepts(name: str) -> bool:
-    return name in inspect.signature(_evaluate).parameters
-
-
 def evaluation_options(args: argparse.Namespace) -> dict[str, Any]:
     """The keyword arguments of :func:`rankstats.evaluate` that the flags give."""
     options: dict[str, Any] = {"average": args.average}
@@ -79,8 +73,7 @@ def evaluation_options(args: argparse.Namespace) -> dict[str, Any]:
         options["seed"] = args.seed
     elif args.seed is not None:
         raise CliError("--seed needs --samples N (the seed of the Monte-Carlo samples)")
-    if _accepts("progress"):
-        options["progress"] = progress_setting(args)
+    options["progress"] = progress_setting(args)
     return options
 
 
@@ -101,7 +94,7 @@ def run(args: argparse.Namespace) -> int:
             f"{PROG}: evaluating the bundled example ({EXAMPLE}: TransE on Nations); "
             f"give a FILE to evaluate your own ranks\n"
         )
-    data = read_ranks(path, num_candidates=args.num_candidates)
+    data = read_ranks(path, num_candidates=args.num_candidates, progress=progress_setting(args))
     needing = [m.key for m in options.get("metrics", ()) if m.needs_candidates]
     if needing and data.num_candidates is None:
         raise CliError(

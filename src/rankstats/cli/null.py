@@ -23,12 +23,14 @@ from rankstats.cli.common import (
     finite_float,
     parse_metrics,
     positive_int,
+    progress_setting,
     write_output,
 )
 from rankstats.errors import NoClosedFormError
 from rankstats.evaluation.report import tabulate
 from rankstats.evaluation.results import ResultRow
 from rankstats.metrics.derived import ReindexedMetric
+from rankstats.progress import progress_bar
 from rankstats.registry import metric_resolver
 
 __all__ = ["DEFAULT_NULL_METRICS", "register"]
@@ -81,24 +83,10 @@ def run(args: argparse.Namespace) -> int:
         raise CliError(f"--n must be at most {_MAX_N:,}, got {args.n:,}")
     candidates = np.full(args.n, args.num_candidates, dtype=np.int64)
     rows: list[dict[str, Any]] = []
-    for metric in metrics:
-        expected, variance, exact = _moments(metric, candidates, args.samples, args.seed)
-        row: dict[str, Any] = {
-            "metric": metric.key,
-            "num_candidates": args.num_candidates,
-            "n": args.n,
-            "expected": expected,
-            "std": math.sqrt(variance),
-            "exact": exact,
-        }
-        if args.value is not None:
-            result = ResultRow("both", "realistic", metric, args.value, expected, variance)
-            row.update(
-                value=args.value,
-                z=result.z_score,
-                adjusted=_adjusted(metric, args.value, candidates),
-            )
-        rows.append(row)
+    with progress_bar(len(metrics), "null models", enabled=progress_setting(args)) as bar:
+        for metric in metrics:
+            rows.append(_row(metric, candidates, args))
+            bar.update(1)
     columns = ["metric", "expected", "std", "exact"]
     if args.value is not None:
         columns += ["value", "z", "adjusted"]
@@ -108,6 +96,27 @@ def run(args: argparse.Namespace) -> int:
     if args.plot is not None:
         _save_plot(metrics[0], candidates, args)
     return 0
+
+
+def _row(metric: RankBasedMetric, candidates: Any, args: argparse.Namespace) -> dict[str, Any]:
+    """The null-model statistics of one metric (and of the observed ``--value``)."""
+    expected, variance, exact = _moments(metric, candidates, args.samples, args.seed)
+    row: dict[str, Any] = {
+        "metric": metric.key,
+        "num_candidates": args.num_candidates,
+        "n": args.n,
+        "expected": expected,
+        "std": math.sqrt(variance),
+        "exact": exact,
+    }
+    if args.value is not None:
+        result = ResultRow("both", "realistic", metric, args.value, expected, variance)
+        row.update(
+            value=args.value,
+            z=result.z_score,
+            adjusted=_adjusted(metric, args.value, candidates),
+        )
+    return row
 
 
 def _save_plot(metric: RankBasedMetric, candidates: Any, args: argparse.Namespace) -> None:

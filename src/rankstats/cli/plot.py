@@ -87,13 +87,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _progress(args: argparse.Namespace) -> dict[str, Any]:
-    import inspect
-
-    from rankstats.evaluation import evaluate
-
-    if "progress" in inspect.signature(evaluate).parameters:
-        return {"progress": progress_setting(args)}
-    return {}
+    return {"progress": progress_setting(args)}
 
 
 def register(commands: Any) -> None:

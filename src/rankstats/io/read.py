@@ -20,6 +20,7 @@ from typing import IO, Literal, cast
 from rankstats.io.binary import read_arrow, read_numpy, read_parquet
 from rankstats.io.data import NUMERIC_COLUMNS, RankData, RankFileError, RawTable, build_rank_data
 from rankstats.io.text import read_text
+from rankstats.progress import check_progress, progress_bar, progress_enabled
 
 __all__ = ["EXAMPLE", "FORMATS", "example_source", "read_ranks"]
 
@@ -123,6 +124,7 @@ def read_ranks(
     *,
     format: Format | None = None,
     num_candidates: int | None = None,
+    progress: bool | None = False,
 ) -> RankData:
     r"""Read ranks from a file: CSV, TSV, whitespace-separated text, NumPy, Parquet or Arrow.
 
@@ -137,6 +139,9 @@ def read_ranks(
         header line naming the columns (a file of one column of numbers needs none).
     num_candidates : int, optional
         The number of candidates of every task, for input without a ``num_candidates`` column.
+    progress : bool or None, default=False
+        Show a progress bar of reading a text file of known size (see :mod:`rankstats.progress`;
+        ``None``: only when standard error is a terminal).
 
     Returns
     -------
@@ -176,9 +181,10 @@ def read_ranks(
         or not 1 <= num_candidates <= 2**53
     ):
         raise ValueError(f"num_candidates must be an integer in 1..2**53, got {num_candidates!r}")
+    progress = check_progress(progress)
     with _opened(source) as (stream, name):
         try:
-            raw = _read(stream, name, format)
+            raw = _read(stream, name, format, progress)
         except RankFileError:
             raise
         except EOFError:
@@ -194,10 +200,24 @@ def read_ranks(
     return build_rank_data(raw, num_candidates=num_candidates)
 
 
-def _read(stream: IO[bytes], name: str, format: str | None) -> RawTable:
+def _size(stream: IO[bytes]) -> int | None:
+    try:
+        return os.fstat(stream.fileno()).st_size or None
+    except (AttributeError, OSError, ValueError, io.UnsupportedOperation):
+        return None
+
+
+def _read(
+    stream: IO[bytes],
+    name: str,
+    format: str | None,  # noqa: A002
+    progress: bool | None = False,
+) -> RawTable:
+    size = _size(stream)
     head, stream = _peek(stream, 8)
     suffixes = [s.lower() for s in Path(name).suffixes]
     if head.startswith(b"\x1f\x8b") or (suffixes and suffixes[-1] == ".gz"):
+        size = None  # the compressed size says little about the text's
         import gzip
 
         stream = cast(IO[bytes], gzip.GzipFile(fileobj=stream, mode="rb"))
@@ -215,4 +235,9 @@ def _read(stream: IO[bytes], name: str, format: str | None) -> RawTable:
     if kind == "arrow":
         return read_arrow(stream, name)
     delimiter = {"csv": ",", "tsv": "\t", "whitespace": "whitespace"}.get(kind or "")
-    return read_text(stream, name, delimiter=delimiter, numeric=NUMERIC_COLUMNS)
+    if size is None or not progress_enabled(progress):
+        return read_text(stream, name, delimiter=delimiter, numeric=NUMERIC_COLUMNS)
+    with progress_bar(size, f"reading {name}", enabled=progress) as bar:
+        return read_text(
+            stream, name, delimiter=delimiter, numeric=NUMERIC_COLUMNS, on_block=bar.update
+        )

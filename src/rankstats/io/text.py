@@ -18,7 +18,7 @@ from __future__ import annotations
 import bisect
 import itertools
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import IO, Any
 
@@ -82,6 +82,12 @@ def _blocks(stream: IO[bytes], size: int) -> Iterator[bytes]:
         yield data[: cut + 1]
 
 
+def _reporting(blocks: Iterator[bytes], report: Callable[[int], object]) -> Iterator[bytes]:
+    for block in blocks:
+        report(len(block))
+        yield block
+
+
 def _decode(data: bytes, source: str) -> str:
     try:
         return data.decode("utf-8")
@@ -119,6 +125,7 @@ def read_text(
     delimiter: str | None = None,
     numeric: Iterable[str] = (),
     block_size: int = BLOCK_SIZE,
+    on_block: Callable[[int], object] | None = None,
 ) -> RawTable:
     r"""Read a delimited text table with a header line; a lone column of numbers needs none.
 
@@ -135,6 +142,8 @@ def read_text(
         The columns to convert to numbers (lower-case names); the others stay text.
     block_size : int
         The size of the blocks read at once.
+    on_block : callable, optional
+        Called with the size in bytes of each block read, e.g. to show progress.
 
     Returns
     -------
@@ -142,6 +151,8 @@ def read_text(
         The columns (numbers as float64, text as numpy unicode arrays) and a line locator.
     """
     blocks = _blocks(stream, block_size)
+    if on_block is not None:
+        blocks = _reporting(blocks, on_block)
     line = 0
     header_text = ""
     first = b""
