@@ -28,6 +28,9 @@ __all__ = ["EXAMPLE", "FORMATS", "example_source", "read_ranks"]
 EXAMPLE = "nations_transe.csv"
 #: the formats :func:`read_ranks` reads
 FORMATS = ("csv", "tsv", "whitespace", "npy", "npz", "parquet", "arrow")
+#: the parsers of text files
+ENGINES = ("auto", "numpy", "pyarrow")
+Engine = Literal["auto", "numpy", "pyarrow"]
 Format = Literal["csv", "tsv", "whitespace", "npy", "npz", "parquet", "arrow"]
 Source = str | os.PathLike[str] | IO[bytes]
 
@@ -124,6 +127,7 @@ def read_ranks(
     *,
     format: Format | None = None,
     num_candidates: int | None = None,
+    engine: Engine = "auto",
     progress: bool | None = False,
 ) -> RankData:
     r"""Read ranks from a file: CSV, TSV, whitespace-separated text, NumPy, Parquet or Arrow.
@@ -139,6 +143,12 @@ def read_ranks(
         header line naming the columns (a file of one column of numbers needs none).
     num_candidates : int, optional
         The number of candidates of every task, for input without a ``num_candidates`` column.
+    engine : {"auto", "numpy", "pyarrow"}, default="auto"
+        The parser of CSV / TSV files named by a path: ``"pyarrow"`` (multi-threaded, needs
+        pyarrow) where the file is plain (a header on the first line, every value parsed by
+        Arrow), else the vectorised numpy reader; ``"auto"`` uses pyarrow when installed, for
+        files of 4 MB or more; ``"numpy"`` never does. Results and errors are the same whichever
+        parses.
     progress : bool or None, default=False
         Show a progress bar of reading a text file of known size (see :mod:`rankstats.progress`;
         ``None``: only when standard error is a terminal).
@@ -181,10 +191,20 @@ def read_ranks(
         or not 1 <= num_candidates <= 2**53
     ):
         raise ValueError(f"num_candidates must be an integer in 1..2**53, got {num_candidates!r}")
+    if engine not in ENGINES:
+        raise ValueError(f"engine must be one of {ENGINES}, got {engine!r}")
+    if engine == "pyarrow" and not _has_pyarrow():
+        raise ImportError(
+            "engine='pyarrow' needs pyarrow, an optional dependency: "
+            "pip install 'rankstats[parquet]'"
+        )
     progress = check_progress(progress)
+    path = None
+    if isinstance(source, str | os.PathLike) and os.fspath(source) != "-":
+        path = Path(source)
     with _opened(source) as (stream, name):
         try:
-            raw = _read(stream, name, format, progress)
+            raw = _read(stream, name, format, progress, path, engine)
         except RankFileError:
             raise
         except EOFError:
@@ -200,6 +220,30 @@ def read_ranks(
     return build_rank_data(raw, num_candidates=num_candidates)
 
 
+def _has_pyarrow() -> bool:
+    try:
+        import pyarrow.csv  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+#: the least file size from which ``engine="auto"`` uses pyarrow (importing it takes a while)
+PYARROW_MIN_BYTES = 4 << 20
+
+
+def _use_pyarrow(path: Path, engine: str) -> bool:
+    if engine == "numpy":
+        return False
+    if engine == "pyarrow":
+        return True
+    try:
+        large = path.stat().st_size >= PYARROW_MIN_BYTES
+    except OSError:
+        return False
+    return large and _has_pyarrow()
+
+
 def _size(stream: IO[bytes]) -> int | None:
     try:
         return os.fstat(stream.fileno()).st_size or None
@@ -210,8 +254,10 @@ def _size(stream: IO[bytes]) -> int | None:
 def _read(
     stream: IO[bytes],
     name: str,
-    format: str | None,  # noqa: A002
+    format: str | None,
     progress: bool | None = False,
+    path: Path | None = None,
+    engine: str = "auto",
 ) -> RawTable:
     size = _size(stream)
     head, stream = _peek(stream, 8)
@@ -235,6 +281,16 @@ def _read(
     if kind == "arrow":
         return read_arrow(stream, name)
     delimiter = {"csv": ",", "tsv": "\t", "whitespace": "whitespace"}.get(kind or "")
+    if path is not None and delimiter != "whitespace" and _use_pyarrow(path, engine):
+        from rankstats.io.arrowtext import read_text_arrow
+
+        with progress_bar(1, f"reading {name}", enabled=progress) as bar:
+            fast = read_text_arrow(
+                path, name, delimiter=delimiter, numeric=NUMERIC_COLUMNS, compressed=size is None
+            )
+            bar.update(1)
+        if fast is not None:
+            return fast
     if size is None or not progress_enabled(progress):
         return read_text(stream, name, delimiter=delimiter, numeric=NUMERIC_COLUMNS)
     with progress_bar(size, f"reading {name}", enabled=progress) as bar:

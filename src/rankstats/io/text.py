@@ -27,11 +27,11 @@ import numpy.typing as npt
 
 from rankstats.io.data import RankFileError, RawTable
 
-__all__ = ["BLOCK_SIZE", "LineIndex", "read_text"]
+__all__ = ["BLOCK_SIZE", "LineIndex", "choose_delimiter", "is_number", "read_text", "split_header"]
 
 #: the size in bytes of the blocks a text file is read in
 BLOCK_SIZE = 1 << 20
-_BLANK_LINE = re.compile(rb"(?:^|\n)[ \t\r\f\v]*\n")
+_BLANK_LINE = re.compile(rb"\n[ \t\r\f\v]*\n")
 _WHITESPACE = b" \t\r\f\v"
 
 
@@ -88,6 +88,15 @@ def _reporting(blocks: Iterator[bytes], report: Callable[[int], object]) -> Iter
         yield block
 
 
+def _has_blank_line(block: bytes) -> bool:
+    """Whether a block (of whole lines, without carriage returns) has an empty or blank line."""
+    if block.startswith(b"\n") or b"\n\n" in block:
+        return True
+    if not any(char in block for char in (b" ", b"\t", b"\f", b"\v")):
+        return False  # the common case, found by a few fast scans
+    return _BLANK_LINE.search(b"\n" + block) is not None
+
+
 def _decode(data: bytes, source: str) -> str:
     try:
         return data.decode("utf-8")
@@ -95,11 +104,12 @@ def _decode(data: bytes, source: str) -> str:
         raise RankFileError(f"{source} is not UTF-8 text ({error.reason})", source) from None
 
 
-def _split_header(line: str, delimiter: str | None) -> list[str]:
+def split_header(line: str, delimiter: str | None) -> list[str]:
+    """The column names of a header line: stripped and lower-case."""
     return [name.strip().lower() for name in line.split(delimiter)]
 
 
-def _choose_delimiter(header: str, hint: str | None) -> str | None:
+def choose_delimiter(header: str, hint: str | None) -> str | None:
     """The delimiter: from the format, else a tab or comma in the header, else whitespace."""
     if hint is not None:
         return None if hint == "whitespace" else hint
@@ -110,7 +120,8 @@ def _choose_delimiter(header: str, hint: str | None) -> str | None:
     return None if len(header.split()) > 1 else ","
 
 
-def _is_number(text: str | bytes) -> bool:
+def is_number(text: str | bytes) -> bool:
+    """Whether Python reads the text as a float."""
     try:
         float(text)
     except ValueError:
@@ -176,11 +187,11 @@ def read_text(
             f"rank,num_candidates",
             source,
         )
-    sep = _choose_delimiter(header_text, delimiter)
-    header = _split_header(header_text, sep)
+    sep = choose_delimiter(header_text, delimiter)
+    header = split_header(header_text, sep)
     parser = _Parser(source, sep, set(numeric))
     rest = itertools.chain([first], blocks)
-    if len(header) == 1 and _is_number(header[0]):  # a headerless column of ranks
+    if len(header) == 1 and is_number(header[0]):  # a headerless column of ranks
         parser.start(["rank"])
         parser.feed(header_text.encode() + b"\n", line)
     elif '"' in header_text:
@@ -230,7 +241,7 @@ class _Parser:
         if not block.endswith(b"\n"):
             block += b"\n"
         lines: npt.NDArray[np.int64] | None = None
-        if _BLANK_LINE.search(block):
+        if _has_blank_line(block):
             block, lines = _drop_blank_lines(block, line)
             if not block:
                 return
@@ -244,25 +255,27 @@ class _Parser:
             self._bad_width(block, line, lines)
         self.index.add(self.rows, line, lines)
         for column, name in enumerate(self.header):
-            values = np.array(fields[column::width])
+            texts = fields[column::width]
             if name in self.numeric:
-                values = self._numbers(values, name, line, lines)
+                values = self._numbers(texts, name, line, lines)
+            else:
+                values = np.array(texts)
             self.parts[column].append(values)
         self.rows += count
 
     def _numbers(
         self,
-        values: npt.NDArray[Any],
+        values: list[bytes],
         name: str,
         line: int,
         lines: npt.NDArray[np.int64] | None,
     ) -> npt.NDArray[np.float64]:
         try:
-            return values.astype(np.float64)
+            return np.fromiter(map(float, values), np.float64, len(values))
         except ValueError:
             pass
-        for offset, value in enumerate(values.tolist()):  # the failure path only
-            if not _is_number(value):
+        for offset, value in enumerate(values):  # the failure path only
+            if not is_number(value):
                 text = value.decode("utf-8", "replace").strip()
                 shown = repr(text) if text else "an empty field"
                 where = lines[offset] if lines is not None else line + offset
@@ -338,9 +351,11 @@ class _Parser:
         self.index.add(self.rows, row_lines[0], np.array(row_lines, dtype=np.int64))
         lines = np.array(row_lines, dtype=np.int64)
         for column, name in enumerate(self.header):
-            values = np.array([row[column].strip().encode() for row in rows])
+            texts = [row[column].strip().encode() for row in rows]
             if name in self.numeric:
-                values = self._numbers(values, name, row_lines[0], lines)
+                values = self._numbers(texts, name, row_lines[0], lines)
+            else:
+                values = np.array(texts)
             self.parts[column].append(values)
         self.rows += len(rows)
 
