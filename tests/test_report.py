@@ -167,6 +167,7 @@ def test_tabulate_formats() -> None:
     columns = ["key", "x", "ok", "names"]
     assert tabulate(rows, columns).splitlines() == [
         "key    x  ok   names",
+        "---  ---  ---  -----",
         "mrr  0.5  yes  a, b",
         "mr     -  -    -",
     ]

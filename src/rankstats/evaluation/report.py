@@ -263,8 +263,9 @@ def tabulate(
 ) -> str:
     """Render records as an aligned text table, CSV or a JSON list of objects.
 
-    The one formatter of tables of the package (the results, the list of metrics, null-model
-    summaries): ``None`` is ``-`` in text, empty in CSV and ``null`` in JSON; numbers are
+    The one formatter of generic tables (the list of metrics, null-model summaries; the results
+    table adds its own layout on the same alignment): the text table has a rule under the header;
+    ``None`` is ``-`` in text, empty in CSV and ``null`` in JSON; numbers are
     right-aligned with 6 significant digits in text and written in full in CSV and JSON.
 
     Examples
@@ -272,6 +273,7 @@ def tabulate(
     >>> print(tabulate([{"metric": "mrr", "value": 0.25}, {"metric": "mr", "value": None}],
     ...                ["metric", "value"]), end="")
     metric  value
+    ------  -----
     mrr      0.25
     mr          -
     """
@@ -296,7 +298,10 @@ def tabulate(
         for c in columns
     ]
     lines = [list(columns), *([_text(row.get(column)) for column in columns] for row in rows)]
-    return "\n".join(_align(lines, right)) + "\n"
+    header, *body = _align(lines, right)
+    widths = [max(len(line[i]) for line in lines) for i in range(len(columns))]
+    rule = "  ".join("-" * width for width in widths)
+    return "\n".join([header, rule, *body]) + "\n"
 
 
 def render_table(
