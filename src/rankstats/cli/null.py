@@ -24,6 +24,7 @@ from rankstats.cli.common import (
     parse_metrics,
     positive_int,
     progress_setting,
+    sample_count,
     write_output,
 )
 from rankstats.errors import NoClosedFormError
@@ -53,8 +54,6 @@ def _moments(
                 f"{metric.key} has no closed-form null model for this input; pass --samples N "
                 f"(e.g. --samples 10000) for a Monte-Carlo estimate"
             ) from None
-    if num_samples < 2:
-        raise CliError(f"--samples must be at least 2 to estimate a variance, got {num_samples}")
     expected = metric.expected_value(candidates, num_samples, generator=seed)
     variance = metric.variance(candidates, num_samples, generator=seed)
     return expected, variance, False
@@ -173,7 +172,7 @@ def register(commands: Any) -> None:
     )
     parser.add_argument(
         "--samples",
-        type=positive_int,
+        type=sample_count,
         metavar="N",
         help="estimate from N Monte-Carlo samples what has no closed form (and the --plot)",
     )
