@@ -25,6 +25,7 @@ import numpy.typing as npt
 from rankstats.arrays import FloatArray, IntArray
 from rankstats.base import RANK_TYPES, RankBasedMetric
 from rankstats.errors import NoClosedFormError
+from rankstats.evaluation.grouped import Column, LazyGroups, group_columns, macro_rows
 from rankstats.evaluation.results import (
     METHOD_EXACT,
     METHOD_MONTE_CARLO,
@@ -579,74 +580,6 @@ def _cell_rows(
     return rows
 
 
-def _combined_method(rows: Sequence[ResultRow]) -> str | None:
-    methods = {r.method for r in rows}
-    if METHOD_MONTE_CARLO in methods:
-        return METHOD_MONTE_CARLO
-    if None in methods:
-        return None
-    return METHOD_EXACT
-
-
-def _macro_row(
-    side: str, rank_type: str, metric: RankBasedMetric, rows: Sequence[ResultRow]
-) -> ResultRow:
-    """Average one row over the groups; groups where the metric is undefined are left out."""
-    defined = [r for r in rows if not math.isnan(r.value)]
-    left_out = len(rows) - len(defined)
-    notes = list(dict.fromkeys(r.note for r in rows if r.note is not None))
-    if not defined:
-        return ResultRow(
-            side,
-            rank_type,
-            metric,
-            math.nan,
-            None,
-            None,
-            method=None,
-            note=f"undefined in every one of the {len(rows)} groups: {'; '.join(notes)}",
-        )
-    count = len(defined)
-    expected = [r.expected_value for r in defined]
-    variances = [r.variance for r in defined]
-    errors = [r.standard_error for r in defined if r.standard_error is not None]
-    note = "; ".join(dict.fromkeys(r.note for r in defined if r.note is not None))
-    if left_out:
-        undefined = "; ".join(
-            dict.fromkeys(r.note for r in rows if math.isnan(r.value) and r.note is not None)
-        )
-        note = (
-            f"macro average over the {count} of {len(rows)} groups where it is defined; "
-            f"{left_out} left out ({undefined})" + (f"; {note}" if note else "")
-        )
-    return ResultRow(
-        side,
-        rank_type,
-        metric,
-        math.fsum(r.value for r in defined) / count,
-        None if None in expected else math.fsum(expected) / count,  # type: ignore[arg-type]
-        None if None in variances else math.fsum(variances) / count**2,  # type: ignore[arg-type]
-        method=_combined_method(defined),
-        standard_error=math.sqrt(math.fsum(e * e for e in errors)) / count if errors else None,
-        note=note or None,
-    )
-
-
-def _macro_rows(per_group: Sequence[Sequence[ResultRow]]) -> list[ResultRow]:
-    r"""Average each row over the groups (every group counts once).
-
-    The value and :math:`\mathbb{E}` average, and :math:`\mathbb{V}` becomes
-    :math:`\sum_g \mathbb{V}_g / G^2`: groups hold disjoint tasks, independent under the null.
-    Groups where a metric is undefined (an adjusted index of a group whose tasks all have a
-    single candidate) are left out of that metric's average, and its row says so.
-    """
-    collected: dict[tuple[str, str, RankBasedMetric], list[ResultRow]] = {}
-    for rows in per_group:
-        for row in rows:
-            collected.setdefault((row.side, row.rank_type, row.metric), []).append(row)
-    return [_macro_row(*key, rows) for key, rows in collected.items()]
-
-
 def _monte_carlo_plan(
     num_samples: int | None, seed: Seed, progress: bool | None
 ) -> tuple[MonteCarloPlan | None, int | None]:
@@ -728,26 +661,22 @@ def compute_results(
         )
     )
     used_samples = None if monte_carlo is None else monte_carlo.num_samples
-    by_group: dict[Hashable, EvaluationResults] = {}
-    group_rows: list[list[ResultRow]] = []
+    by_group: Mapping[Hashable, EvaluationResults] = {}
+    columns: list[Column] = []
     if labels is not None:
-        present = {side: set(s.group_ids().tolist()) for side, s in stats.items()}
-        weightless: list[Hashable] = []
-        with progress_bar(len(labels), "evaluating groups", progress) as bar:
-            for gid, label in enumerate(labels):
-                cells = [(side, s.cell(gid)) for side, s in stats.items() if gid in present[side]]
-                # a group whose tasks all have weight 0 is left out, as numpy.average leaves out
-                # a task of weight 0; the results' notes list it
-                cells = [(side, cell) for side, cell in cells if cell.total_weight > 0]
+        with progress_bar(len(stats), "evaluating groups", progress) as bar:
+            for side, side_stats in stats.items():
+                columns += group_columns({side: side_stats}, len(labels), plan, null)
                 bar.update(1)
-                if not cells:
-                    weightless.append(label)
-                    continue
-                rows = [row for side, cell in cells for row in _cell_rows(side, cell, plan, null)]
-                group_rows.append(rows)
-                by_group[label] = EvaluationResults(
-                    rows, skipped=skipped, num_samples=used_samples, seed=reported_seed
-                )
+        present = np.zeros(len(labels), dtype=bool)
+        for column in columns:
+            present |= column.present
+        # a group whose tasks all have weight 0 is left out, as numpy.average leaves out a task
+        # of weight 0; the results' notes list it
+        with_tasks = np.zeros(len(labels), dtype=bool)
+        for side_stats in stats.values():
+            with_tasks[side_stats.group_ids()] = True
+        weightless = [labels[gid] for gid in np.flatnonzero(with_tasks & ~present).tolist()]
         if weightless:
             shown = ", ".join(repr(label) for label in weightless[:10])
             more = f" and {len(weightless) - 10} more" if len(weightless) > 10 else ""
@@ -755,8 +684,15 @@ def compute_results(
                 f"{len(weightless)} group(s) left out because all their tasks have weight 0: "
                 f"{shown}{more}"
             )
+
+        def make(rows: list[ResultRow]) -> EvaluationResults:
+            return EvaluationResults(
+                rows, skipped=skipped, num_samples=used_samples, seed=reported_seed
+            )
+
+        by_group = LazyGroups(labels, columns, present, make)
     if labels is not None and average == "macro":
-        rows = _macro_rows(group_rows)
+        rows = macro_rows(columns)
     else:
         rows = [
             row for side, s in stats.items() for row in _cell_rows(side, s.cell(None), plan, null)

@@ -162,8 +162,11 @@ class EvaluationResults(Mapping[str, float]):
         self._index = {(r.side, r.rank_type, r.metric): r for r in self._rows}
         self._by_key = {r.key: r for r in self._rows}
         self.average = average
-        #: the results of each group, by label (empty without groups)
-        self.by_group: dict[Hashable, EvaluationResults] = dict(by_group or {})
+        #: the results of each group, by label (empty without groups); a read-only mapping,
+        #: whose entries may be built when first looked up
+        self.by_group: Mapping[Hashable, EvaluationResults] = (
+            by_group if by_group is not None else {}
+        )
         self._skipped = dict(skipped or {})
         self.sides: tuple[str, ...] = tuple(dict.fromkeys(r.side for r in self._rows))
         self.rank_types: tuple[str, ...] = tuple(

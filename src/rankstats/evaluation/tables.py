@@ -271,7 +271,10 @@ class SideStatistics:
 
     def group_ids(self) -> IntArray:
         """The sorted distinct group ids present."""
-        return np.unique(self._table.columns[GROUP])
+        ids = self._table.columns[GROUP]  # sorted: the group is the tables' first key
+        if ids.size == 0:
+            return ids
+        return ids[np.concatenate(([True], ids[1:] != ids[:-1]))]
 
     def cell(self, group: int | None) -> CellStatistics:
         """The statistics of one group, or of all groups together for ``None``."""
