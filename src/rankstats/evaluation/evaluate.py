@@ -8,12 +8,16 @@ r"""Evaluation in one call: every metric, rank type, side and group from shared 
   over the ranks, not one per metric;
 - each null-model quantity once per distinct multiset of candidate counts, shared by all rank
   types, by sides with the same candidates, and by the metrics derived from the same base
-  (AMR, AMRI and zMR all use the mean rank's :math:`\mathbb{E}` and :math:`\mathbb{V}`).
+  (AMR, AMRI and zMR all use the mean rank's :math:`\mathbb{E}` and :math:`\mathbb{V}`);
+- with groups, every group at once, in a few vectorised passes
+  (:mod:`rankstats.evaluation.grouped`);
+- where a metric has no closed-form null model on the input, a Monte-Carlo estimate when
+  ``num_samples`` is given, one shared draw per cell (:mod:`rankstats.evaluation.cells`), and
+  otherwise a note in the row saying why its null statistics are missing.
 """
 
 from __future__ import annotations
 
-import math
 import numbers
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
@@ -24,11 +28,9 @@ import numpy.typing as npt
 
 from rankstats.arrays import FloatArray, IntArray
 from rankstats.base import RANK_TYPES, RankBasedMetric
-from rankstats.errors import NoClosedFormError
+from rankstats.evaluation.cells import MonteCarloPlan, NullModels, cell_rows
 from rankstats.evaluation.grouped import Column, LazyGroups, group_columns, macro_rows
 from rankstats.evaluation.results import (
-    METHOD_EXACT,
-    METHOD_MONTE_CARLO,
     SIDE_BOTH,
     EvaluationResults,
     ResultRow,
@@ -37,13 +39,12 @@ from rankstats.evaluation.scores import EVALUATION_RANK_TYPES, RANK_EXPECTED, Ra
 from rankstats.evaluation.tables import (
     GROUP,
     WEIGHT,
-    CellStatistics,
     SideStatistics,
     Table,
 )
-from rankstats.evaluation.ties import has_tie_expectation, tie_expectation
-from rankstats.metrics.derived import AffineTransformationParameters, DerivedRankBasedMetric
-from rankstats.null.sampling import Seed, monte_carlo_moments
+from rankstats.evaluation.ties import has_tie_expectation
+from rankstats.metrics.derived import DerivedRankBasedMetric
+from rankstats.null.sampling import Seed
 from rankstats.progress import check_progress, progress_bar
 from rankstats.registry import metric_resolver
 from rankstats.validation import (
@@ -363,223 +364,6 @@ def _supports(metric: RankBasedMetric, rank_type: str) -> str | None:
 # --- computing -----------------------------------------------------------------------------------
 
 
-def _null_moments(
-    metric: RankBasedMetric, candidates: IntArray, weights: FloatArray | None
-) -> tuple[float | None, float | None]:
-    """Both closed-form moments from the metric's joint hook, or ``None`` where there is none."""
-    try:
-        expected, variance = metric._moments(candidates, weights)
-    except NoClosedFormError:
-        return None, None
-    return (
-        None if expected is None else float(expected),
-        None if variance is None else float(variance),
-    )
-
-
-@dataclass(frozen=True)
-class _Null:
-    """The null-model quantities of one metric for one multiset of candidate counts."""
-
-    expected_value: float | None
-    variance: float | None
-    coefficients: AffineTransformationParameters | None = None
-    method: str | None = METHOD_EXACT
-    standard_error: float | None = None
-    note: str | None = None
-
-
-_NO_CANDIDATES = _Null(
-    None,
-    None,
-    method=None,
-    note="no null model: num_candidates (the number of candidates of each task) was not given",
-)
-
-
-@dataclass(frozen=True)
-class MonteCarloPlan:
-    """How to estimate null moments without a closed form: ``num_samples`` draws per cell."""
-
-    num_samples: int
-    generator: np.random.Generator
-    progress: bool | None = False
-
-
-class NullModels:
-    """Null-model quantities, computed once per metric and distinct multiset of candidates.
-
-    Without a closed form, a :class:`MonteCarloPlan` gives Monte-Carlo estimates, one shared
-    draw for every metric of a cell that needs one (:meth:`prepare`); without a plan the
-    quantities are ``None`` with a note saying why.
-
-    An instance is used by one call of :func:`compute_results` only, so no state is shared
-    between threads.
-    """
-
-    def __init__(self, monte_carlo: MonteCarloPlan | None = None) -> None:
-        # keyed by the id of one canonical instance per distinct metric (equal metrics, such as
-        # the mean rank inside AMRI and zMR, share it): hashing a metric costs more than a lookup
-        self._canonical: dict[int, RankBasedMetric] = {}
-        self._by_value: dict[RankBasedMetric, RankBasedMetric] = {}
-        self._cache: dict[tuple[int, tuple[bytes, ...]], _Null] = {}
-        self._monte_carlo = monte_carlo
-
-    def _canonical_of(self, metric: RankBasedMetric) -> RankBasedMetric:
-        canonical = self._canonical.get(id(metric))
-        if canonical is None:
-            canonical = self._canonical[id(metric)] = self._by_value.setdefault(metric, metric)
-        return canonical
-
-    def prepare(self, metrics: Sequence[RankBasedMetric], cell: CellStatistics) -> None:
-        """Compute the base metrics' quantities for a cell, sampling once for all that need it."""
-        if cell.candidates is None:
-            return
-        bases = [m.base if isinstance(m, DerivedRankBasedMetric) else m for m in metrics]
-        missing: dict[RankBasedMetric, tuple[float | None, float | None]] = {}
-        for metric in dict.fromkeys(self._canonical_of(b) for b in bases):
-            key = (id(metric), cell.candidate_key)
-            if key in self._cache:
-                continue
-            moments = _null_moments(metric, *cell.expanded_candidates)
-            if None in moments:
-                missing[metric] = moments
-            else:
-                self._cache[key] = _Null(*moments)
-        if not missing:
-            return
-        candidates, weights = cell.expanded_candidates
-        if self._monte_carlo is None:
-            qualifier = " for weighted ranks" if weights is not None else ""
-            for metric, (expected, variance) in missing.items():
-                which = "expected value and variance" if expected is None else "variance"
-                if variance is not None:
-                    which = "expected value"
-                self._cache[(id(metric), cell.candidate_key)] = _Null(
-                    expected,
-                    variance,
-                    method=None if expected is None and variance is None else METHOD_EXACT,
-                    note=f"no closed-form {which}{qualifier}; pass num_samples= for a "
-                    f"Monte-Carlo estimate",
-                )
-            return
-        plan = self._monte_carlo
-        estimates = monte_carlo_moments(
-            list(missing),
-            candidates,
-            weights,
-            plan.num_samples,
-            plan.generator,
-            progress=plan.progress,
-        )
-        for (metric, (expected, variance)), estimate in zip(
-            missing.items(), estimates, strict=True
-        ):
-            self._cache[(id(metric), cell.candidate_key)] = _Null(
-                estimate.expected_value if expected is None else expected,
-                estimate.variance if variance is None else variance,
-                method=METHOD_MONTE_CARLO,
-                standard_error=estimate.standard_error if expected is None else None,
-                note=f"Monte-Carlo estimate from {plan.num_samples} samples (no closed form)",
-            )
-
-    def get(self, metric: RankBasedMetric, cell: CellStatistics) -> _Null:
-        """The quantities of ``metric`` for the candidates of ``cell``."""
-        if cell.candidates is None:
-            return _NO_CANDIDATES
-        canonical = self._canonical_of(metric)
-        key = (id(canonical), cell.candidate_key)
-        found = self._cache.get(key)
-        if found is None:
-            if isinstance(metric, DerivedRankBasedMetric):
-                found = self._derived(metric, cell)
-            else:
-                self.prepare([canonical], cell)
-                found = self._cache[key]
-            self._cache[key] = found
-        return found
-
-    def _derived(self, metric: DerivedRankBasedMetric, cell: CellStatistics) -> _Null:
-        """Transform the base metric's cached moments: the base's are computed once for all."""
-        base = self.get(metric.base, cell)
-        if base.expected_value is None:
-            return _Null(None, None, method=None, note=base.note)
-        try:
-            coefficients = metric._coefficients_from(base.expected_value, base.variance)
-            expected, variance = metric._moments_from(base.expected_value, base.variance)
-        except NoClosedFormError:
-            return _Null(None, None, method=None, note=base.note)
-        except ValueError as error:  # undefined here
-            return _Null(None, None, method=None, note=str(error))
-        note = None
-        if base.method == METHOD_MONTE_CARLO:
-            note = (
-                f"coefficients from a Monte-Carlo estimate of the null moments of {metric.base.key}"
-            )
-        return _Null(expected, variance, coefficients, method=base.method, note=note)
-
-
-def _base_value(metric: RankBasedMetric, cell: CellStatistics, rank_type: str) -> float:
-    """The value of a (non-derived) metric on the cell's ranks of one type."""
-    if rank_type == RANK_EXPECTED:
-        assert cell.pairs is not None
-        pairs = cell.pairs
-        weights = pairs.columns.get(WEIGHT)
-        return tie_expectation(
-            metric,
-            pairs.columns["optimistic"],
-            pairs.columns["pessimistic"],
-            pairs.count,
-            weights,
-        )
-    values, weights = cell.histogram(rank_type)
-    if metric.supports_weights:
-        return float(np.asarray(metric._evaluate(values, None, weights)))
-    # no weights (the count): expand the histogram, whose weights are then integer counts
-    return float(
-        np.asarray(metric._evaluate(np.repeat(values, weights.astype(np.int64)), None, None))
-    )
-
-
-def _cell_rows(
-    side: str,
-    cell: CellStatistics,
-    plan: Sequence[tuple[str, Sequence[RankBasedMetric]]],
-    null: NullModels,
-) -> list[ResultRow]:
-    rows = []
-    base_values: dict[tuple[RankBasedMetric, str], float] = {}
-    null.prepare(list(dict.fromkeys(m for _, metrics in plan for m in metrics)), cell)
-    for rank_type, metrics in plan:
-        for metric in metrics:
-            moments = null.get(metric, cell)
-            base = metric.base if isinstance(metric, DerivedRankBasedMetric) else metric
-            key = (base, rank_type)  # equal bases (AMRI's and zMR's mean rank) share values
-            if key not in base_values:
-                base_values[key] = _base_value(base, cell, rank_type)
-            value = base_values[key]
-            if isinstance(metric, DerivedRankBasedMetric):
-                if moments.coefficients is None:
-                    value = math.nan
-                else:
-                    scale, offset = moments.coefficients
-                    value = float(scale * value + offset)
-            rows.append(
-                ResultRow(
-                    side,
-                    rank_type,
-                    metric,
-                    value,
-                    moments.expected_value,
-                    moments.variance,
-                    method=moments.method,
-                    standard_error=moments.standard_error,
-                    note=moments.note,
-                )
-            )
-    return rows
-
-
 def _monte_carlo_plan(
     num_samples: int | None, seed: Seed, progress: bool | None
 ) -> tuple[MonteCarloPlan | None, int | None]:
@@ -695,7 +479,7 @@ def compute_results(
         rows = macro_rows(columns)
     else:
         rows = [
-            row for side, s in stats.items() for row in _cell_rows(side, s.cell(None), plan, null)
+            row for side, s in stats.items() for row in cell_rows(side, s.cell(None), plan, null)
         ]
     return EvaluationResults(
         rows,

@@ -21,13 +21,13 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
 
 from rankstats.arrays import FloatArray, IntArray
 from rankstats.base import RankBasedMetric
+from rankstats.evaluation.cells import NO_CANDIDATES, NullModels, base_value
 from rankstats.evaluation.results import (
     METHOD_EXACT,
     METHOD_MONTE_CARLO,
@@ -59,9 +59,6 @@ from rankstats.null.harmonic import (
     reciprocal_rank_mean,
     reciprocal_rank_variance,
 )
-
-if TYPE_CHECKING:  # pragma: no cover
-    from rankstats.evaluation.evaluate import NullModels
 
 __all__ = ["Column", "LazyGroups", "group_columns", "macro_rows"]
 
@@ -289,11 +286,9 @@ class _Builder:
                 deviation = ranks - mean[ids]
                 variance = data.mean(ids, deviation * deviation, weights)
                 return variance if kind is Variance else np.sqrt(variance)
-        from rankstats.evaluation.evaluate import _base_value
-
         values = np.full(self.size, math.nan)
         for g in self._groups:
-            values[g] = _base_value(metric, data.cell(int(g)), rank_type)
+            values[g] = base_value(metric, data.cell(int(g)), rank_type)
         return values
 
     # --- null moments ------------------------------------------------------------------------
@@ -371,9 +366,7 @@ class _Builder:
     def null_column(self, metric: RankBasedMetric) -> NullColumn:
         """E, V, method, standard error and notes of a metric in every group."""
         if self.data.stats.candidates is None:
-            from rankstats.evaluation.evaluate import _NO_CANDIDATES
-
-            note = _NO_CANDIDATES.note
+            note = NO_CANDIDATES.note
             assert note is not None
             return (
                 np.full(self.size, math.nan),
