@@ -3,8 +3,9 @@ r"""Results of many groups at once: one column per row of the table, over all gr
 With thousands of groups (relations, queries, ...), a Python pass per group costs far more than
 the arithmetic. Here every group is computed together: for a mean-type metric
 :math:`M_g = \sum_{i \in g} a_i t(r_i)` (the mean rank, MRR, Hits@k, and through :math:`\ln r` the
-geometric mean) the value of every group is one ``np.add.reduceat`` over the runs of
-rows of each group in the tables (sorted by group), pairwise-summed as :func:`numpy.sum`, and so are the null moments
+geometric mean) the value of every group is one ``np.add.reduceat`` over each group's run of
+rows in the tables (sorted by group; pairwise sums, as :func:`numpy.sum`), and so are the null
+moments
 :math:`\mathbb{E}_g = \sum_{i \in g} a_i \mathbb{E}[t(r_i)]` and
 :math:`\mathbb{V}_g = \sum_{i \in g} a_i^2 \mathbb{V}[t(r_i)]` from the per-task terms of
 :mod:`rankstats.null.harmonic` and :func:`rankstats.metrics.hits.hit_probability`. The ranks'
