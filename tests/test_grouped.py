@@ -144,3 +144,79 @@ def test_lazy_groups_mapping() -> None:
     assert groups["a"] is groups["a"]
     with pytest.raises(KeyError):
         groups["c"]
+
+
+# --- invariants (hypothesis) ---------------------------------------------------------------------
+
+hypothesis = pytest.importorskip("hypothesis")
+st = hypothesis.strategies
+
+INVARIANT_METRICS = ["mr", "mrr", "hits@3", "gmr", "variance", "amri", "zmrr", "median"]
+
+
+@st.composite
+def grouped_input(draw: object) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    n = draw(st.integers(2, 25))  # type: ignore[operator]
+    candidates = np.array(draw(st.lists(st.integers(1, 12), min_size=n, max_size=n)))  # type: ignore[operator]
+    fractions = np.array(draw(st.lists(st.floats(0, 1), min_size=n, max_size=n)))  # type: ignore[operator]
+    ranks = np.minimum(np.floor(fractions * candidates) + 1, candidates)
+    groups = np.array(draw(st.lists(st.integers(0, 3), min_size=n, max_size=n)))  # type: ignore[operator]
+    weights = np.array(draw(st.lists(st.integers(1, 3), min_size=n, max_size=n)))  # type: ignore[operator]
+    return ranks, candidates, groups, weights
+
+
+def _table(results: object) -> dict[str, float]:
+    return results.to_dict(statistics=True)  # type: ignore[attr-defined,no-any-return]
+
+
+def _close(a: dict[str, float], b: dict[str, float], keys: object = None) -> None:
+    assert set(a) == set(b)
+    for key in a if keys is None else keys:  # type: ignore[attr-defined]
+        if math.isnan(a[key]):
+            assert math.isnan(b[key]), key
+        else:
+            assert a[key] == pytest.approx(b[key], rel=1e-10, abs=1e-12), key
+
+
+@hypothesis.settings(max_examples=40, deadline=None)
+@hypothesis.given(grouped_input(), st.sampled_from(["micro", "macro"]))
+def test_grouped_invariants(data: tuple, average: str) -> None:
+    ranks, candidates, groups, weights = data
+    kwargs = {"metrics": INVARIANT_METRICS, "average": average}
+    reference = evaluate(ranks, candidates, groups=groups, weights=weights, **kwargs)
+    flat = _table(reference)
+    # permutation of the tasks
+    order = np.random.default_rng(len(ranks)).permutation(len(ranks))
+    permuted = evaluate(
+        ranks[order], candidates[order], groups=groups[order], weights=weights[order], **kwargs
+    )
+    _close(flat, _table(permuted))
+    # scaling all weights
+    scaled = evaluate(ranks, candidates, groups=groups, weights=weights * 2.5, **kwargs)
+    _close(flat, _table(scaled))
+    # a zero weight is removal (unless it empties a group, which is then left out)
+    zero = weights.astype(float)
+    zero[0] = 0.0
+    removed = evaluate(ranks[1:], candidates[1:], groups=groups[1:], weights=weights[1:], **kwargs)
+    with_zero = evaluate(ranks, candidates, groups=groups, weights=zero, **kwargs)
+    _close(_table(removed), _table(with_zero))
+    # integer weights are repetition for values and expected values (variances differ by design)
+    repeated = evaluate(
+        np.repeat(ranks, weights),
+        np.repeat(candidates, weights),
+        groups=np.repeat(groups, weights),
+        **kwargs,
+    )
+    flat_repeated = _table(repeated)
+    # (and expected values of nonlinear aggregates: geometric mean, variance, median)
+    nonlinear = ("geometric", "variance", "median", "z_")
+    values = [k for k in flat if not k.endswith((".std", ".z_score"))]
+    values = [
+        k
+        for k in values
+        if not (k.endswith(".expected_value") and any(part in k for part in nonlinear))
+        and ".z_" not in k
+    ]
+    _close({k: flat[k] for k in values}, {k: flat_repeated[k] for k in values})
+    # the input is not mutated
+    assert np.array_equal(zero[1:], weights[1:])
