@@ -168,9 +168,18 @@ class CellStatistics:
     pairs: Table | None
     ranks: dict[str, Table]
     candidates: Table | None
+    _histograms: dict[str, tuple[FloatArray, FloatArray]] = field(
+        default_factory=dict, compare=False, repr=False
+    )
 
     def histogram(self, rank_type: str) -> tuple[FloatArray, FloatArray]:
         """The distinct ranks of one type, sorted, and the total weight (or count) of each."""
+        found = self._histograms.get(rank_type)
+        if found is None:
+            found = self._histograms[rank_type] = self._histogram(rank_type)
+        return found
+
+    def _histogram(self, rank_type: str) -> tuple[FloatArray, FloatArray]:
         if rank_type in self.ranks:
             table = self.ranks[rank_type]
             values = table.columns["rank"]
