@@ -105,6 +105,19 @@ def test_every_group_equals_evaluating_it_alone(weighted: bool) -> None:
             _same_row(group.row(key), alone.row(reference))
 
 
+def test_large_groups_sum_pairwise() -> None:
+    """Groups of more than 128 table rows take the reduceat path; same results as alone."""
+    rng = np.random.default_rng(5)
+    ranks = _side(rng, 3_000)
+    ranks = Ranks(ranks.optimistic, ranks.pessimistic, rng.integers(30, 5_000, size=3_000))
+    groups = (rng.random(3_000) < 0.3).astype(int)
+    results = evaluate(ranks, metrics=METRICS[:12], groups=groups)
+    for label in (0, 1):
+        alone = evaluate(_subset(ranks, groups == label), metrics=METRICS[:12])
+        for key in alone:
+            _same_row(results.by_group[label].row(key), alone.row(key))
+
+
 def test_macro_rows_average_the_groups() -> None:
     rng = np.random.default_rng(3)
     ranks = _side(rng, 200)
