@@ -45,7 +45,7 @@ from rankstats.evaluation.tables import (
 from rankstats.evaluation.ties import has_tie_expectation
 from rankstats.metrics.derived import DerivedRankBasedMetric
 from rankstats.null.sampling import Seed
-from rankstats.progress import check_progress, progress_bar
+from rankstats.progress import check_progress
 from rankstats.registry import metric_resolver
 from rankstats.validation import (
     check_num_samples,
@@ -448,10 +448,8 @@ def compute_results(
     by_group: Mapping[Hashable, EvaluationResults] = {}
     columns: list[Column] = []
     if labels is not None:
-        with progress_bar(len(stats), "evaluating groups", progress) as bar:
-            for side, side_stats in stats.items():
-                columns += group_columns({side: side_stats}, len(labels), plan, null)
-                bar.update(1)
+        # bars over the groups where a metric has to be computed group by group
+        columns = group_columns(stats, len(labels), plan, null, progress)
         present = np.zeros(len(labels), dtype=bool)
         for column in columns:
             present |= column.present
@@ -562,7 +560,8 @@ def evaluate(
     seed : int or numpy.random.Generator, optional
         Seed or generator for the Monte-Carlo samples; the same seed gives the same results.
     progress : bool or None, default=False
-        Show a progress bar over the groups, or over the Monte-Carlo blocks (``True`` needs
+        Show a progress bar over the Monte-Carlo blocks, or over the groups where a metric is
+        computed group by group (``True`` needs
         tqdm: ``pip install rankstats[progress]``); ``None`` shows one only when ``stderr`` is a
         terminal. See :mod:`rankstats.progress`.
 

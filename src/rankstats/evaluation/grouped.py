@@ -60,6 +60,7 @@ from rankstats.null.harmonic import (
     reciprocal_rank_mean,
     reciprocal_rank_variance,
 )
+from rankstats.progress import progress_bar
 
 __all__ = ["Column", "LazyGroups", "group_columns", "macro_rows"]
 
@@ -266,8 +267,11 @@ class _Side:
 class _Builder:
     """Computes the columns of one side."""
 
-    def __init__(self, side: str, data: _Side, null: NullModels, size: int) -> None:
+    def __init__(
+        self, side: str, data: _Side, null: NullModels, size: int, progress: bool | None = False
+    ) -> None:
         self.side = side
+        self.progress = progress
         self.data = data
         self.null = null
         self.size = size
@@ -312,8 +316,11 @@ class _Builder:
                 variance = data.mean(ids, deviation * deviation, weights)
                 return variance if kind is Variance else np.sqrt(variance)
         values = np.full(self.size, math.nan)
-        for g in self._groups:
-            values[g] = base_value(metric, data.cell(int(g)), rank_type)
+        desc = f"{self.side}: {metric.key} ({rank_type}) group by group"
+        with progress_bar(self._groups.size, desc, self.progress) as bar:
+            for g in self._groups:
+                values[g] = base_value(metric, data.cell(int(g)), rank_type)
+                bar.update(1)
         return values
 
     # --- null moments ------------------------------------------------------------------------
@@ -343,19 +350,27 @@ class _Builder:
             )
             for metric in looped
         }
-        for g in self._groups:
-            cell = self.data.cell(int(g))
-            self.null.prepare(looped, cell)
-            for metric in looped:
-                found = self.null.get(metric, cell)
-                expected, variance, methods, errors, notes = columns[metric]
-                expected[g] = _nan(found.expected_value)
-                variance[g] = _nan(found.variance)
-                methods[g] = METHODS.index(found.method)
-                errors[g] = _nan(found.standard_error)
-                if found.note is not None:
-                    notes[int(g)] = found.note
+        desc = f"{self.side}: null models group by group"
+        with progress_bar(self._groups.size, desc, self.progress) as bar:
+            for g in self._groups:
+                self._null_of_group(int(g), looped, columns)
+                bar.update(1)
         self._nulls.update(columns)
+
+    def _null_of_group(
+        self, g: int, looped: Sequence[RankBasedMetric], columns: dict[RankBasedMetric, NullColumn]
+    ) -> None:
+        cell = self.data.cell(g)
+        self.null.prepare(looped, cell)
+        for metric in looped:
+            found = self.null.get(metric, cell)
+            expected, variance, methods, errors, notes = columns[metric]
+            expected[g] = _nan(found.expected_value)
+            variance[g] = _nan(found.variance)
+            methods[g] = METHODS.index(found.method)
+            errors[g] = _nan(found.standard_error)
+            if found.note is not None:
+                notes[g] = found.note
 
     def _vectorised_null(self, metric: RankBasedMetric) -> NullColumn:
         data = self.data
@@ -523,13 +538,17 @@ def _affine(
 
 
 def group_columns(
-    stats: Mapping[str, SideStatistics], size: int, plan: Plan, null: NullModels
+    stats: Mapping[str, SideStatistics],
+    size: int,
+    plan: Plan,
+    null: NullModels,
+    progress: bool | None = False,
 ) -> list[Column]:
     """Every column (side, rank type, metric) over ``size`` groups, in table order."""
     metrics = list(dict.fromkeys(m for _, ms in plan for m in ms))
     columns: list[Column] = []
     for side, side_stats in stats.items():
-        builder = _Builder(side, _Side(side_stats, size), null, size)
+        builder = _Builder(side, _Side(side_stats, size), null, size, progress)
         builder.prepare(metrics)
         for rank_type, chosen in plan:
             columns.extend(builder.column(rank_type, metric) for metric in chosen)
