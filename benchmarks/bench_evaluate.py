@@ -24,38 +24,11 @@ import numpy as np
 
 from _timing import Row, best_time
 from rankstats import RankAccumulator, Ranks, evaluate, metric_resolver, ranks_from_scores
+from rankstats.evaluation import PYKEEN_METRICS
 
 NUM_TRIPLES = 20_466
 NUM_ENTITIES = 14_541
 RANK_TYPES = ["optimistic", "realistic", "pessimistic"]
-#: PyKEEN's rank-based metrics (its evaluator's default set), by their PyKEEN keys
-PYKEEN_METRICS = [
-    "arithmetic_mean_rank",
-    "adjusted_arithmetic_mean_rank",
-    "adjusted_arithmetic_mean_rank_index",
-    "z_arithmetic_mean_rank",
-    "inverse_arithmetic_mean_rank",
-    "geometric_mean_rank",
-    "adjusted_geometric_mean_rank_index",
-    "z_geometric_mean_rank",
-    "inverse_geometric_mean_rank",
-    "harmonic_mean_rank",
-    "inverse_harmonic_mean_rank",
-    "adjusted_inverse_harmonic_mean_rank",
-    "z_inverse_harmonic_mean_rank",
-    "median_rank",
-    "inverse_median_rank",
-    "hits_at_1",
-    "hits_at_3",
-    "hits_at_5",
-    "hits_at_10",
-    "adjusted_hits_at_10",
-    "z_hits_at_10",
-    "variance",
-    "standard_deviation",
-    "median_absolute_deviation",
-    "count",
-]
 
 
 def make_side(rng: np.random.Generator, size: int = NUM_TRIPLES) -> Ranks:

@@ -54,7 +54,7 @@ from rankstats.validation import (
     validate_rank_input,
 )
 
-__all__ = ["DEFAULT_METRICS", "Average", "evaluate"]
+__all__ = ["DEFAULT_METRICS", "PYKEEN_METRICS", "Average", "evaluate"]
 
 AnyArray = npt.NDArray[Any]
 Average = Literal["micro", "macro"]
@@ -74,6 +74,36 @@ DEFAULT_METRICS: tuple[str, ...] = (
     "zmrr",
     "zmr",
     "z_hits_at_10",
+)
+#: PyKEEN's rank-based metrics, the set its evaluator computes by default: with
+#: ``evaluate(..., metrics=PYKEEN_METRICS)`` the flat dictionary
+#: (:meth:`~rankstats.evaluation.results.EvaluationResults.to_flat_dict`) has every key PyKEEN's has
+PYKEEN_METRICS: tuple[str, ...] = (
+    "arithmetic_mean_rank",
+    "adjusted_arithmetic_mean_rank",
+    "adjusted_arithmetic_mean_rank_index",
+    "z_arithmetic_mean_rank",
+    "inverse_arithmetic_mean_rank",
+    "geometric_mean_rank",
+    "adjusted_geometric_mean_rank_index",
+    "z_geometric_mean_rank",
+    "inverse_geometric_mean_rank",
+    "harmonic_mean_rank",
+    "inverse_harmonic_mean_rank",
+    "adjusted_inverse_harmonic_mean_rank",
+    "z_inverse_harmonic_mean_rank",
+    "median_rank",
+    "inverse_median_rank",
+    "hits_at_1",
+    "hits_at_3",
+    "hits_at_5",
+    "hits_at_10",
+    "adjusted_hits_at_10",
+    "z_hits_at_10",
+    "variance",
+    "standard_deviation",
+    "median_absolute_deviation",
+    "count",
 )
 _AVERAGES = ("micro", "macro")
 
