@@ -90,7 +90,8 @@ class NullModels:
         self._cache: dict[tuple[int, tuple[bytes, ...]], _Null] = {}
         self._monte_carlo = monte_carlo
 
-    def _canonical_of(self, metric: RankBasedMetric) -> RankBasedMetric:
+    def canonical(self, metric: RankBasedMetric) -> RankBasedMetric:
+        """One instance per distinct metric, looked up by the object's id (no hashing)."""
         canonical = self._canonical.get(id(metric))
         if canonical is None:
             canonical = self._canonical[id(metric)] = self._by_value.setdefault(metric, metric)
@@ -102,7 +103,7 @@ class NullModels:
             return
         bases = [m.base if isinstance(m, DerivedRankBasedMetric) else m for m in metrics]
         missing: dict[RankBasedMetric, tuple[float | None, float | None]] = {}
-        for metric in dict.fromkeys(self._canonical_of(b) for b in bases):
+        for metric in dict.fromkeys(self.canonical(b) for b in bases):
             key = (id(metric), cell.candidate_key)
             if key in self._cache:
                 continue
@@ -152,7 +153,7 @@ class NullModels:
         """The quantities of ``metric`` for the candidates of ``cell``."""
         if cell.candidates is None:
             return NO_CANDIDATES
-        canonical = self._canonical_of(metric)
+        canonical = self.canonical(metric)
         key = (id(canonical), cell.candidate_key)
         found = self._cache.get(key)
         if found is None:
@@ -214,13 +215,14 @@ def cell_rows(
 ) -> list[ResultRow]:
     """The result rows of one cell: every rank type of the plan, every metric it lists."""
     rows = []
-    base_values: dict[tuple[RankBasedMetric, str], float] = {}
+    base_values: dict[tuple[int, str], float] = {}
     null.prepare(list(dict.fromkeys(m for _, metrics in plan for m in metrics)), cell)
     for rank_type, metrics in plan:
         for metric in metrics:
             moments = null.get(metric, cell)
             base = metric.base if isinstance(metric, DerivedRankBasedMetric) else metric
-            key = (base, rank_type)  # equal bases (AMRI's and zMR's mean rank) share values
+            # equal bases (AMRI's and zMR's mean rank) share values, through one canonical id
+            key = (id(null.canonical(base)), rank_type)
             if key not in base_values:
                 base_values[key] = base_value(base, cell, rank_type)
             value = base_values[key]
