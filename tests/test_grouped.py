@@ -233,3 +233,13 @@ def test_grouped_invariants(data: tuple, average: str) -> None:
     _close({k: flat[k] for k in values}, {k: flat_repeated[k] for k in values})
     # the input is not mutated
     assert np.array_equal(zero[1:], weights[1:])
+
+
+def test_grouped_results_pickle_and_copy() -> None:
+    import copy
+    import pickle
+
+    results = evaluate([1, 2, 3, 1], [3, 3, 4, 4], metrics=["mrr", "amri"], groups=[0, 0, 1, 1])
+    for clone in (pickle.loads(pickle.dumps(results)), copy.deepcopy(results)):
+        assert clone.to_json() == results.to_json()
+        assert list(clone.by_group) == [0, 1]

@@ -18,6 +18,7 @@ r"""Evaluation in one call: every metric, rank type, side and group from shared 
 
 from __future__ import annotations
 
+import functools
 import numbers
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
@@ -33,7 +34,6 @@ from rankstats.evaluation.grouped import Column, LazyGroups, group_columns, macr
 from rankstats.evaluation.results import (
     SIDE_BOTH,
     EvaluationResults,
-    ResultRow,
 )
 from rankstats.evaluation.scores import EVALUATION_RANK_TYPES, RANK_EXPECTED, Ranks
 from rankstats.evaluation.tables import (
@@ -497,11 +497,9 @@ def compute_results(
                 f"{shown}{more}"
             )
 
-        def make(rows: list[ResultRow]) -> EvaluationResults:
-            return EvaluationResults(
-                rows, skipped=skipped, num_samples=used_samples, seed=reported_seed
-            )
-
+        make = functools.partial(
+            EvaluationResults, skipped=skipped, num_samples=used_samples, seed=reported_seed
+        )  # a partial, not a closure: results stay picklable
         by_group = LazyGroups(labels, columns, present, make)
     if labels is not None and average == "macro":
         rows = macro_rows(columns)
