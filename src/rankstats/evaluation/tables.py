@@ -139,9 +139,14 @@ class Table:
 
     def weights(self) -> FloatArray:
         """The total weight of each row: its count, times its weight for weighted input."""
+        return self._weights
+
+    @functools.cached_property
+    def _weights(self) -> FloatArray:
         total = self.count.astype(np.float64)
         if WEIGHT in self.columns:
             total = total * self.columns[WEIGHT]
+        total.flags.writeable = False  # shared by every caller
         return total
 
     def state(self) -> dict[str, list[Any]]:
