@@ -503,6 +503,11 @@ def compute_results(
         by_group = LazyGroups(labels, columns, present, make)
     if labels is not None and average == "macro":
         rows = macro_rows(columns)
+    elif labels is not None:
+        # the micro average is the one group of all tasks: the same vectorised passes over the
+        # tables with every group id set to 0, without sorting them again
+        merged = {side: s.as_one_group() for side, s in stats.items()}
+        rows = [c.row(0) for c in group_columns(merged, 1, plan, null) if c.present[0]]
     else:
         rows = [
             row for side, s in stats.items() for row in cell_rows(side, s.cell(None), plan, null)

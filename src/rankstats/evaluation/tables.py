@@ -131,6 +131,16 @@ class Table:
         columns = {name: c for name, c in self.columns.items() if name != GROUP}
         return Table.build(columns, self.count)
 
+    def as_one_group(self) -> Table:
+        """The rows with every group id set to 0, not merged or re-sorted.
+
+        The result may hold equal rows more than once, and is sorted by its group column
+        only: what per-group sums and :meth:`group` need, and every other use merges rows.
+        """
+        columns = dict(self.columns)
+        columns[GROUP] = np.zeros(self.count.size, dtype=np.int64)
+        return Table(columns, self.count)
+
     def relabel_groups(self, mapping: IntArray) -> Table:
         """Replace every group id ``g`` by ``mapping[g]`` (and re-sort)."""
         columns = dict(self.columns)
@@ -300,6 +310,14 @@ class SideStatistics:
             pairs=None if self.pairs is None else pick(self.pairs),
             ranks={rank_type: pick(t) for rank_type, t in self.ranks.items()},
             candidates=None if self.candidates is None else pick(self.candidates),
+        )
+
+    def as_one_group(self) -> SideStatistics:
+        """The same tasks as one group (id 0), for per-group passes over all of them."""
+        return SideStatistics(
+            pairs=None if self.pairs is None else self.pairs.as_one_group(),
+            ranks={rank_type: t.as_one_group() for rank_type, t in self.ranks.items()},
+            candidates=None if self.candidates is None else self.candidates.as_one_group(),
         )
 
     def relabel_groups(self, mapping: IntArray) -> SideStatistics:
