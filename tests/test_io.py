@@ -186,7 +186,10 @@ def test_pykeen_layout_evaluates_as_the_arrays(tmp_path: Path) -> None:
     candidates = np.concatenate([arrays["num_candidates.head"], arrays["num_candidates.tail"]])
     expected = evaluate(both, candidates, metrics=["mrr", "hits@10", "amri"])
     results = data.evaluate(metrics=["mrr", "hits@10", "amri"], group_by="side")
-    assert results.to_dict(statistics=True) == expected.to_dict(statistics=True)
+    flat, reference = results.to_dict(statistics=True), expected.to_dict(statistics=True)
+    assert flat.keys() == reference.keys()
+    for key, value in reference.items():  # grouped sums may round differently
+        assert flat[key] == pytest.approx(value, rel=1e-12, abs=1e-15), key
     head = {t: arrays[f"head.{t}"] for t in data.ranks}
     by_side = evaluate(head, arrays["num_candidates.head"], metrics=["mrr"])
     assert results.by_group["head"]["mrr"] == pytest.approx(by_side["mrr"], rel=1e-15)
