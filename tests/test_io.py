@@ -227,7 +227,7 @@ def test_bad_arguments(kwargs: dict[str, object], message: str) -> None:
 
 
 def test_num_candidates_argument_and_its_conflict_with_a_column() -> None:
-    data = read_ranks(io.BytesIO(b"rank\n1\n3\n"), num_candidates=4)
+    data = read_ranks(io.BytesIO(b"rank\n1\n3\n"), num_candidates=np.int64(4))
     np.testing.assert_array_equal(data.num_candidates, [4, 4])
     with pytest.raises(RankFileError, match="line 3: rank 3 is larger than num_candidates 2"):
         read_ranks(io.BytesIO(b"rank\n1\n3\n"), num_candidates=2)
