@@ -3,8 +3,8 @@ r"""A vectorised reader of delimited text: CSV, TSV and whitespace-separated col
 The file is read in blocks of about a megabyte, cut at line ends. Each block is split into its
 fields by one call of :meth:`bytes.split`, numbers are converted by one C-level pass
 (``numpy.fromiter(map(float, ...))``) and text columns are coded through a dictionary of their
-distinct values, each decoded once at the end, so the cost per line is a few C-level operations and the memory beyond the result is
-that of one block. Line numbers are not tracked per row: a block records its first line, and only
+distinct values, each decoded once at the end. The cost per line is a few C-level operations, and
+the memory beyond the result is that of one block. Line numbers are not tracked per row: a block records its first line, and only
 when something is wrong (a field that is no number, a line with too many fields) is the block
 searched line by line for the exact position.
 
