@@ -4,9 +4,9 @@ The file is read in blocks of about a megabyte, cut at line ends. Each block is 
 fields by one call of :meth:`bytes.split`, numbers are converted by one C-level pass
 (``numpy.fromiter(map(float, ...))``) and text columns are coded through a dictionary of their
 distinct values, each decoded once at the end. The cost per line is a few C-level operations, and
-the memory beyond the result is that of one block. Line numbers are not tracked per row: a block records its first line, and only
-when something is wrong (a field that is no number, a line with too many fields) is the block
-searched line by line for the exact position.
+the memory beyond the result is that of one block. Line numbers are not tracked per row: a block
+records its first line, and only when something is wrong (a field that is no number, a line with
+too many fields) is the block searched line by line for the exact position.
 
 Files with double quotes (``"rank",...``, quoted fields with embedded delimiters or line breaks)
 are read from the first quote on by the standard :mod:`csv` module, which understands quoting,
