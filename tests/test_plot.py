@@ -214,15 +214,3 @@ def test_rank_histogram_is_log_scaled(figure: Any) -> None:
     assert len(ax.patches) == 2  # one outlined histogram per set
     with pytest.raises(ValueError, match="finite ranks >= 1"):
         plot_rank_histogram([0.5, 2], ax=figure.subplots())
-
-
-def test_results_draw_their_own_hits_curve(figure: Any) -> None:
-    from rankstats.plot import hits_metrics, plot_hits_at_k
-
-    results = evaluate([1, 5, 2], [6, 6, 6], metrics=hits_metrics(4))
-    ax = results.plot_hits_at_k(ax=figure.subplots())
-    reference = plot_hits_at_k(results, ax=figure.add_subplot(2, 1, 2))
-    assert ax.get_title() == reference.get_title() == "Hits@k for k = 1..4 (realistic ranks)"
-    np.testing.assert_array_equal(
-        ax.get_lines()[0].get_ydata(), reference.get_lines()[0].get_ydata()
-    )

@@ -455,17 +455,6 @@ class EvaluationResults(Mapping[str, float]):
             label=label,
         )
 
-    def plot_hits_at_k(self, **kwargs: Any) -> Any:
-        """Draw this result's Hits@k curve with the null model's band (needs matplotlib).
-
-        See :func:`rankstats.plot.plot_hits_at_k` for the keyword arguments (``rank_type``,
-        ``side``, ``band``, ``ax``); evaluate with ``metrics=rankstats.plot.hits_metrics(K)``
-        for k = 1..K. Returns the matplotlib axes.
-        """
-        from rankstats.plot import plot_hits_at_k
-
-        return plot_hits_at_k(self, **kwargs)
-
     def __str__(self) -> str:
         return self.to_table()
 
