@@ -305,3 +305,41 @@ def test_round_trip_through_csv_text(rows: list[tuple[int, int, bool, str]]) -> 
     assert data.num_candidates is not None
     assert data.num_candidates.tolist() == [low + extra + 1 for low, extra, _, _ in rows]
     assert data.columns["label"].tolist() == [label for *_, label in rows]
+
+
+@pytest.mark.skipif("pyarrow" not in engines(), reason="needs pyarrow")
+@settings(max_examples=30, deadline=None)
+@given(
+    st.lists(st.tuples(st.integers(1, 50), st.booleans()), min_size=1, max_size=25),
+    st.integers(0, 40),
+    st.sampled_from(["x", "0", "", "99", "1.25"]),
+)
+def test_engines_agree_on_data_and_on_the_line_of_a_bad_value(
+    rows: list[tuple[int, bool]], position: int, bad: str
+) -> None:
+    """pyarrow and numpy read the same values, and name the same line for a bad one."""
+    import tempfile
+
+    lines = ["rank,num_candidates,g"]
+    for rank, blank in rows:
+        lines.append(f"{rank},60,g{rank % 3}")
+        if blank:
+            lines.append("")
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "r.csv"
+        path.write_text("\n".join(lines) + "\n")
+        good = [read_ranks(path, engine=e) for e in ("numpy", "pyarrow")]  # type: ignore[arg-type]
+        np.testing.assert_array_equal(good[0].ranks["realistic"], good[1].ranks["realistic"])
+        np.testing.assert_array_equal(good[0].columns["g"], good[1].columns["g"])
+        index = 1 + position % (len(lines) - 1)
+        if not lines[index]:
+            index -= 1 if index > 1 else -1
+        lines[index] = f"{bad},60,g"
+        path.write_text("\n".join(lines) + "\n")
+        caught = []
+        for engine in ("numpy", "pyarrow"):
+            with pytest.raises(RankFileError) as error:
+                read_ranks(path, engine=engine)  # type: ignore[arg-type]
+            caught.append((str(error.value), error.value.line, error.value.column))
+        assert caught[0] == caught[1]
+        assert caught[0][1] == index + 1
