@@ -118,6 +118,7 @@ def test_blocks_of_any_size_give_the_same_data_and_lines() -> None:
     [
         ("rank,num_candidates\n1,5\n\nabc,5\n", 4, "rank", "rank must be a number, got 'abc'"),
         ("rank,num_candidates\n1,5\n,5\n", 3, "rank", "got an empty field"),
+        ("rank,num_candidates\n1,5\n1_0,5\n", 3, "rank", "must be a number, got '1_0'"),
         ("rank,num_candidates\n1,5\n2\n", 3, None, "expected 2 fields"),
         ("rank,num_candidates\n1,5\n\n\n9,5\n", 5, "num_candidates", "rank 9 is larger"),
         ("rank,num_candidates\n1,5\n1.25,5\n", 3, "rank", "whole or half-integer"),

@@ -213,6 +213,8 @@ class _Parser:
         self.parts: list[list[npt.NDArray[Any]]] = []
         #: for each text column, its distinct raw values by first appearance, with their codes
         self.codes: dict[int, dict[bytes, int]] = {}
+        #: whether the block being parsed holds an underscore anywhere
+        self.underscore = True
         self.rows = 0
         self.index = LineIndex()
 
@@ -256,6 +258,7 @@ class _Parser:
         if len(fields) != width * count:
             self._bad_width(block, line, lines)
         self.index.add(self.rows, line, lines)
+        self.underscore = b"_" in block
         for column, name in enumerate(self.header):
             texts = fields[column::width]
             values: npt.NDArray[Any]
@@ -274,11 +277,14 @@ class _Parser:
         lines: npt.NDArray[np.int64] | None,
     ) -> npt.NDArray[np.float64]:
         try:
-            return np.fromiter(map(float, values), np.float64, len(values))
+            numbers = np.fromiter(map(float, values), np.float64, len(values))
+            # Python reads "1_0" as 10: a block with an underscore is checked value by value
+            if not self.underscore or not any(b"_" in value for value in values):
+                return numbers
         except ValueError:
             pass
         for offset, value in enumerate(values):  # the failure path only
-            if not is_number(value):
+            if not is_number(value) or b"_" in value:
                 text = value.decode("utf-8", "replace").strip()
                 shown = repr(text) if text else "an empty field"
                 where = lines[offset] if lines is not None else line + offset
