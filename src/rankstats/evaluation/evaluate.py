@@ -8,12 +8,18 @@ r"""Evaluation in one call: every metric, rank type, side and group from shared 
   over the ranks, not one per metric;
 - each null-model quantity once per distinct multiset of candidate counts, shared by all rank
   types, by sides with the same candidates, and by the metrics derived from the same base
-  (AMR, AMRI and zMR all use the mean rank's :math:`\mathbb{E}` and :math:`\mathbb{V}`).
+  (AMR, AMRI and zMR all use the mean rank's :math:`\mathbb{E}` and :math:`\mathbb{V}`);
+- with groups, every group at once, in a few vectorised passes
+  (:mod:`rankstats.evaluation.grouped`);
+- where a metric has no closed-form null model on the input, a Monte-Carlo estimate when
+  ``num_samples`` is given, one shared draw per cell (:mod:`rankstats.evaluation.cells`), and
+  otherwise a note in the row saying why its null statistics are missing.
 """
 
 from __future__ import annotations
 
-import math
+import functools
+import numbers
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -23,22 +29,32 @@ import numpy.typing as npt
 
 from rankstats.arrays import FloatArray, IntArray
 from rankstats.base import RANK_TYPES, RankBasedMetric
-from rankstats.errors import NoClosedFormError
-from rankstats.evaluation.results import SIDE_BOTH, EvaluationResults, ResultRow
+from rankstats.evaluation.cells import MonteCarloPlan, NullModels, cell_rows
+from rankstats.evaluation.grouped import Column, LazyGroups, group_columns, macro_rows
+from rankstats.evaluation.results import (
+    SIDE_BOTH,
+    EvaluationResults,
+)
 from rankstats.evaluation.scores import EVALUATION_RANK_TYPES, RANK_EXPECTED, Ranks
 from rankstats.evaluation.tables import (
     GROUP,
     WEIGHT,
-    CellStatistics,
     SideStatistics,
     Table,
 )
-from rankstats.evaluation.ties import has_tie_expectation, tie_expectation
-from rankstats.metrics.derived import AffineTransformationParameters, DerivedRankBasedMetric
+from rankstats.evaluation.ties import has_tie_expectation
+from rankstats.metrics.derived import DerivedRankBasedMetric
+from rankstats.null.sampling import Seed
+from rankstats.progress import check_progress
 from rankstats.registry import metric_resolver
-from rankstats.validation import check_ranks, check_weights, validate_rank_input
+from rankstats.validation import (
+    check_num_samples,
+    check_ranks,
+    check_weights,
+    validate_rank_input,
+)
 
-__all__ = ["DEFAULT_METRICS", "Average", "evaluate"]
+__all__ = ["DEFAULT_METRICS", "PYKEEN_METRICS", "Average", "evaluate"]
 
 AnyArray = npt.NDArray[Any]
 Average = Literal["micro", "macro"]
@@ -58,6 +74,36 @@ DEFAULT_METRICS: tuple[str, ...] = (
     "zmrr",
     "zmr",
     "z_hits_at_10",
+)
+#: PyKEEN's rank-based metrics, the set its evaluator computes by default: with
+#: ``evaluate(..., metrics=PYKEEN_METRICS)`` the flat dictionary
+#: (:meth:`~rankstats.evaluation.results.EvaluationResults.to_flat_dict`) has every key PyKEEN's has
+PYKEEN_METRICS: tuple[str, ...] = (
+    "arithmetic_mean_rank",
+    "adjusted_arithmetic_mean_rank",
+    "adjusted_arithmetic_mean_rank_index",
+    "z_arithmetic_mean_rank",
+    "inverse_arithmetic_mean_rank",
+    "geometric_mean_rank",
+    "adjusted_geometric_mean_rank_index",
+    "z_geometric_mean_rank",
+    "inverse_geometric_mean_rank",
+    "harmonic_mean_rank",
+    "inverse_harmonic_mean_rank",
+    "adjusted_inverse_harmonic_mean_rank",
+    "z_inverse_harmonic_mean_rank",
+    "median_rank",
+    "inverse_median_rank",
+    "hits_at_1",
+    "hits_at_3",
+    "hits_at_5",
+    "hits_at_10",
+    "adjusted_hits_at_10",
+    "z_hits_at_10",
+    "variance",
+    "standard_deviation",
+    "median_absolute_deviation",
+    "count",
 )
 _AVERAGES = ("micro", "macro")
 
@@ -114,6 +160,26 @@ def _per_side(value: Any, sides: Sequence[str], name: str) -> dict[str, Any]:
     return dict.fromkeys(sides, value)
 
 
+def _broadcast_candidates(num_candidates: Any, size: int) -> Any:
+    """A scalar candidate count stands for the same count for every one of ``size`` ranks."""
+    scalar = isinstance(num_candidates, numbers.Number | np.generic) or (
+        isinstance(num_candidates, np.ndarray) and num_candidates.ndim == 0
+    )
+    return np.full(size, num_candidates) if scalar else num_candidates
+
+
+def _num_ranks(value: Any) -> int:
+    """The number of ranks of a side's input before validation (0 if it cannot tell)."""
+    if isinstance(value, Ranks):
+        return int(value.optimistic.size)
+    if isinstance(value, Mapping):
+        value = next(iter(value.values()), ())
+    try:
+        return int(np.size(value))
+    except (TypeError, ValueError):
+        return 0
+
+
 def _side_tables(
     value: Any,
     num_candidates: Any,
@@ -124,6 +190,8 @@ def _side_tables(
     pairs: tuple[IntArray, IntArray] | None = None
     direct: dict[str, FloatArray] = {}
     candidates = None
+    if not isinstance(value, Ranks):
+        num_candidates = _broadcast_candidates(num_candidates, _num_ranks(value))
     if isinstance(value, Ranks):
         if num_candidates is not None:
             raise ValueError(
@@ -326,146 +394,27 @@ def _supports(metric: RankBasedMetric, rank_type: str) -> str | None:
 # --- computing -----------------------------------------------------------------------------------
 
 
-def _null_moments(
-    metric: RankBasedMetric, candidates: IntArray, weights: FloatArray | None
-) -> tuple[float | None, float | None]:
-    """Both closed-form moments from the metric's joint hook, or ``None`` where there is none."""
-    try:
-        expected, variance = metric._moments(candidates, weights)
-    except NoClosedFormError:
+def _monte_carlo_plan(
+    num_samples: int | None, seed: Seed, progress: bool | None
+) -> tuple[MonteCarloPlan | None, int | None]:
+    """Check the Monte-Carlo arguments; also return the integer seed to report, if any."""
+    given: Any = seed
+    if given is not None and not isinstance(given, np.random.Generator):
+        if isinstance(given, bool) or not isinstance(given, numbers.Integral):
+            raise TypeError(
+                f"seed must be an integer, a numpy.random.Generator or None, got {seed!r}"
+            )
+        if given < 0:
+            raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
+    reported = None if seed is None or isinstance(seed, np.random.Generator) else int(seed)
+    if num_samples is None:
         return None, None
-    return (
-        None if expected is None else float(expected),
-        None if variance is None else float(variance),
-    )
-
-
-@dataclass(frozen=True)
-class _Null:
-    """The null-model quantities of one metric for one multiset of candidate counts."""
-
-    expected_value: float | None
-    variance: float | None
-    coefficients: AffineTransformationParameters | None = None
-
-
-class NullModels:
-    """Null-model quantities, computed once per metric and distinct multiset of candidates."""
-
-    def __init__(self) -> None:
-        # keyed by the id of one canonical instance per distinct metric (equal metrics, such as
-        # the mean rank inside AMRI and zMR, share it): hashing a metric costs more than a lookup
-        self._canonical: dict[int, RankBasedMetric] = {}
-        self._by_value: dict[RankBasedMetric, RankBasedMetric] = {}
-        self._cache: dict[tuple[int, tuple[bytes, ...]], _Null] = {}
-
-    def get(self, metric: RankBasedMetric, cell: CellStatistics) -> _Null:
-        """The quantities of ``metric`` for the candidates of ``cell``."""
-        if cell.candidates is None:
-            return _Null(None, None)
-        canonical = self._canonical.get(id(metric))
-        if canonical is None:
-            canonical = self._canonical[id(metric)] = self._by_value.setdefault(metric, metric)
-        key = (id(canonical), cell.candidate_key)
-        found = self._cache.get(key)
-        if found is None:
-            if isinstance(metric, DerivedRankBasedMetric):
-                found = self._derived(metric, cell)
-            else:
-                found = _Null(*_null_moments(metric, *cell.expanded_candidates))
-            self._cache[key] = found
-        return found
-
-    def _derived(self, metric: DerivedRankBasedMetric, cell: CellStatistics) -> _Null:
-        """Transform the base metric's cached moments: the base's are computed once for all."""
-        base = self.get(metric.base, cell)
-        if base.expected_value is None:
-            return _Null(None, None)
-        try:
-            coefficients = metric._coefficients_from(base.expected_value, base.variance)
-            expected, variance = metric._moments_from(base.expected_value, base.variance)
-        except ValueError:  # undefined here, or no closed form (NoClosedFormError)
-            return _Null(None, None)
-        return _Null(expected, variance, coefficients)
-
-
-def _base_value(metric: RankBasedMetric, cell: CellStatistics, rank_type: str) -> float:
-    """The value of a (non-derived) metric on the cell's ranks of one type."""
-    if rank_type == RANK_EXPECTED:
-        assert cell.pairs is not None
-        pairs = cell.pairs
-        weights = pairs.columns.get(WEIGHT)
-        return tie_expectation(
-            metric,
-            pairs.columns["optimistic"],
-            pairs.columns["pessimistic"],
-            pairs.count,
-            weights,
+    count = check_num_samples(num_samples)
+    if count < 2:
+        raise ValueError(
+            f"num_samples must be at least 2 to estimate a variance, got {num_samples!r}"
         )
-    values, weights = cell.histogram(rank_type)
-    if metric.supports_weights:
-        return float(np.asarray(metric._evaluate(values, None, weights)))
-    # no weights (the count): expand the histogram, whose weights are then integer counts
-    return float(
-        np.asarray(metric._evaluate(np.repeat(values, weights.astype(np.int64)), None, None))
-    )
-
-
-def _cell_rows(
-    side: str,
-    cell: CellStatistics,
-    plan: Sequence[tuple[str, Sequence[RankBasedMetric]]],
-    null: NullModels,
-) -> list[ResultRow]:
-    rows = []
-    base_values: dict[tuple[RankBasedMetric, str], float] = {}
-    for rank_type, metrics in plan:
-        for metric in metrics:
-            moments = null.get(metric, cell)
-            base = metric.base if isinstance(metric, DerivedRankBasedMetric) else metric
-            key = (base, rank_type)  # equal bases (AMRI's and zMR's mean rank) share values
-            if key not in base_values:
-                base_values[key] = _base_value(base, cell, rank_type)
-            value = base_values[key]
-            if isinstance(metric, DerivedRankBasedMetric):
-                if moments.coefficients is None:
-                    value = math.nan
-                else:
-                    scale, offset = moments.coefficients
-                    value = float(scale * value + offset)
-            rows.append(
-                ResultRow(side, rank_type, metric, value, moments.expected_value, moments.variance)
-            )
-    return rows
-
-
-def _macro_rows(per_group: Sequence[Sequence[ResultRow]]) -> list[ResultRow]:
-    r"""Average each row over the groups (every group counts once).
-
-    The value and :math:`\mathbb{E}` average, and :math:`\mathbb{V}` becomes
-    :math:`\sum_g \mathbb{V}_g / G^2`: groups hold disjoint tasks, independent under the null.
-    """
-    collected: dict[tuple[str, str, RankBasedMetric], list[ResultRow]] = {}
-    for rows in per_group:
-        for row in rows:
-            collected.setdefault((row.side, row.rank_type, row.metric), []).append(row)
-    averaged = []
-    for (side, rank_type, metric), rows in collected.items():
-        count = len(rows)
-        expected = [r.expected_value for r in rows]
-        variances = [r.variance for r in rows]
-        averaged.append(
-            ResultRow(
-                side,
-                rank_type,
-                metric,
-                math.fsum(r.value for r in rows) / count,
-                None if None in expected else math.fsum(expected) / count,  # type: ignore[arg-type]
-                None if None in variances else math.fsum(variances) / count**2,  # type: ignore[arg-type]
-            )
-        )
-    order = {key: i for i, key in enumerate(collected)}
-    return sorted(averaged, key=lambda r: order[(r.side, r.rank_type, r.metric)])
+    return MonteCarloPlan(count, np.random.default_rng(seed), progress), reported
 
 
 def compute_results(
@@ -477,10 +426,15 @@ def compute_results(
     *,
     weighted: bool = False,
     default_metrics: bool = False,
+    num_samples: int | None = None,
+    seed: Seed = None,
+    progress: bool | None = False,
 ) -> EvaluationResults:
     """Compute the results table from the statistics of each side (and group)."""
     if average not in _AVERAGES:
         raise ValueError(f"average must be 'micro' or 'macro', got {average!r}")
+    progress = check_progress(progress)
+    monte_carlo, reported_seed = _monte_carlo_plan(num_samples, seed, progress)
     stats = dict(sides)
     first = next(iter(stats.values()))
     types = resolve_rank_types(rank_types, available_rank_types(first))
@@ -509,32 +463,63 @@ def compute_results(
         plan.append((rank_type, supported))
     if len(stats) > 1:
         stats[SIDE_BOTH] = SideStatistics.concatenate(list(stats.values()))
-    null = NullModels()
-    by_group: dict[Hashable, EvaluationResults] = {}
-    group_rows: list[list[ResultRow]] = []
+    notes: list[str] = []
+    null = NullModels(
+        None
+        if monte_carlo is None
+        else MonteCarloPlan(
+            monte_carlo.num_samples,
+            monte_carlo.generator,
+            # with groups, the bar counts groups, not each group's sampling blocks
+            progress=False if labels is not None else monte_carlo.progress,
+        )
+    )
+    used_samples = None if monte_carlo is None else monte_carlo.num_samples
+    by_group: Mapping[Hashable, EvaluationResults] = {}
+    columns: list[Column] = []
     if labels is not None:
-        present = {side: set(s.group_ids().tolist()) for side, s in stats.items()}
-        for gid, label in enumerate(labels):
-            cells = [(side, s.cell(gid)) for side, s in stats.items() if gid in present[side]]
-            # a group whose tasks all have weight 0 is left out, as numpy.average leaves out a
-            # task of weight 0
-            cells = [(side, cell) for side, cell in cells if cell.total_weight > 0]
-            if not cells:
-                continue
-            rows = [row for side, cell in cells for row in _cell_rows(side, cell, plan, null)]
-            group_rows.append(rows)
-            by_group[label] = EvaluationResults(rows, skipped=skipped)
+        # bars over the groups where a metric has to be computed group by group
+        columns = group_columns(stats, len(labels), plan, null, progress)
+        present = np.zeros(len(labels), dtype=bool)
+        for column in columns:
+            present |= column.present
+        # a group whose tasks all have weight 0 is left out, as numpy.average leaves out a task
+        # of weight 0; the results' notes list it
+        with_tasks = np.zeros(len(labels), dtype=bool)
+        for side_stats in stats.values():
+            with_tasks[side_stats.group_ids()] = True
+        weightless = [labels[gid] for gid in np.flatnonzero(with_tasks & ~present).tolist()]
+        if weightless:
+            shown = ", ".join(repr(label) for label in weightless[:10])
+            more = f" and {len(weightless) - 10} more" if len(weightless) > 10 else ""
+            notes.append(
+                f"{len(weightless)} group(s) left out because all their tasks have weight 0: "
+                f"{shown}{more}"
+            )
+
+        make = functools.partial(
+            EvaluationResults, skipped=skipped, num_samples=used_samples, seed=reported_seed
+        )  # a partial, not a closure: results stay picklable
+        by_group = LazyGroups(labels, columns, present, make)
     if labels is not None and average == "macro":
-        rows = _macro_rows(group_rows)
+        rows = macro_rows(columns)
+    elif labels is not None:
+        # the micro average is the one group of all tasks: the same vectorised passes over the
+        # tables with every group id set to 0, without sorting them again
+        merged = {side: s.as_one_group() for side, s in stats.items()}
+        rows = [c.row(0) for c in group_columns(merged, 1, plan, null) if c.present[0]]
     else:
         rows = [
-            row for side, s in stats.items() for row in _cell_rows(side, s.cell(None), plan, null)
+            row for side, s in stats.items() for row in cell_rows(side, s.cell(None), plan, null)
         ]
     return EvaluationResults(
         rows,
         average=None if labels is None else average,
         by_group=by_group,
         skipped=skipped,
+        notes=notes,
+        num_samples=used_samples,
+        seed=reported_seed,
     )
 
 
@@ -547,6 +532,9 @@ def evaluate(
     weights: Any = None,
     groups: Any = None,
     average: Average = "micro",
+    num_samples: int | None = None,
+    seed: Seed = None,
+    progress: bool | None = False,
 ) -> EvaluationResults:
     r"""Evaluate ranks with many metrics at once, with their null-model statistics.
 
@@ -564,8 +552,9 @@ def evaluate(
           ``"both"`` then holds all sides' ranks together.
 
         A single side without a name is the side ``"both"``.
-    num_candidates : array-like of shape (n,) or mapping, optional
-        The number of candidates of each task (per side, as a mapping, for several sides); not
+    num_candidates : int, array-like of shape (n,) or mapping, optional
+        The number of candidates of each task (per side, as a mapping, for several sides); a
+        single integer stands for the same count for every task (as in PyKEEN); not
         needed for :class:`~rankstats.evaluation.scores.Ranks`, which carry theirs. Needed by the
         adjusted and z-scored metrics and for the null-model statistics.
     metrics : sequence of str, metric or metric class, optional
@@ -576,8 +565,10 @@ def evaluate(
         all the input allows. ``"expected"`` is each metric's exact expectation over breaking ties
         uniformly at random (see :mod:`rankstats.evaluation.ties`), offered for the metrics that
         have one. Metrics are computed for the rank types they support
-        (:attr:`~rankstats.RankBasedMetric.supported_rank_types`; derived metrics compare with
-        the null model, which has no ties, so they take realistic and expected ranks).
+        (:attr:`~rankstats.RankBasedMetric.supported_rank_types`). Derived metrics are computed for
+        every rank type, as PyKEEN does; the null model has no ties, so for tied scores their
+        optimistic and pessimistic values are biased (see :doc:`/guide/rank-types`), and the
+        ``"expected"`` rank type is the exact alternative.
     weights : array-like of shape (n,) or mapping, optional
         Non-negative task weights (see :class:`~rankstats.RankBasedMetric`); one array for all
         sides or a mapping per side.
@@ -587,7 +578,25 @@ def evaluate(
     average : {"micro", "macro"}, default="micro"
         How groups combine into the main results: ``"micro"`` evaluates all ranks together (each
         rank counts once), ``"macro"`` averages the groups' results (each group counts once; the
-        null variance is then :math:`\sum_g \mathbb{V}_g / G^2`).
+        null variance is then :math:`\sum_g \mathbb{V}_g / G^2`). A group where a metric is
+        undefined (an adjusted index of a group whose tasks all have one candidate) is left out
+        of that metric's macro average, and the row's ``note`` says so; a group whose tasks all
+        have weight 0 is left out entirely (as a task of weight 0 is), and ``results.notes``
+        says so.
+    num_samples : int, optional
+        For metrics without a closed-form null model on this input (the standard deviation or
+        MAD of the ranks, a weighted median, ...): the number of rank vectors to draw for a
+        Monte-Carlo estimate of the expected value and variance (at least 2). Every metric of a
+        cell shares the draws, which are made in blocks of bounded memory; each such row has
+        ``method == "monte-carlo"`` and the ``standard_error`` of its expected value. Without
+        it those rows have no expected value, and their ``note`` says why.
+    seed : int or numpy.random.Generator, optional
+        Seed or generator for the Monte-Carlo samples; the same seed gives the same results.
+    progress : bool or None, default=False
+        Show a progress bar over the Monte-Carlo blocks, or over the groups where a metric is
+        computed group by group (``True`` needs
+        tqdm: ``pip install rankstats[progress]``); ``None`` shows one only when ``stderr`` is a
+        terminal. See :mod:`rankstats.progress`.
 
     Returns
     -------
@@ -604,11 +613,13 @@ def evaluate(
     side  rank type    metric                                  value  expected       std  z-score
     both  optimistic   inverse_harmonic_mean_rank                  1  0.520833  0.167964   2.8528
     both  optimistic   hits_at_1                                   1      0.25      0.25        3
+    both  optimistic   adjusted_inverse_harmonic_mean_rank         1         0  0.350533   2.8528
     both  realistic    inverse_harmonic_mean_rank                0.8  0.520833  0.167964  1.66207
     both  realistic    hits_at_1                            0.666667      0.25      0.25  1.66667
     both  realistic    adjusted_inverse_harmonic_mean_rank  0.582609         0  0.350533  1.66207
     both  pessimistic  inverse_harmonic_mean_rank               0.75  0.520833  0.167964  1.36438
     both  pessimistic  hits_at_1                            0.666667      0.25      0.25  1.66667
+    both  pessimistic  adjusted_inverse_harmonic_mean_rank  0.478261         0  0.350533  1.36438
     both  expected     inverse_harmonic_mean_rank           0.840278  0.520833  0.167964  1.90187
     both  expected     hits_at_1                                0.75      0.25      0.25        2
     both  expected     adjusted_inverse_harmonic_mean_rank  0.666667         0  0.350533  1.90187
@@ -633,4 +644,7 @@ def evaluate(
         average,
         weighted=prepared.weighted,
         default_metrics=defaults,
+        num_samples=num_samples,
+        seed=seed,
+        progress=progress,
     )
