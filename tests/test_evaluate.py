@@ -325,9 +325,9 @@ INPUT_ERRORS = [
     (
         HEAD,
         None,
-        {"groups": np.array([1, "a"] * 30, dtype=object)},
+        {"groups": np.array([{1}, {2}] * 30, dtype=object)},
         TypeError,
-        r"groups must be sortable labels of one type",
+        r"group labels must be hashable",
     ),
     (HEAD, HEAD.num_candidates, {}, ValueError, r"num_candidates is given twice"),
     (
@@ -434,3 +434,13 @@ def test_derived_metrics_of_optimistic_and_pessimistic_ranks() -> None:
             row = results.row(f"{rank_type}.{name}")
             assert row.method == "exact"
             assert row.expected_value == pytest.approx(0.0, abs=1e-12)
+
+
+def test_group_labels_of_different_types_stay_apart() -> None:
+    # numpy would turn [1, "1"] into two equal strings; labels compare as Python objects
+    results = evaluate(
+        np.array([1.0, 2.0, 3.0]), np.array([5, 5, 5]), groups=[1, "1", 1], metrics=["mrr"]
+    )
+    assert list(results.by_group) == [1, "1"]
+    assert results.by_group[1]["mrr"] == pytest.approx((1 + 1 / 3) / 2)
+    assert results.by_group["1"]["mrr"] == pytest.approx(1 / 2)

@@ -31,6 +31,7 @@ from rankstats.arrays import FloatArray, IntArray
 from rankstats.base import RANK_TYPES, RankBasedMetric
 from rankstats.evaluation.cells import MonteCarloPlan, NullModels, cell_rows
 from rankstats.evaluation.grouped import Column, LazyGroups, group_columns, macro_rows
+from rankstats.evaluation.labels import encode_groups, label_order
 from rankstats.evaluation.results import (
     SIDE_BOTH,
     EvaluationResults,
@@ -267,22 +268,13 @@ def _group_labels(
     if len(given) != len(groups):
         missing = [side for side in groups if side not in given]
         raise ValueError(f"groups must be given for every side or none, missing for {missing}")
-    arrays = {}
-    for side, labels in given.items():
-        array = np.asarray(labels)
-        if array.ndim != 1:
-            raise ValueError(f"groups must be a 1-D array of labels, got shape {array.shape}")
-        arrays[side] = array
-    try:
-        unique, inverse = np.unique(np.concatenate(list(arrays.values())), return_inverse=True)
-    except TypeError as error:
-        raise TypeError(f"groups must be sortable labels of one type: {error}") from error
-    ids: dict[str, IntArray | None] = {}
-    start = 0
-    for side, array in arrays.items():
-        ids[side] = inverse[start : start + array.size].astype(np.int64)
-        start += array.size
-    return list(unique.tolist()), ids
+    # labels are compared as Python objects (1 and "1" stay apart, as in the accumulator)
+    codes, found = encode_groups(given)
+    order = label_order(found)
+    rank = np.empty(len(order), dtype=np.int64)
+    rank[order] = np.arange(len(order))
+    ids: dict[str, IntArray | None] = {side: rank[codes[side]] for side in given}
+    return [found[i] for i in order], ids
 
 
 def prepare_input(ranks: Any, num_candidates: Any, weights: Any, groups: Any) -> PreparedInput:
