@@ -231,8 +231,9 @@ def check_weights(value: Any, name: str = "weights", *, size: int | None = None)
 
     Examples
     --------
-    >>> check_weights([1e308, 1e308]) / 2.0**1023
-    array([0.5574..., 0.5574...])
+    >>> weights = check_weights([0.5e308, 1.5e308])
+    >>> float(weights[1] / weights[0]), bool(np.isfinite(weights.sum()))
+    (3.0, True)
     """
     array = as_array(value, name, size=size).astype(np.float64, copy=False)
     low, high = array.min(), array.max()

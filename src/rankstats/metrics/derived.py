@@ -388,7 +388,8 @@ class ZMetric(DerivedRankBasedMetric):
         std = self._std(null)
         # M - E = (1 - E) - (1 - M): no cancellation when both are near the best value
         difference = values - null.mean if value_gaps is None else null.gap - value_gaps()
-        return np.asarray(self._sign() * difference / std, dtype=np.float64)
+        # + 0.0 turns the -0.0 of a decreasing base at chance level into 0.0
+        return np.asarray(self._sign() * difference / std + 0.0, dtype=np.float64)
 
     @override
     def _exact_moments(self) -> tuple[float | None, float | None]:
