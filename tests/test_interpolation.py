@@ -1,10 +1,23 @@
-"""Interpolation in log C stands for many distinct candidate counts without changing results."""
+"""Interpolation in log C stands for many distinct counts without changing results; memory
+stays independent of the counts."""
 
 from __future__ import annotations
+
+import tracemalloc
 
 import numpy as np
 import pytest
 
+from rankstats import (
+    ArithmeticMeanRank,
+    GeometricMeanRank,
+    HarmonicMeanRank,
+    InverseArithmeticMeanRank,
+    InverseGeometricMeanRank,
+    InverseHarmonicMeanRank,
+    Variance,
+    ZInverseHarmonicMeanRank,
+)
 from rankstats.null import interpolation
 from rankstats.null.harmonic import harmonic_number
 from rankstats.null.interpolation import interpolation_pairs
@@ -74,3 +87,32 @@ def test_few_distinct_counts_are_not_folded() -> None:
     ones = np.ones(counts.size)
     out = interpolation_pairs(counts, ones * 1e-3, ones)
     np.testing.assert_array_equal(out[0], counts)
+
+
+@pytest.mark.parametrize(
+    "metric",
+    [
+        HarmonicMeanRank(),
+        InverseArithmeticMeanRank(),
+        GeometricMeanRank(),
+        InverseGeometricMeanRank(),
+        InverseHarmonicMeanRank(),
+        ArithmeticMeanRank(),
+        Variance(),
+        ZInverseHarmonicMeanRank(),
+    ],
+    ids=repr,
+)
+@pytest.mark.parametrize("weighted", [False, True])
+def test_memory_does_not_grow_with_the_candidate_counts(metric: object, weighted: bool) -> None:
+    """A handful of tasks with 1e15 candidates each: kilobytes, not the terabytes of a sum."""
+    counts = np.array([10**15, 10**15 - 1, 3 * 10**14, 10**14 + 7, 2])
+    weights = np.array([1.0, 2.0, 0.5, 1.0, 3.0]) if weighted else None
+    tracemalloc.start()
+    try:
+        moments = metric.moments(counts, weights=weights)  # type: ignore[attr-defined]
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert np.isfinite(moments).all()
+    assert peak < 4 * 2**20

@@ -119,20 +119,18 @@ def interpolation_pairs(
     if np.count_nonzero(large) < MIN_DISTINCT:
         return counts, shares, multiplicity
     values, inverse = np.unique(shares[large], return_inverse=True)
-    group_sizes = np.bincount(inverse)
-    keep = ~large
-    out_counts, out_shares, out_multiplicity = [counts[keep]], [shares[keep]], [multiplicity[keep]]
+    folded_groups = np.flatnonzero(np.bincount(inverse) >= MIN_DISTINCT)
+    if folded_groups.size == 0:
+        return counts, shares, multiplicity
     large_index = np.flatnonzero(large)
-    for group, share in enumerate(values):
+    keep = np.ones(counts.size, dtype=bool)
+    keep[large_index[np.isin(inverse, folded_groups)]] = False
+    out_counts, out_shares, out_multiplicity = [counts[keep]], [shares[keep]], [multiplicity[keep]]
+    for group in folded_groups:  # few: each holds MIN_DISTINCT counts at least
         members = large_index[inverse == group]
-        if group_sizes[group] < MIN_DISTINCT:
-            out_counts.append(counts[members])
-            out_shares.append(shares[members])
-            out_multiplicity.append(multiplicity[members])
-            continue
         nodes, weights = _fold(counts[members], multiplicity[members])
         out_counts.append(nodes.astype(np.int64))
-        out_shares.append(np.full(nodes.size, share))
+        out_shares.append(np.full(nodes.size, values[group]))
         out_multiplicity.append(weights)
     return (
         np.concatenate(out_counts).astype(np.int64),
