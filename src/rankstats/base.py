@@ -22,18 +22,25 @@ import numpy.typing as npt
 from docdata import get_docdata
 
 from rankstats.arrays import FloatArray, IntArray
-from rankstats.errors import NoClosedFormError
 from rankstats.null.estimates import (
     ConfidenceInterval,
     NullMoments,
     check_variance_samples,
-    monte_carlo_moments,
+    null_moment,
+    null_moments,
     sample_null_values,
     sampled_values,
     with_confidence_interval,
 )
 from rankstats.null.sampling import Seed
 from rankstats.ranges import ValueRange
+from rankstats.ranktypes import (
+    RANK_OPTIMISTIC,
+    RANK_PESSIMISTIC,
+    RANK_REALISTIC,
+    RANK_TYPES,
+    RankType,
+)
 from rankstats.validation import (
     check_confidence_level,
     check_num_samples,
@@ -63,15 +70,6 @@ __all__ = [
 ]
 
 
-RankType = Literal["optimistic", "realistic", "pessimistic"]
-RANK_OPTIMISTIC: RankType = "optimistic"
-RANK_REALISTIC: RankType = "realistic"
-RANK_PESSIMISTIC: RankType = "pessimistic"
-#: every rank type: with ties, the optimistic rank is 1 + #better, the pessimistic rank the number
-#: of candidates not worse (the true one included), and the realistic rank their mean
-RANK_TYPES: tuple[RankType, ...] = (RANK_OPTIMISTIC, RANK_REALISTIC, RANK_PESSIMISTIC)
-
-
 def _camel_to_snake(name: str) -> str:
     return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
 
@@ -96,14 +94,9 @@ class RankBasedMetric(ABC):
     mean-type metric has :math:`\mathbb{E} = \sum_i a_i \mathbb{E}_i` and
     :math:`\mathbb{V} = \sum_i a_i^2 \mathbb{V}_i`.
 
-    The null *variance*, and with it every z-score, is where weights and repetitions part. A
-    weighted task is *one* random draw counted :math:`w_i` times, so it contributes
-    :math:`w_i^2 \mathbb{V}_i` to the variance of the weighted sum; :math:`w_i` repeated tasks are
-    independent draws and contribute :math:`w_i \mathbb{V}_i`. Weighting therefore gives a larger
-    null variance than repeating, and z-scores of smaller magnitude: weights express importance,
-    not extra evidence. For the weighted means of per-task terms (MR, MRR, Hits@k) the expected
-    value, and with it the adjusted indices, is the same either way; for nonlinear aggregates
-    such as the geometric mean or the median it differs too, by the same argument.
+    The null *variance*, and with it every z-score, is where weights and repetitions part: a
+    weighted task is *one* draw counted :math:`w_i` times (the weights guide,
+    ``docs/guide/weights.rst``, says why weights express importance, not extra evidence).
 
     Subclasses set the class metadata and override the hooks :meth:`_evaluate` and, where a
     closed form exists, :meth:`_expected_value` / :meth:`_variance`; :attr:`closed_expectation`
@@ -355,19 +348,7 @@ class RankBasedMetric(ABC):
         """
         samples = None if num_samples is None else check_num_samples(num_samples)
         candidates, clean_weights = self._null_input(num_candidates, weights, num_ranks, False)
-        mean, variance = self._moments(candidates, clean_weights)
-        if mean is not None and variance is not None:
-            return NullMoments(float(mean), float(variance))
-        if samples is None:
-            which = "expected value" if mean is None else "variance"
-            raise self._no_closed_form(which, clean_weights)
-        return monte_carlo_moments(
-            self,
-            candidates,
-            clean_weights,
-            check_variance_samples(samples),
-            np.random.default_rng(generator),
-        )
+        return null_moments(self, candidates, clean_weights, samples, generator)
 
     def get_sampled_values(
         self,
@@ -547,13 +528,6 @@ class RankBasedMetric(ABC):
             size_free=size_free,
         )
 
-    def _no_closed_form(self, which: str, weights: FloatArray | None) -> NoClosedFormError:
-        qualifier = " for weighted ranks" if weights is not None else ""
-        return NoClosedFormError(
-            f"{self!r} has no closed-form {which}{qualifier}; "
-            f"pass num_samples= for a Monte-Carlo estimate"
-        )
-
     def _null_moment(
         self,
         which: Literal["expected value", "variance"],
@@ -566,18 +540,7 @@ class RankBasedMetric(ABC):
         samples = None if num_samples is None else check_num_samples(num_samples)
         size_free = which == "expected value" and self._size_free_expectation
         candidates, clean_weights = self._null_input(num_candidates, weights, num_ranks, size_free)
-        hook = self._expected_value if which == "expected value" else self._variance
-        value = hook(candidates, clean_weights)
-        if value is not None:
-            return float(value)
-        if samples is None:
-            raise self._no_closed_form(which, clean_weights)
-        if which == "variance":
-            samples = check_variance_samples(samples)
-        values = sampled_values(
-            self, candidates, clean_weights, samples, np.random.default_rng(generator)
-        )
-        return float(values.mean() if which == "expected value" else values.var(ddof=1))
+        return null_moment(self, which, candidates, clean_weights, samples, generator)
 
     def _with_ci(
         self,
@@ -596,9 +559,7 @@ class RankBasedMetric(ABC):
         values = self.get_sampled_values(
             num_candidates, num_samples, weights, rng, num_ranks=num_ranks
         )
-        return with_confidence_interval(
-            values, statistic, confidence_level=level, n_boot=n_boot, generator=rng
-        )
+        return with_confidence_interval(values, statistic, level, n_boot, rng)
 
 
 class JointMoments:

@@ -17,6 +17,7 @@ import numpy as np
 import numpy.typing as npt
 
 from rankstats.arrays import FloatArray, IntArray
+from rankstats.errors import NoClosedFormError
 from rankstats.null.sampling import Seed, bootstrap_interval, evaluate_on_samples
 from rankstats.validation import check_num_samples, validate_null_input
 
@@ -25,6 +26,8 @@ __all__ = [
     "NullMoments",
     "check_variance_samples",
     "monte_carlo_moments",
+    "null_moment",
+    "null_moments",
     "sample_null_values",
     "sampled_values",
     "with_confidence_interval",
@@ -73,6 +76,73 @@ class _Metric(Protocol):
     ) -> FloatArray | float: ...
 
 
+class _NullMetric(_Metric, Protocol):
+    """What the closed-form-or-Monte-Carlo dispatch needs of a metric."""
+
+    def _expected_value(
+        self, num_candidates: IntArray, weights: FloatArray | None
+    ) -> float | None: ...
+
+    def _variance(self, num_candidates: IntArray, weights: FloatArray | None) -> float | None: ...
+
+    def _moments(
+        self, num_candidates: IntArray, weights: FloatArray | None
+    ) -> tuple[float | None, float | None]: ...
+
+
+def _no_closed_form(metric: object, which: str, weights: FloatArray | None) -> NoClosedFormError:
+    qualifier = " for weighted ranks" if weights is not None else ""
+    return NoClosedFormError(
+        f"{metric!r} has no closed-form {which}{qualifier}; "
+        f"pass num_samples= for a Monte-Carlo estimate"
+    )
+
+
+def null_moment(
+    metric: _NullMetric,
+    which: Literal["expected value", "variance"],
+    num_candidates: IntArray,
+    weights: FloatArray | None,
+    num_samples: int | None,
+    generator: Seed,
+) -> float:
+    """One null moment: the closed form, else a Monte-Carlo estimate from ``num_samples``.
+
+    Raises :class:`~rankstats.errors.NoClosedFormError` when there is no closed form and no
+    ``num_samples``; input is clean (``num_samples`` already validated).
+    """
+    hook = metric._expected_value if which == "expected value" else metric._variance
+    value = hook(num_candidates, weights)
+    if value is not None:
+        return float(value)
+    if num_samples is None:
+        raise _no_closed_form(metric, which, weights)
+    if which == "variance":
+        num_samples = check_variance_samples(num_samples)
+    rng = np.random.default_rng(generator)
+    values = sampled_values(metric, num_candidates, weights, num_samples, rng)
+    return float(values.mean() if which == "expected value" else values.var(ddof=1))
+
+
+def null_moments(
+    metric: _NullMetric,
+    num_candidates: IntArray,
+    weights: FloatArray | None,
+    num_samples: int | None,
+    generator: Seed,
+) -> NullMoments:
+    """Both null moments from one computation: closed forms, else one set of samples for both."""
+    mean, variance = metric._moments(num_candidates, weights)
+    if mean is not None and variance is not None:
+        return NullMoments(float(mean), float(variance))
+    if num_samples is None:
+        raise _no_closed_form(metric, "expected value" if mean is None else "variance", weights)
+    rng = np.random.default_rng(generator)
+    return monte_carlo_moments(
+        metric, num_candidates, weights, check_variance_samples(num_samples), rng
+    )
+
+
 def check_variance_samples(num_samples: object) -> int:
     """Validate a sample count that a variance is estimated from: an integer >= 2."""
     count = check_num_samples(num_samples)
@@ -110,7 +180,6 @@ def monte_carlo_moments(
 def with_confidence_interval(
     values: FloatArray,
     statistic: Literal["mean", "variance"],
-    *,
     confidence_level: float,
     n_boot: int,
     generator: np.random.Generator,
