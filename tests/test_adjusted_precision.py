@@ -22,7 +22,11 @@ from rankstats import (
     ZHitsAtK,
     ZInverseHarmonicMeanRank,
 )
-from rankstats.metrics.derived import ReindexedMetric, ZMetric
+from rankstats.base import RankBasedMetric
+from rankstats.metrics.derived import DerivedRankBasedMetric, ReindexedMetric, ZMetric
+from support import ALL_METRICS, DERIVED_METRICS, metric_id
+
+DERIVED = DERIVED_METRICS
 
 K = 10
 #: (base name, adjusted index, z-score, whether larger base values are better)
@@ -156,3 +160,37 @@ def test_adjusted_and_z_metrics_match_mpmath(
     )
     assert z.moments(candidates, weights=weights) == (0.0, 1.0)
     close(z(ranks, candidates, weights), z_value, z_floor)
+
+
+@pytest.mark.parametrize("metric", ALL_METRICS, ids=metric_id)
+def test_gap_hooks_agree_with_the_moments_and_values(metric: RankBasedMetric) -> None:
+    """``1 - E`` and ``1 - M`` from the gap hooks are what subtracting gives, where both exist."""
+    candidates = np.array([7, 2, 8, 11, 8, 3, 5, 8])
+    ranks = np.array([3.0, 1.0, 8.0, 2.0, 5.0, 2.0, 5.0, 1.0])
+    weights = np.arange(1.0, 9.0)
+    for w in (None, weights) if metric.supports_weights else (None,):
+        try:
+            mean, variance, gap = metric._moments_and_gap(candidates, w)
+        except ValueError:  # no closed form for a derived metric here
+            continue
+        assert (mean, variance) == metric._moments(candidates, w)
+        if gap is not None:
+            assert mean is not None
+            assert gap == pytest.approx(1.0 - mean, rel=1e-14, abs=1e-15)
+        value_gap = metric._value_gap(ranks, candidates, w)
+        if value_gap is not None:
+            value = float(np.asarray(metric._evaluate(ranks, candidates, w)))
+            assert float(value_gap) == pytest.approx(1.0 - value, rel=1e-14, abs=1e-15)
+
+
+@pytest.mark.parametrize("metric", DERIVED, ids=metric_id)
+def test_value_from_cached_base_moments_matches_call(metric: DerivedRankBasedMetric) -> None:
+    candidates = np.array([7, 2, 8, 11, 8, 3, 5, 8])
+    ranks = np.array([3.0, 1.0, 8.0, 2.0, 5.0, 2.0, 5.0, 1.0])
+    mean, variance, gap = metric.base._moments_and_gap(candidates, None)
+    assert mean is not None
+    base_value = metric.base(ranks, candidates)
+    assert metric._value_from(base_value, mean, variance, gap) == pytest.approx(
+        metric(ranks, candidates), rel=1e-13, abs=1e-14
+    )
+    assert metric._moments_from(mean, variance, gap) == metric._moments(candidates, None)
