@@ -25,7 +25,7 @@ from rankstats import (
     StandardDeviation,
     metric_resolver,
 )
-from rankstats.base import NullMoments
+from rankstats.base import NullMoments, sample_null_values
 from rankstats.metrics.derived import DerivedRankBasedMetric
 from support import ALL_METRICS, metric_id
 
@@ -64,6 +64,36 @@ def test_bad_num_samples_is_refused_even_with_a_closed_form(
 ) -> None:
     with pytest.raises(error, match=r"num_samples must be a positive integer, got"):
         NUM_SAMPLES_METHODS[method](metric, num_samples)
+
+
+#: every public method that takes a generator, called with a given one
+GENERATOR_METHODS: dict[str, Callable[[RankBasedMetric, Any], object]] = {
+    "expected_value": lambda m, g: m.expected_value(CANDIDATES, generator=g),
+    "variance": lambda m, g: m.variance(CANDIDATES, generator=g),
+    "std": lambda m, g: m.std(CANDIDATES, generator=g),
+    "moments": lambda m, g: m.moments(CANDIDATES, num_samples=10, generator=g),
+    "get_sampled_values": lambda m, g: m.get_sampled_values(CANDIDATES, 10, generator=g),
+    "numeric_expected_value": lambda m, g: m.numeric_expected_value(CANDIDATES, 10, None, g),
+    "numeric_variance_with_ci": lambda m, g: m.numeric_variance_with_ci(CANDIDATES, 10, None, g),
+    "sample_null_values": lambda m, g: sample_null_values([m], CANDIDATES, 10, generator=g),
+}
+
+
+@pytest.mark.parametrize("method", sorted(GENERATOR_METHODS))
+@pytest.mark.parametrize(
+    ("generator", "error"),
+    [("abc", TypeError), (1.5, TypeError), (True, TypeError), (-1, ValueError)],
+)
+def test_bad_generator_is_refused_even_with_a_closed_form(
+    method: str, generator: object, error: type[Exception]
+) -> None:
+    with pytest.raises(error, match="generator must be a"):
+        GENERATOR_METHODS[method](ArithmeticMeanRank(), generator)
+
+
+def test_good_generators_are_accepted() -> None:
+    for generator in (None, 3, np.int64(3), np.random.default_rng(3), np.random.SeedSequence(3)):
+        assert ArithmeticMeanRank().expected_value(CANDIDATES, generator=generator) == 3.75
 
 
 def test_numpy_integer_num_samples_is_accepted() -> None:

@@ -43,6 +43,7 @@ from rankstats.ranktypes import (
 )
 from rankstats.validation import (
     check_confidence_level,
+    check_generator,
     check_num_samples,
     check_positive_int,
     raise_non_finite,
@@ -347,6 +348,7 @@ class RankBasedMetric(ABC):
         NullMoments(expected_value=2.5, variance=0.6666666666666666)
         """
         samples = None if num_samples is None else check_num_samples(num_samples)
+        check_generator(generator)
         candidates, clean_weights = self._null_input(num_candidates, weights, num_ranks, False)
         return null_moments(self, candidates, clean_weights, samples, generator)
 
@@ -370,6 +372,7 @@ class RankBasedMetric(ABC):
             The metric's value on each sample.
         """
         num_samples = check_num_samples(num_samples)
+        check_generator(generator)
         candidates, clean_weights = self._null_input(num_candidates, weights, num_ranks, False)
         return sampled_values(
             self, candidates, clean_weights, num_samples, np.random.default_rng(generator)
@@ -538,6 +541,7 @@ class RankBasedMetric(ABC):
         num_ranks: int | None,
     ) -> float:
         samples = None if num_samples is None else check_num_samples(num_samples)
+        check_generator(generator)
         size_free = which == "expected value" and self._size_free_expectation
         candidates, clean_weights = self._null_input(num_candidates, weights, num_ranks, size_free)
         return null_moment(self, which, candidates, clean_weights, samples, generator)
@@ -555,6 +559,7 @@ class RankBasedMetric(ABC):
     ) -> ConfidenceInterval:
         level = check_confidence_level(confidence_level)
         n_boot = check_positive_int(n_boot, "n_boot")
+        check_generator(generator)
         rng = np.random.default_rng(generator)
         values = self.get_sampled_values(
             num_candidates, num_samples, weights, rng, num_ranks=num_ranks

@@ -20,6 +20,7 @@ __all__ = [
     "RankInput",
     "as_array",
     "check_confidence_level",
+    "check_generator",
     "check_lower_bound",
     "check_num_candidates",
     "check_num_ranks",
@@ -417,3 +418,22 @@ def check_confidence_level(value: Any) -> float:
         hint = f"; for {value}% pass {level / 100:g}" if 1.0 < level < 100.0 else ""
         raise ValueError(f"confidence_level must be a fraction in (0, 1), got {value!r}{hint}")
     return level
+
+
+def check_generator(value: Any) -> None:
+    """Validate a seed or generator: ``None``, a non-negative integer or a numpy random generator.
+
+    Checked where it is taken, even when no sampling happens (a closed form exists), so that a
+    mistyped seed never passes unnoticed.
+    """
+    if value is None or isinstance(
+        value, np.random.Generator | np.random.BitGenerator | np.random.SeedSequence
+    ):
+        return
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(
+            f"generator must be a seed (a non-negative integer), a numpy.random.Generator or "
+            f"None, got {value!r}"
+        )
+    if value < 0:
+        raise ValueError(f"generator must be a non-negative seed, got {value!r}")

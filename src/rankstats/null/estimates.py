@@ -19,7 +19,7 @@ import numpy.typing as npt
 from rankstats.arrays import FloatArray, IntArray
 from rankstats.errors import NoClosedFormError
 from rankstats.null.sampling import Seed, bootstrap_interval, evaluate_on_samples
-from rankstats.validation import check_num_samples, validate_null_input
+from rankstats.validation import check_generator, check_num_samples, validate_null_input
 
 __all__ = [
     "ConfidenceInterval",
@@ -246,6 +246,7 @@ def sample_null_values(
     if not metrics:
         raise ValueError("metrics must name at least one metric, got none")
     num_samples = check_num_samples(num_samples)
+    check_generator(generator)
     unweighted = [m for m in metrics if not m.supports_weights]
     candidates, clean_weights = validate_null_input(
         num_candidates,
