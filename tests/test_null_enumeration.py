@@ -125,12 +125,12 @@ def test_confidence_intervals_cover_the_exact_value() -> None:
     candidates = [2, 3, 4, 4, 7]
     exact_mean, exact_variance = exact_moments(metric, candidates)
     low, estimate, high = metric.numeric_expected_value_with_ci(
-        candidates, num_samples=20_000, generator=0, confidence_level=99.9
+        candidates, num_samples=20_000, generator=0, confidence_level=0.999
     )
     assert low < estimate < high
     assert low < exact_mean < high
     low, estimate, high = metric.numeric_variance_with_ci(
-        candidates, num_samples=20_000, generator=0, confidence_level=99.9, n_boot=200
+        candidates, num_samples=20_000, generator=0, confidence_level=0.999, n_boot=200
     )
     assert low < exact_variance < high
 

@@ -38,7 +38,7 @@ def test_blocks_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_bootstrap_interval_brackets_the_estimate() -> None:
     values = np.random.default_rng(0).normal(size=2_000)
     low, high = bootstrap_interval(
-        values, "mean", confidence_level=95.0, num_resamples=500, generator=np.random.default_rng(1)
+        values, "mean", confidence_level=0.95, num_resamples=500, generator=np.random.default_rng(1)
     )
     assert low < values.mean() < high
     assert high - low == pytest.approx(2 * 1.96 / np.sqrt(2_000), rel=0.2)

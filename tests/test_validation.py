@@ -139,12 +139,24 @@ def test_no_closed_form_names_num_samples() -> None:
     assert issubclass(NoClosedFormError, ValueError)
 
 
-def test_bad_confidence_level() -> None:
-    for level in (0, 100, 150.0):
-        with pytest.raises(
-            ValueError, match=rf"confidence_level must be a percentage in \(0, 100\), got {level}"
-        ):
-            StandardDeviation().numeric_expected_value_with_ci([3, 4], 10, confidence_level=level)
+@pytest.mark.parametrize(
+    ("level", "error", "message"),
+    [
+        (0, ValueError, r"confidence_level must be a fraction in \(0, 1\), got 0$"),
+        (1, ValueError, r"confidence_level must be a fraction in \(0, 1\), got 1$"),
+        (95, ValueError, r"got 95; for 95% pass 0.95"),
+        (99.9, ValueError, r"got 99.9; for 99.9% pass 0.999"),
+        (150.0, ValueError, r"fraction in \(0, 1\), got 150.0$"),
+        (-0.5, ValueError, r"fraction in \(0, 1\), got -0.5$"),
+        (float("nan"), ValueError, r"fraction in \(0, 1\), got nan"),
+        (True, TypeError, r"confidence_level must be a number in \(0, 1\), got True"),
+        ("0.95", TypeError, r"confidence_level must be a number in \(0, 1\), got '0.95'"),
+    ],
+)
+def test_bad_confidence_level(level: object, error: type[Exception], message: str) -> None:
+    for method in ("numeric_expected_value_with_ci", "numeric_variance_with_ci"):
+        with pytest.raises(error, match=message):
+            getattr(StandardDeviation(), method)([3, 4], 10, confidence_level=level)
 
 
 def test_null_input_errors() -> None:

@@ -14,18 +14,36 @@ import math
 import re
 import sys
 from abc import ABC, abstractmethod
-from collections.abc import Collection, Sequence
-from typing import Any, ClassVar, Literal, NamedTuple
+from collections.abc import Collection
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 import numpy.typing as npt
 from docdata import get_docdata
 
 from rankstats.arrays import FloatArray, IntArray
-from rankstats.errors import NoClosedFormError
-from rankstats.null.sampling import Seed, bootstrap_interval, evaluate_on_samples
+from rankstats.null.estimates import (
+    ConfidenceInterval,
+    NullMoments,
+    check_variance_samples,
+    null_moment,
+    null_moments,
+    sample_null_values,
+    sampled_values,
+    with_confidence_interval,
+)
+from rankstats.null.sampling import Seed
 from rankstats.ranges import ValueRange
+from rankstats.ranktypes import (
+    RANK_OPTIMISTIC,
+    RANK_PESSIMISTIC,
+    RANK_REALISTIC,
+    RANK_TYPES,
+    RankType,
+)
 from rankstats.validation import (
+    check_confidence_level,
+    check_generator,
     check_num_samples,
     check_positive_int,
     raise_non_finite,
@@ -45,31 +63,12 @@ __all__ = [
     "RANK_TYPES",
     "ConfidenceInterval",
     "JointMoments",
+    "NullMoments",
     "RankBasedMetric",
     "RankType",
     "override",
     "sample_null_values",
 ]
-
-
-RankType = Literal["optimistic", "realistic", "pessimistic"]
-RANK_OPTIMISTIC: RankType = "optimistic"
-RANK_REALISTIC: RankType = "realistic"
-RANK_PESSIMISTIC: RankType = "pessimistic"
-#: every rank type: with ties, the optimistic rank is 1 + #better, the pessimistic rank the number
-#: of candidates not worse (the true one included), and the realistic rank their mean
-RANK_TYPES: tuple[RankType, ...] = (RANK_OPTIMISTIC, RANK_REALISTIC, RANK_PESSIMISTIC)
-
-
-class ConfidenceInterval(NamedTuple):
-    """A Monte-Carlo estimate with a percentile-bootstrap confidence interval.
-
-    It unpacks as ``lower, estimate, upper``, the order of PyKEEN's percentile array.
-    """
-
-    lower: float
-    estimate: float
-    upper: float
 
 
 def _camel_to_snake(name: str) -> str:
@@ -96,14 +95,9 @@ class RankBasedMetric(ABC):
     mean-type metric has :math:`\mathbb{E} = \sum_i a_i \mathbb{E}_i` and
     :math:`\mathbb{V} = \sum_i a_i^2 \mathbb{V}_i`.
 
-    The null *variance*, and with it every z-score, is where weights and repetitions part. A
-    weighted task is *one* random draw counted :math:`w_i` times, so it contributes
-    :math:`w_i^2 \mathbb{V}_i` to the variance of the weighted sum; :math:`w_i` repeated tasks are
-    independent draws and contribute :math:`w_i \mathbb{V}_i`. Weighting therefore gives a larger
-    null variance than repeating, and z-scores of smaller magnitude: weights express importance,
-    not extra evidence. For the weighted means of per-task terms (MR, MRR, Hits@k) the expected
-    value, and with it the adjusted indices, is the same either way; for nonlinear aggregates
-    such as the geometric mean or the median it differs too, by the same argument.
+    The null *variance*, and with it every z-score, is where weights and repetitions part: a
+    weighted task is *one* draw counted :math:`w_i` times (the weights guide,
+    ``docs/guide/weights.rst``, says why weights express importance, not extra evidence).
 
     Subclasses set the class metadata and override the hooks :meth:`_evaluate` and, where a
     closed form exists, :meth:`_expected_value` / :meth:`_variance`; :attr:`closed_expectation`
@@ -130,6 +124,10 @@ class RankBasedMetric(ABC):
     closed_expectation: ClassVar[bool] = False
     #: whether the variance under the null has a closed form (for unweighted input at least)
     closed_variance: ClassVar[bool] = False
+    #: whether the expected value is the same for every number of tasks with equal counts (means
+    #: of per-task terms, and metrics whose expected value is fixed): then ``expected_value``
+    #: accepts a scalar ``num_candidates`` without ``num_ranks``, as PyKEEN does
+    _size_free_expectation: ClassVar[bool] = False
     #: whether a rank of +inf makes the value non-finite (then validation skips looking for it and
     #: checks the result instead, saving a pass over the ranks)
     _infinity_shows: ClassVar[bool] = False
@@ -212,12 +210,12 @@ class RankBasedMetric(ABC):
         Parameters
         ----------
         ranks : array-like of shape (n,)
-            The rank of each task's true answer: finite, >= 1, not necessarily integers
+            The rank of each task's true answer: from 1 to 2**53, not necessarily integers
             (realistic ranks are half-integers where ties are broken in the middle).
-        num_candidates : array-like of shape (n,), optional
-            The number of candidates of each task; required by metrics that need it
-            (:attr:`needs_candidates`), and each rank must not exceed it.
-        weights : array-like of shape (n,), optional
+        num_candidates : int or array-like of shape (n,), optional
+            The number of candidates of each task (a scalar: the same for every task); required
+            by metrics that need it (:attr:`needs_candidates`), and each rank must not exceed it.
+        weights : float or array-like of shape (n,), optional
             Non-negative weights, not all zero (see the class docstring).
 
         Returns
@@ -234,9 +232,9 @@ class RankBasedMetric(ABC):
             metric=repr(self),
             infinity_shows=self._infinity_shows,
         )
-        # a +inf rank left for the result to show may meet a zero weight (0 * inf): hush that,
-        # the result is checked right after
-        with np.errstate(invalid="ignore"):
+        # a huge or +inf rank left for the result to show may overflow or meet a zero weight
+        # (0 * inf): hush that, the result is checked right after
+        with np.errstate(invalid="ignore", over="ignore"):
             value = float(self._evaluate(*data))
         if not math.isfinite(value):  # valid ranks give finite values: find the culprit
             raise_non_finite(data.ranks)
@@ -250,19 +248,26 @@ class RankBasedMetric(ABC):
         weights: npt.ArrayLike | None = None,
         *,
         generator: Seed = None,
+        num_ranks: int | None = None,
     ) -> float:
         r"""The expected value under the null model :math:`r_i \sim \mathcal{U}\{1..C_i\}`.
 
         Parameters
         ----------
-        num_candidates : array-like of shape (n,)
-            The number of candidates :math:`C_i` of each task: integers >= 1.
+        num_candidates : int or array-like of shape (n,)
+            The number of candidates :math:`C_i` of each task: integers >= 1. A scalar is the
+            same count for every task and needs ``num_ranks`` (or ``weights``), except for
+            metrics whose expected value does not depend on the number of tasks (MR, MRR,
+            Hits@k and the adjusted metrics), as in PyKEEN.
         num_samples : int, optional
-            The number of Monte-Carlo samples to use where no closed form exists.
-        weights : array-like of shape (n,), optional
+            The number of Monte-Carlo samples to use where no closed form exists; validated
+            (a positive integer) even where it is not used.
+        weights : float or array-like of shape (n,), optional
             Non-negative weights, not all zero.
         generator : int or numpy.random.Generator, optional
             Seed or generator for the Monte-Carlo fallback.
+        num_ranks : int, optional
+            The number of tasks :math:`n`, with a scalar ``num_candidates``.
 
         Returns
         -------
@@ -274,7 +279,9 @@ class RankBasedMetric(ABC):
         NoClosedFormError
             If there is no closed form and ``num_samples`` is not given.
         """
-        return self._null_moment("expected value", num_candidates, num_samples, weights, generator)
+        return self._null_moment(
+            "expected value", num_candidates, num_samples, weights, generator, num_ranks
+        )
 
     def variance(
         self,
@@ -283,13 +290,17 @@ class RankBasedMetric(ABC):
         weights: npt.ArrayLike | None = None,
         *,
         generator: Seed = None,
+        num_ranks: int | None = None,
     ) -> float:
         r"""The variance under the null model :math:`r_i \sim \mathcal{U}\{1..C_i\}`.
 
-        Parameters and errors are those of :meth:`expected_value`; a Monte-Carlo estimate uses
-        the unbiased (``ddof=1``) sample variance.
+        Parameters and errors are those of :meth:`expected_value` (a scalar ``num_candidates``
+        always needs ``num_ranks`` or ``weights``); a Monte-Carlo estimate uses the unbiased
+        (``ddof=1``) sample variance.
         """
-        return self._null_moment("variance", num_candidates, num_samples, weights, generator)
+        return self._null_moment(
+            "variance", num_candidates, num_samples, weights, generator, num_ranks
+        )
 
     def std(
         self,
@@ -298,9 +309,48 @@ class RankBasedMetric(ABC):
         weights: npt.ArrayLike | None = None,
         *,
         generator: Seed = None,
+        num_ranks: int | None = None,
     ) -> float:
         """The standard deviation under the null model, the square root of :meth:`variance`."""
-        return math.sqrt(self.variance(num_candidates, num_samples, weights, generator=generator))
+        return math.sqrt(
+            self.variance(
+                num_candidates, num_samples, weights, generator=generator, num_ranks=num_ranks
+            )
+        )
+
+    def moments(
+        self,
+        num_candidates: npt.ArrayLike,
+        num_samples: int | None = None,
+        weights: npt.ArrayLike | None = None,
+        *,
+        generator: Seed = None,
+        num_ranks: int | None = None,
+    ) -> NullMoments:
+        r"""The expected value and variance under the null model, from one computation.
+
+        Cheaper than :meth:`expected_value` followed by :meth:`variance` for metrics whose two
+        moments come from one pass (the geometric and harmonic means, the median, the derived
+        metrics), and from one set of samples where Monte-Carlo is needed.
+
+        Parameters are those of :meth:`expected_value`; ``num_samples`` is needed when either
+        moment has no closed form (then both come from the samples, for consistency).
+
+        Returns
+        -------
+        NullMoments
+            ``(expected_value, variance)`` as Python floats, with a ``std`` property.
+
+        Examples
+        --------
+        >>> from rankstats import ArithmeticMeanRank
+        >>> ArithmeticMeanRank().moments([3, 5])
+        NullMoments(expected_value=2.5, variance=0.6666666666666666)
+        """
+        samples = None if num_samples is None else check_num_samples(num_samples)
+        check_generator(generator)
+        candidates, clean_weights = self._null_input(num_candidates, weights, num_ranks, False)
+        return null_moments(self, candidates, clean_weights, samples, generator)
 
     def get_sampled_values(
         self,
@@ -308,6 +358,8 @@ class RankBasedMetric(ABC):
         num_samples: int,
         weights: npt.ArrayLike | None = None,
         generator: Seed = None,
+        *,
+        num_ranks: int | None = None,
     ) -> FloatArray:
         r"""Evaluate the metric on ``num_samples`` rank vectors drawn from the null model.
 
@@ -319,12 +371,11 @@ class RankBasedMetric(ABC):
         numpy.ndarray of shape (num_samples,)
             The metric's value on each sample.
         """
-        candidates, clean_weights = validate_null_input(
-            num_candidates, weights, supports_weights=self.supports_weights, metric=repr(self)
-        )
         num_samples = check_num_samples(num_samples)
-        return self._sampled_values(
-            candidates, clean_weights, num_samples, np.random.default_rng(generator)
+        check_generator(generator)
+        candidates, clean_weights = self._null_input(num_candidates, weights, num_ranks, False)
+        return sampled_values(
+            self, candidates, clean_weights, num_samples, np.random.default_rng(generator)
         )
 
     def numeric_expected_value(
@@ -333,9 +384,13 @@ class RankBasedMetric(ABC):
         num_samples: int,
         weights: npt.ArrayLike | None = None,
         generator: Seed = None,
+        *,
+        num_ranks: int | None = None,
     ) -> float:
         """Estimate the expected value under the null model by Monte-Carlo."""
-        values = self.get_sampled_values(num_candidates, num_samples, weights, generator)
+        values = self.get_sampled_values(
+            num_candidates, num_samples, weights, generator, num_ranks=num_ranks
+        )
         return float(values.mean())
 
     def numeric_variance(
@@ -344,10 +399,14 @@ class RankBasedMetric(ABC):
         num_samples: int,
         weights: npt.ArrayLike | None = None,
         generator: Seed = None,
+        *,
+        num_ranks: int | None = None,
     ) -> float:
         """Estimate the variance under the null model by Monte-Carlo (``ddof=1``)."""
-        _check_variance_samples(num_samples)
-        values = self.get_sampled_values(num_candidates, num_samples, weights, generator)
+        check_variance_samples(num_samples)
+        values = self.get_sampled_values(
+            num_candidates, num_samples, weights, generator, num_ranks=num_ranks
+        )
         return float(values.var(ddof=1))
 
     def numeric_expected_value_with_ci(
@@ -356,22 +415,32 @@ class RankBasedMetric(ABC):
         num_samples: int,
         weights: npt.ArrayLike | None = None,
         generator: Seed = None,
-        confidence_level: float = 95.0,
+        confidence_level: float = 0.95,
         n_boot: int = 1_000,
+        *,
+        num_ranks: int | None = None,
     ) -> ConfidenceInterval:
         """Estimate the expected value with a percentile-bootstrap confidence interval.
 
         Parameters
         ----------
-        confidence_level : float, default=95.0
-            The interval's coverage in percent, in (0, 100).
+        confidence_level : float, default=0.95
+            The interval's coverage as a fraction in (0, 1), scipy's convention (PyKEEN's
+            percentages, such as 95, are refused with a hint to pass 0.95).
         n_boot : int, default=1000
             The number of bootstrap resamples.
 
         Other parameters are those of :meth:`get_sampled_values`.
         """
         return self._with_ci(
-            "mean", num_candidates, num_samples, weights, generator, confidence_level, n_boot
+            "mean",
+            num_candidates,
+            num_samples,
+            weights,
+            generator,
+            confidence_level,
+            n_boot,
+            num_ranks,
         )
 
     def numeric_variance_with_ci(
@@ -380,16 +449,25 @@ class RankBasedMetric(ABC):
         num_samples: int,
         weights: npt.ArrayLike | None = None,
         generator: Seed = None,
-        confidence_level: float = 95.0,
+        confidence_level: float = 0.95,
         n_boot: int = 1_000,
+        *,
+        num_ranks: int | None = None,
     ) -> ConfidenceInterval:
         """Estimate the variance with a percentile-bootstrap confidence interval.
 
         Parameters are those of :meth:`numeric_expected_value_with_ci`.
         """
-        _check_variance_samples(num_samples)
+        check_variance_samples(num_samples)
         return self._with_ci(
-            "variance", num_candidates, num_samples, weights, generator, confidence_level, n_boot
+            "variance",
+            num_candidates,
+            num_samples,
+            weights,
+            generator,
+            confidence_level,
+            n_boot,
+            num_ranks,
         )
 
     # --- hooks ---------------------------------------------------------------------------------
@@ -416,7 +494,42 @@ class RankBasedMetric(ABC):
             num_candidates, weights
         )
 
-    # --- machinery -----------------------------------------------------------------------------
+    def _expected_gap(self, num_candidates: IntArray, weights: FloatArray | None) -> float | None:
+        r""":math:`1 - \mathbb{E}[M]` computed without forming :math:`\mathbb{E}[M]`, or ``None``.
+
+        The re-indexed metrics divide by it: near the best value (Hits@10 with few candidates)
+        ``1 - E`` would lose every digit that ``E`` shares with 1. Metrics whose expected value
+        can be close to 1 compute the gap from per-task terms instead.
+        """
+        return None
+
+    def _moments_and_gap(
+        self, num_candidates: IntArray, weights: FloatArray | None
+    ) -> tuple[float | None, float | None, float | None]:
+        """The closed-form moments and :meth:`_expected_gap`, in one computation where possible."""
+        mean, variance = self._moments(num_candidates, weights)
+        gap = None if mean is None else self._expected_gap(num_candidates, weights)
+        return mean, variance, gap
+
+    def _value_gap(
+        self, ranks: FloatArray, num_candidates: IntArray | None, weights: FloatArray | None
+    ) -> FloatArray | None:
+        """:math:`1 - M` over the last axis without forming :math:`M`, or ``None``."""
+        return None
+
+    # --- delegation -----------------------------------------------------------------------------
+
+    def _null_input(
+        self, num_candidates: Any, weights: Any, num_ranks: Any, size_free: bool
+    ) -> tuple[IntArray, FloatArray | None]:
+        return validate_null_input(
+            num_candidates,
+            weights,
+            num_ranks=num_ranks,
+            supports_weights=self.supports_weights,
+            metric=repr(self),
+            size_free=size_free,
+        )
 
     def _null_moment(
         self,
@@ -425,37 +538,13 @@ class RankBasedMetric(ABC):
         num_samples: int | None,
         weights: npt.ArrayLike | None,
         generator: Seed,
+        num_ranks: int | None,
     ) -> float:
-        candidates, clean_weights = validate_null_input(
-            num_candidates, weights, supports_weights=self.supports_weights, metric=repr(self)
-        )
-        hook = self._expected_value if which == "expected value" else self._variance
-        value = hook(candidates, clean_weights)
-        if value is not None:
-            return float(value)
-        if num_samples is None:
-            qualifier = " for weighted ranks" if clean_weights is not None else ""
-            raise NoClosedFormError(
-                f"{self!r} has no closed-form {which}{qualifier}; "
-                f"pass num_samples= for a Monte-Carlo estimate"
-            )
-        num_samples = check_num_samples(num_samples)
-        if which == "variance":
-            _check_variance_samples(num_samples)
-        values = self._sampled_values(
-            candidates, clean_weights, num_samples, np.random.default_rng(generator)
-        )
-        return float(values.mean() if which == "expected value" else values.var(ddof=1))
-
-    def _sampled_values(
-        self,
-        num_candidates: IntArray,
-        weights: FloatArray | None,
-        num_samples: int,
-        generator: np.random.Generator,
-    ) -> FloatArray:
-        values = evaluate_on_samples([self], num_candidates, weights, num_samples, generator)
-        return np.asarray(values[0], dtype=np.float64)
+        samples = None if num_samples is None else check_num_samples(num_samples)
+        check_generator(generator)
+        size_free = which == "expected value" and self._size_free_expectation
+        candidates, clean_weights = self._null_input(num_candidates, weights, num_ranks, size_free)
+        return null_moment(self, which, candidates, clean_weights, samples, generator)
 
     def _with_ci(
         self,
@@ -466,23 +555,16 @@ class RankBasedMetric(ABC):
         generator: Seed,
         confidence_level: float,
         n_boot: int,
+        num_ranks: int | None,
     ) -> ConfidenceInterval:
-        if not 0.0 < confidence_level < 100.0:
-            raise ValueError(
-                f"confidence_level must be a percentage in (0, 100), got {confidence_level!r}"
-            )
+        level = check_confidence_level(confidence_level)
         n_boot = check_positive_int(n_boot, "n_boot")
+        check_generator(generator)
         rng = np.random.default_rng(generator)
-        values = self.get_sampled_values(num_candidates, num_samples, weights, rng)
-        estimate = float(values.mean() if statistic == "mean" else values.var(ddof=1))
-        low, high = bootstrap_interval(
-            values,
-            statistic,
-            confidence_level=confidence_level,
-            num_resamples=n_boot,
-            generator=rng,
+        values = self.get_sampled_values(
+            num_candidates, num_samples, weights, rng, num_ranks=num_ranks
         )
-        return ConfidenceInterval(low, estimate, high)
+        return with_confidence_interval(values, statistic, level, n_boot, rng)
 
 
 class JointMoments:
@@ -502,66 +584,3 @@ class JointMoments:
 
     def _variance(self, num_candidates: IntArray, weights: FloatArray | None) -> float | None:
         return self._moments(num_candidates, weights)[1]
-
-
-def sample_null_values(
-    metrics: Sequence[RankBasedMetric],
-    num_candidates: npt.ArrayLike,
-    num_samples: int,
-    weights: npt.ArrayLike | None = None,
-    generator: Seed = None,
-) -> FloatArray:
-    r"""Evaluate several metrics on the same rank vectors drawn from the null model.
-
-    The Monte-Carlo counterpart of a results table: the samples are drawn once and shared, which
-    is several times faster than one :meth:`RankBasedMetric.get_sampled_values` per metric.
-
-    Parameters
-    ----------
-    metrics : sequence of RankBasedMetric
-        The metrics; with ``weights``, each must support weights.
-    num_candidates : array-like of shape (n,)
-        The number of candidates :math:`C_i` of each task.
-    num_samples : int
-        The number of rank vectors :math:`r_i \sim \mathcal{U}\{1..C_i\}` to draw.
-    weights : array-like of shape (n,), optional
-        Non-negative weights, not all zero.
-    generator : int or numpy.random.Generator, optional
-        Seed or generator.
-
-    Returns
-    -------
-    numpy.ndarray of shape (len(metrics), num_samples)
-        Row ``j`` holds the values of ``metrics[j]``.
-
-    Examples
-    --------
-    >>> from rankstats import ArithmeticMeanRank, HitsAtK
-    >>> values = sample_null_values([ArithmeticMeanRank(), HitsAtK(k=1)], [2, 2], 1000, generator=0)
-    >>> values.shape
-    (2, 1000)
-    """
-    metrics = list(metrics)
-    if not metrics:
-        raise ValueError("metrics must name at least one metric, got none")
-    unweighted = [m for m in metrics if not m.supports_weights]
-    candidates, clean_weights = validate_null_input(
-        num_candidates,
-        weights,
-        supports_weights=not unweighted,
-        metric=repr(unweighted[0]) if unweighted else "this metric",
-    )
-    return evaluate_on_samples(
-        metrics,
-        candidates,
-        clean_weights,
-        check_num_samples(num_samples),
-        np.random.default_rng(generator),
-    )
-
-
-def _check_variance_samples(num_samples: Any) -> None:
-    if check_num_samples(num_samples) < 2:
-        raise ValueError(
-            f"num_samples must be at least 2 to estimate a variance, got {num_samples}"
-        )

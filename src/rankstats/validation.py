@@ -19,8 +19,11 @@ __all__ = [
     "NullInput",
     "RankInput",
     "as_array",
+    "check_confidence_level",
+    "check_generator",
     "check_lower_bound",
     "check_num_candidates",
+    "check_num_ranks",
     "check_num_samples",
     "check_positive_int",
     "check_ranks",
@@ -54,7 +57,7 @@ def _describe(array: npt.NDArray[Any], index: int) -> str:
     return f"{array.flat[index].item()!r} at index {index}"
 
 
-def as_array(value: Any, name: str) -> npt.NDArray[Any]:
+def as_array(value: Any, name: str, *, size: int | None = None) -> npt.NDArray[Any]:
     """Convert ``value`` to a flat numeric numpy array without copying where possible.
 
     Lists, tuples, numpy arrays and objects implementing ``__array__`` (such as CPU tensors) are
@@ -66,6 +69,9 @@ def as_array(value: Any, name: str) -> npt.NDArray[Any]:
         The user's input.
     name : str
         The argument's name, used in error messages.
+    size : int, optional
+        The number of entries a scalar stands for: a scalar is broadcast to this many (a
+        read-only view, nothing is copied). Without it, a scalar is an error.
 
     Returns
     -------
@@ -91,15 +97,24 @@ def as_array(value: Any, name: str) -> npt.NDArray[Any]:
         np.issubdtype(array.dtype, np.integer) or np.issubdtype(array.dtype, np.floating)
     ):
         raise TypeError(f"{name} must hold real numbers, got an array of dtype {array.dtype}")
+    if np.issubdtype(array.dtype, np.floating) and array.dtype != np.float64:
+        # half and single precision would overflow comparing with the bounds (2**53), and long
+        # doubles carry digits no computation here keeps: work in float64 from the start
+        array = array.astype(np.float64)
     if array.ndim == 0:
-        raise ValueError(f"{name} must be a 1-D array-like, got the scalar {array.item()!r}")
+        if size is None:
+            raise ValueError(f"{name} must be a 1-D array-like, got the scalar {array.item()!r}")
+        return np.broadcast_to(array, (size,))
     if array.size == 0:
         raise ValueError(f"{name} must not be empty, got an array of shape {array.shape}")
     return array.reshape(-1)
 
 
 def check_ranks(value: Any, name: str = "ranks", *, check_upper: bool = True) -> FloatArray:
-    """Validate ranks: finite real numbers >= 1 (half-integers, as realistic ranks are, are fine).
+    """Validate ranks: numbers from 1 to 2**53 (half-integers, as realistic ranks are, are fine).
+
+    The upper bound is that of :data:`MAX_NUM_CANDIDATES`: no larger rank can come from a
+    ranking, and beyond it float64 no longer holds every integer.
 
     Parameters
     ----------
@@ -108,9 +123,10 @@ def check_ranks(value: Any, name: str = "ranks", *, check_upper: bool = True) ->
     name : str
         The argument's name, for error messages.
     check_upper : bool, default=True
-        Whether to look for ``+inf``. One pass (the minimum) finds NaN, ``-inf`` and values below
-        1; finding ``+inf`` takes a second pass, which callers skip where a later check finds it
-        anyway (a comparison with the candidate counts, or a non-finite result).
+        Whether to look for ranks above 2**53 (``+inf`` included). One pass (the minimum) finds
+        NaN, ``-inf`` and values below 1; the upper bound takes a second pass, which callers skip
+        where a later check finds it anyway (a comparison with the candidate counts, or a
+        non-finite result followed by :func:`raise_non_finite`).
 
     Returns
     -------
@@ -122,20 +138,29 @@ def check_ranks(value: Any, name: str = "ranks", *, check_upper: bool = True) ->
     if not array.min() >= 1:
         bad = np.flatnonzero(~(array >= 1))[0]
         raise ValueError(f"{name} must be finite numbers >= 1, got {_describe(array, bad)}")
-    if check_upper and not np.issubdtype(array.dtype, np.integer) and not np.isfinite(array.max()):
+    if check_upper and not array.max() <= MAX_NUM_CANDIDATES:
         raise_non_finite(array, name)
     return array.astype(np.float64, copy=False)
 
 
 def raise_non_finite(array: npt.NDArray[Any], name: str = "ranks") -> None:
-    """Raise the error for the first non-finite entry of ``array``, if there is one."""
+    """Raise the error for the first non-finite or too large entry of ``array``, if there is one.
+
+    Metrics that skip the search for large ranks call it when their result is not finite.
+    """
     bad = np.flatnonzero(~np.isfinite(array))
     if bad.size:
         raise ValueError(f"{name} must be finite numbers >= 1, got {_describe(array, bad[0])}")
+    large = np.flatnonzero(array > MAX_NUM_CANDIDATES)
+    if large.size:
+        raise ValueError(
+            f"{name} must be at most 2**53 (no ranking has more candidates), "
+            f"got {_describe(array, large[0])}"
+        )
 
 
 def check_num_candidates(
-    value: Any, name: str = "num_candidates", *, check_lower: bool = True
+    value: Any, name: str = "num_candidates", *, check_lower: bool = True, size: int | None = None
 ) -> IntArray:
     """Validate candidate counts: integers >= 1 (integral floats are accepted).
 
@@ -148,13 +173,15 @@ def check_num_candidates(
     check_lower : bool, default=True
         Whether to check the lower bound here; callers that compare the counts with ranks
         (which are >= 1) skip it and call :func:`check_lower_bound` only if that comparison fails.
+    size : int, optional
+        The number of tasks a scalar count stands for (see :func:`as_array`).
 
     Returns
     -------
     numpy.ndarray of int64
         The counts, flattened.
     """
-    array = as_array(value, name)
+    array = as_array(value, name, size=size)
     if check_lower:
         check_lower_bound(array, name)
     if not array.max() <= MAX_NUM_CANDIDATES:
@@ -177,21 +204,48 @@ def check_lower_bound(array: npt.NDArray[Any], name: str = "num_candidates") -> 
         raise ValueError(f"{name} must be integers >= 1, got {_describe(array, bad)}")
 
 
-def check_weights(value: Any, name: str = "weights") -> FloatArray:
+#: weights are rescaled by a power of two when the largest is outside this range, so that their
+#: sum neither overflows nor loses digits to subnormal numbers
+_WEIGHT_RANGE = (2.0**-500, 2.0**500)
+
+
+def check_weights(value: Any, name: str = "weights", *, size: int | None = None) -> FloatArray:
     """Validate weights: finite, non-negative, and not all zero (numpy.average semantics).
+
+    Only the ratios of weights matter. Weights so large that their sum would overflow float64
+    (or so small that it would lose digits) are rescaled by a power of two, which changes no
+    ratio; the input is never modified.
+
+    Parameters
+    ----------
+    value : array-like
+        The weights.
+    name : str
+        The argument's name, for error messages.
+    size : int, optional
+        The number of tasks a scalar weight stands for (see :func:`as_array`).
 
     Returns
     -------
     numpy.ndarray of float64
         The weights, flattened.
+
+    Examples
+    --------
+    >>> weights = check_weights([0.5e308, 1.5e308])
+    >>> float(weights[1] / weights[0]), bool(np.isfinite(weights.sum()))
+    (3.0, True)
     """
-    array = as_array(value, name).astype(np.float64, copy=False)
+    array = as_array(value, name, size=size).astype(np.float64, copy=False)
     low, high = array.min(), array.max()
     if not low >= 0 or not np.isfinite(high):
         bad = np.flatnonzero(~((array >= 0) & np.isfinite(array)))[0]
         raise ValueError(f"{name} must be finite and non-negative, got {_describe(array, bad)}")
     if not high > 0:
         raise ValueError(f"{name} must not all be zero, got {array.size} zero weights")
+    if not _WEIGHT_RANGE[0] <= high <= _WEIGHT_RANGE[1]:
+        exponent = int(np.frexp(high)[1])
+        array = np.ldexp(array, -exponent)  # a new array: exact, ratios unchanged
     return array
 
 
@@ -242,14 +296,14 @@ def validate_rank_input(
     clean_ranks = check_ranks(ranks, check_upper=num_candidates is None and not infinity_shows)
     candidates = None
     if num_candidates is not None:
-        candidates = check_num_candidates(num_candidates)
+        candidates = check_num_candidates(num_candidates, size=clean_ranks.size)
     elif needs_candidates:
         raise ValueError(f"{metric} needs num_candidates, the number of candidates of each task")
     clean_weights = None
     if weights is not None:
         if not supports_weights:
             raise NoWeightSupportError(f"{metric} does not support weights; pass weights=None")
-        clean_weights = check_weights(weights)
+        clean_weights = check_weights(weights, size=clean_ranks.size)
     _check_same_length(clean_ranks, "ranks", num_candidates=candidates, weights=clean_weights)
     # +inf exceeds every candidate count, so this comparison also finds it
     if candidates is not None and (clean_ranks > candidates).any():
@@ -262,20 +316,66 @@ def validate_rank_input(
     return RankInput(clean_ranks, candidates, clean_weights)
 
 
+def _is_scalar(value: Any) -> bool:
+    return not isinstance(value, str | bytes | dict) and np.ndim(value) == 0
+
+
 def validate_null_input(
     num_candidates: Any,
     weights: Any = None,
     *,
+    num_ranks: Any = None,
     supports_weights: bool = True,
     metric: str = "this metric",
+    size_free: bool = False,
 ) -> NullInput:
-    """Validate the arguments of a null-model computation (expected value, variance, sampling)."""
-    candidates = check_num_candidates(num_candidates)
+    """Validate the arguments of a null-model computation (expected value, variance, sampling).
+
+    Parameters
+    ----------
+    num_candidates : int or array-like of shape (n,)
+        The number of candidates of each task; a scalar is the same count for every task.
+    weights : float or array-like of shape (n,), optional
+        Non-negative weights, not all zero.
+    num_ranks : int, optional
+        The number of tasks :math:`n`. Needed with a scalar ``num_candidates`` unless the
+        weights give it; with an array, it must equal the array's length.
+    supports_weights : bool
+        Whether ``weights`` may be given.
+    metric : str
+        The metric's name, for error messages.
+    size_free : bool, default=False
+        Whether the quantity asked for is the same for every number of tasks (the expected value
+        of a mean such as MR, MRR or Hits@k): then a scalar ``num_candidates`` without
+        ``num_ranks`` stands for one task instead of raising.
+
+    Returns
+    -------
+    NullInput
+        The clean arrays.
+    """
+    size = None if num_ranks is None else check_num_ranks(num_ranks)
+    if _is_scalar(num_candidates) and size is None:
+        if weights is not None and not _is_scalar(weights):
+            size = np.size(weights)
+        elif size_free:
+            size = 1
+        else:
+            raise ValueError(
+                f"num_candidates is the scalar {num_candidates!r}, one count for every task: "
+                f"pass num_ranks=, the number of ranking tasks, or one count per task"
+            )
+    if weights is not None and not supports_weights:
+        raise NoWeightSupportError(f"{metric} does not support weights; pass weights=None")
+    candidates = check_num_candidates(num_candidates, size=size)
+    if size is not None and candidates.size != size:
+        raise ValueError(
+            f"num_ranks must equal the number of entries of num_candidates ({candidates.size}), "
+            f"got {size}"
+        )
     clean_weights = None
     if weights is not None:
-        if not supports_weights:
-            raise NoWeightSupportError(f"{metric} does not support weights; pass weights=None")
-        clean_weights = check_weights(weights)
+        clean_weights = check_weights(weights, size=candidates.size)
     _check_same_length(candidates, "num_candidates", weights=clean_weights)
     return NullInput(candidates, clean_weights)
 
@@ -292,3 +392,48 @@ def check_positive_int(value: Any, name: str) -> int:
 def check_num_samples(value: Any) -> int:
     """Validate a Monte-Carlo sample count."""
     return check_positive_int(value, "num_samples")
+
+
+def check_num_ranks(value: Any) -> int:
+    """Validate a number of ranking tasks."""
+    return check_positive_int(value, "num_ranks")
+
+
+def check_confidence_level(value: Any) -> float:
+    """Validate a confidence level: a fraction strictly between 0 and 1, as in :mod:`scipy.stats`.
+
+    Examples
+    --------
+    >>> check_confidence_level(0.95)
+    0.95
+    >>> check_confidence_level(95)
+    Traceback (most recent call last):
+    ...
+    ValueError: confidence_level must be a fraction in (0, 1), got 95; for 95% pass 0.95
+    """
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"confidence_level must be a number in (0, 1), got {value!r}")
+    level = float(value)
+    if not 0.0 < level < 1.0:
+        hint = f"; for {value}% pass {level / 100:g}" if 1.0 < level < 100.0 else ""
+        raise ValueError(f"confidence_level must be a fraction in (0, 1), got {value!r}{hint}")
+    return level
+
+
+def check_generator(value: Any) -> None:
+    """Validate a seed or generator: ``None``, a non-negative integer or a numpy random generator.
+
+    Checked where it is taken, even when no sampling happens (a closed form exists), so that a
+    mistyped seed never passes unnoticed.
+    """
+    if value is None or isinstance(
+        value, np.random.Generator | np.random.BitGenerator | np.random.SeedSequence
+    ):
+        return
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(
+            f"generator must be a seed (a non-negative integer), a numpy.random.Generator or "
+            f"None, got {value!r}"
+        )
+    if value < 0:
+        raise ValueError(f"generator must be a non-negative seed, got {value!r}")

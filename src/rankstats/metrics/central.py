@@ -17,13 +17,14 @@ from docdata import parse_docdata
 from rankstats.arrays import FloatArray, IntArray
 from rankstats.base import JointMoments, RankBasedMetric, override
 from rankstats.null.harmonic import (
+    harmonic_number,
     rank_mean,
     rank_variance,
     reciprocal_rank_mean,
     reciprocal_rank_variance,
 )
 from rankstats.null.median import inverse_median_moments, median_moments
-from rankstats.null.powers import geometric_mean_moments
+from rankstats.null.powers import geometric_mean_log_moments
 from rankstats.null.reciprocal import harmonic_mean_moments, inverse_arithmetic_mean_moments
 from rankstats.ranges import ValueRange
 from rankstats.weighting import weighted_mean_expectation, weighted_mean_variance, weighted_median
@@ -111,6 +112,7 @@ class ArithmeticMeanRank(RankBasedMetric):
     value_range = _AT_LEAST_ONE
     increasing = False
     _infinity_shows = True
+    _size_free_expectation = True
 
     @override
     def _evaluate(
@@ -119,8 +121,19 @@ class ArithmeticMeanRank(RankBasedMetric):
         return _mean(ranks, weights)
 
     @override
+    def _value_gap(
+        self, ranks: FloatArray, num_candidates: IntArray | None, weights: FloatArray | None
+    ) -> FloatArray:
+        return _mean(1.0 - ranks, weights)
+
+    @override
     def _expected_value(self, num_candidates: IntArray, weights: FloatArray | None) -> float:
         return weighted_mean_expectation(rank_mean(num_candidates), weights)
+
+    @override
+    def _expected_gap(self, num_candidates: IntArray, weights: FloatArray | None) -> float:
+        # 1 - (C + 1) / 2 = (1 - C) / 2, exact for integers C
+        return weighted_mean_expectation(0.5 * (1.0 - num_candidates.astype(np.float64)), weights)
 
     @override
     def _variance(self, num_candidates: IntArray, weights: FloatArray | None) -> float:
@@ -221,10 +234,26 @@ class GeometricMeanRank(JointMoments, RankBasedMetric):
         return np.asarray(np.exp(self._sign * _mean(np.log(ranks), weights)), dtype=np.float64)
 
     @override
+    def _value_gap(
+        self, ranks: FloatArray, num_candidates: IntArray | None, weights: FloatArray | None
+    ) -> FloatArray:
+        return np.asarray(-np.expm1(self._sign * _mean(np.log(ranks), weights)), dtype=np.float64)
+
+    @override
     def _moments(
         self, num_candidates: IntArray, weights: FloatArray | None
     ) -> tuple[float | None, float | None]:
-        return geometric_mean_moments(num_candidates, weights, sign=self._sign)
+        return self._moments_and_gap(num_candidates, weights)[:2]
+
+    @override
+    def _moments_and_gap(
+        self, num_candidates: IntArray, weights: FloatArray | None
+    ) -> tuple[float | None, float | None, float | None]:
+        log_mean, log_dispersion = geometric_mean_log_moments(
+            num_candidates, weights, sign=self._sign
+        )
+        mean = math.exp(log_mean)
+        return mean, mean * mean * math.expm1(log_dispersion), -math.expm1(log_mean)
 
 
 @parse_docdata
@@ -291,6 +320,7 @@ class InverseHarmonicMeanRank(RankBasedMetric):
     synonyms = ("mean_reciprocal_rank", "mrr")
     value_range = _UNIT
     increasing = True
+    _size_free_expectation = True
 
     @override
     def _evaluate(
@@ -299,8 +329,20 @@ class InverseHarmonicMeanRank(RankBasedMetric):
         return _mean_reciprocal(ranks, weights)
 
     @override
+    def _value_gap(
+        self, ranks: FloatArray, num_candidates: IntArray | None, weights: FloatArray | None
+    ) -> FloatArray:
+        return _mean((ranks - 1.0) / ranks, weights)
+
+    @override
     def _expected_value(self, num_candidates: IntArray, weights: FloatArray | None) -> float:
         return weighted_mean_expectation(reciprocal_rank_mean(num_candidates), weights)
+
+    @override
+    def _expected_gap(self, num_candidates: IntArray, weights: FloatArray | None) -> float:
+        # 1 - H(C) / C = (C - H(C)) / C, where C - H(C) >= (C - 1) / 2 does not cancel
+        c = num_candidates.astype(np.float64)
+        return weighted_mean_expectation((c - harmonic_number(c)) / c, weights)
 
     @override
     def _variance(self, num_candidates: IntArray, weights: FloatArray | None) -> float:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 from abc import abstractmethod
+from collections.abc import Callable
 from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
@@ -34,7 +35,6 @@ from rankstats.metrics.central import (
 )
 from rankstats.metrics.hits import HitsAtK
 from rankstats.ranges import ValueRange
-from rankstats.validation import validate_null_input
 
 __all__ = [
     "AdjustedArithmeticMeanRank",
@@ -57,6 +57,27 @@ __all__ = [
 _UNBOUNDED = ValueRange(lower=None, upper=None)
 #: reindexed metrics reach 1 at best; their lower bound depends on the data
 _AT_MOST_ONE = ValueRange(lower=None, upper=1, upper_inclusive=True)
+
+
+class BaseNull(NamedTuple):
+    r"""The base metric's null moments and its gap :math:`1 - \mathbb{E}[M]`, computed directly."""
+
+    mean: float
+    variance: float | None
+    gap: float
+
+
+def _real_number(value: Any, name: str) -> float:
+    if isinstance(value, bool | str | bytes) or np.ndim(value) != 0:
+        raise TypeError(f"{name} must be a real number, got {value!r}")
+    try:
+        return float(value)
+    except (TypeError, ValueError) as error:
+        raise TypeError(f"{name} must be a real number, got {value!r}") from error
+
+
+def _base_null(mean: float, variance: float | None, gap: float | None) -> BaseNull:
+    return BaseNull(mean, variance, 1.0 - mean if gap is None else gap)
 
 
 class AffineTransformationParameters(NamedTuple):
@@ -87,6 +108,10 @@ class DerivedRankBasedMetric(RankBasedMetric):
     supported_rank_types: ClassVar[tuple[RankType, ...]] = RANK_TYPES
     #: which of the base's moments the coefficients use
     _coefficients_use_variance: ClassVar[bool] = False
+    #: whether :meth:`_transform` works from the gaps 1 - M of the base values
+    _uses_value_gap: ClassVar[bool] = False
+    #: the expected value is fixed by the transformation (0 or 1) whatever the number of tasks
+    _size_free_expectation = True
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         base_cls = cls.__dict__.get("base_cls")
@@ -107,12 +132,18 @@ class DerivedRankBasedMetric(RankBasedMetric):
         return self.base._params()
 
     def get_coefficients(
-        self, num_candidates: npt.ArrayLike, weights: npt.ArrayLike | None = None
+        self,
+        num_candidates: npt.ArrayLike,
+        weights: npt.ArrayLike | None = None,
+        *,
+        num_ranks: int | None = None,
     ) -> AffineTransformationParameters:
-        """Return the coefficients (scale, offset) for these candidate counts and weights."""
-        candidates, clean_weights = validate_null_input(
-            num_candidates, weights, supports_weights=self.supports_weights, metric=repr(self)
-        )
+        """Return the coefficients (scale, offset) for these candidate counts and weights.
+
+        A scalar ``num_candidates`` needs ``num_ranks`` (or ``weights``), as in
+        :meth:`~rankstats.base.RankBasedMetric.variance`.
+        """
+        candidates, clean_weights = self._null_input(num_candidates, weights, num_ranks, False)
         return self._coefficients(candidates, clean_weights)
 
     def adjust(
@@ -120,6 +151,8 @@ class DerivedRankBasedMetric(RankBasedMetric):
         base_metric_result: float,
         num_candidates: npt.ArrayLike,
         weights: npt.ArrayLike | None = None,
+        *,
+        num_ranks: int | None = None,
     ) -> float:
         """Adjust a published value of the base metric, without the model or the ranks.
 
@@ -128,59 +161,113 @@ class DerivedRankBasedMetric(RankBasedMetric):
         >>> AdjustedArithmeticMeanRankIndex().adjust(1.0, num_candidates=[5, 5])
         1.0
         """
-        scale, offset = self.get_coefficients(num_candidates, weights)
-        return float(scale * base_metric_result + offset)
+        value = _real_number(base_metric_result, "base_metric_result")
+        if value not in self.base.value_range:
+            raise ValueError(
+                f"base_metric_result must be a value of {self.base!r}, in "
+                f"{self.base.value_range.notate()}, got {base_metric_result!r}"
+            )
+        candidates, clean_weights = self._null_input(num_candidates, weights, num_ranks, False)
+        return self._adjust_values(np.asarray(value), candidates, clean_weights).item()
 
     @abstractmethod
-    def _coefficients_from(
-        self, base_mean: float, base_variance: float | None
-    ) -> AffineTransformationParameters:
+    def _coefficients_of(self, null: BaseNull) -> AffineTransformationParameters:
         """The coefficients, given the base metric's null moments; raises where undefined."""
+
+    def _coefficients_from(
+        self, base_mean: float, base_variance: float | None, base_gap: float | None = None
+    ) -> AffineTransformationParameters:
+        """The coefficients from the base's moments (and gap :math:`1 - E`, where computed)."""
+        return self._coefficients_of(_base_null(base_mean, base_variance, base_gap))
 
     def _exact_moments(self) -> tuple[float | None, float | None]:
         """The moments the transformation fixes by construction (``None``: follow from the base)."""
         return None, None
 
-    def _base_moments(
-        self, num_candidates: IntArray, weights: FloatArray | None
-    ) -> tuple[float, float | None]:
-        mean, variance = self.base._moments(num_candidates, weights)
+    def _base_null(self, num_candidates: IntArray, weights: FloatArray | None) -> BaseNull:
+        """The base metric's null moments and gap, from one computation."""
+        mean, variance, gap = self.base._moments_and_gap(num_candidates, weights)
         if mean is None:
             raise NoClosedFormError(f"{self!r} needs a closed-form expected value of {self.base!r}")
         if variance is None and self._coefficients_use_variance:
             raise NoClosedFormError(f"{self!r} needs a closed-form variance of {self.base!r}")
-        return mean, variance
+        return _base_null(mean, variance, gap)
 
     def _coefficients(
         self, num_candidates: IntArray, weights: FloatArray | None
     ) -> AffineTransformationParameters:
         """The coefficients for clean input."""
-        return self._coefficients_from(*self._base_moments(num_candidates, weights))
+        return self._coefficients_of(self._base_null(num_candidates, weights))
 
     def _moments_from(
-        self, base_mean: float, base_variance: float | None
+        self, base_mean: float, base_variance: float | None, base_gap: float | None = None
     ) -> tuple[float, float | None]:
         """Return the null moments, given the base metric's; raises where undefined."""
-        scale, offset = self._coefficients_from(base_mean, base_variance)
+        return self._moments_of(_base_null(base_mean, base_variance, base_gap))
+
+    def _value_from(
+        self,
+        base_value: float,
+        base_mean: float,
+        base_variance: float | None,
+        base_gap: float | None = None,
+    ) -> float:
+        """The derived value of one base value, given the base's moments (for cached moments).
+
+        Prefer it to ``scale * value + offset`` with :meth:`_coefficients_from`: it works from
+        the gaps :math:`1 - M` and :math:`1 - E` where those carry the digits.
+        """
+        null = _base_null(base_mean, base_variance, base_gap)
+        return float(self._transform(np.asarray(base_value, dtype=np.float64), None, null))
+
+    def _moments_of(self, null: BaseNull) -> tuple[float, float | None]:
+        scale, offset = self._coefficients_of(null)
         exact_mean, exact_variance = self._exact_moments()
-        mean = scale * base_mean + offset if exact_mean is None else exact_mean
+        mean = scale * null.mean + offset if exact_mean is None else exact_mean
         if exact_variance is not None:
             return mean, exact_variance
-        return mean, None if base_variance is None else scale**2 * base_variance
+        return mean, None if null.variance is None else scale**2 * null.variance
+
+    def _transform(
+        self,
+        values: FloatArray,
+        value_gaps: Callable[[], FloatArray] | None,
+        null: BaseNull,
+    ) -> FloatArray:
+        """Map base values (and, where it helps, their gaps :math:`1 - M`) to derived values."""
+        scale, offset = self._coefficients_of(null)
+        return np.asarray(scale * values + offset, dtype=np.float64)
+
+    def _adjust_values(
+        self, values: FloatArray, num_candidates: IntArray, weights: FloatArray | None
+    ) -> FloatArray:
+        return self._transform(values, None, self._base_null(num_candidates, weights))
 
     @override
     def _moments(
         self, num_candidates: IntArray, weights: FloatArray | None
     ) -> tuple[float, float | None]:
-        return self._moments_from(*self._base_moments(num_candidates, weights))
+        return self._moments_of(self._base_null(num_candidates, weights))
 
     @override
     def _evaluate(
         self, ranks: FloatArray, num_candidates: IntArray | None, weights: FloatArray | None
     ) -> FloatArray:
         assert num_candidates is not None  # needs_candidates: guaranteed by validation
-        scale, offset = self._coefficients(num_candidates, weights)
-        return scale * np.asarray(self.base._evaluate(ranks, num_candidates, weights)) + offset
+        null = self._base_null(num_candidates, weights)
+        base = self.base
+
+        def gaps() -> FloatArray:
+            gap = base._value_gap(ranks, num_candidates, weights)
+            if gap is None:
+                return np.asarray(1.0 - np.asarray(base._evaluate(ranks, num_candidates, weights)))
+            return gap
+
+        if self._uses_value_gap:
+            return self._transform(np.empty(0), gaps, null)
+        return self._transform(
+            np.asarray(base._evaluate(ranks, num_candidates, weights)), None, null
+        )
 
     @override
     def _expected_value(self, num_candidates: IntArray, weights: FloatArray | None) -> float:
@@ -198,12 +285,10 @@ class ExpectationNormalizedMetric(DerivedRankBasedMetric):
     """
 
     @override
-    def _coefficients_from(
-        self, base_mean: float, base_variance: float | None
-    ) -> AffineTransformationParameters:
-        if base_mean == 0:
+    def _coefficients_of(self, null: BaseNull) -> AffineTransformationParameters:
+        if null.mean == 0:
             raise ValueError(f"{self!r} is undefined: the expected value of {self.base!r} is 0")
-        return AffineTransformationParameters(scale=1.0 / base_mean)
+        return AffineTransformationParameters(scale=1.0 / null.mean)
 
     @override
     def _exact_moments(self) -> tuple[float | None, float | None]:
@@ -224,18 +309,29 @@ class ReindexedMetric(DerivedRankBasedMetric):
 
     increasing = True
 
+    _uses_value_gap = True
+
     @override
-    def _coefficients_from(
-        self, base_mean: float, base_variance: float | None
-    ) -> AffineTransformationParameters:
-        mean = base_mean
-        if mean == 1.0:
+    def _coefficients_of(self, null: BaseNull) -> AffineTransformationParameters:
+        if null.gap == 0.0:
             raise ValueError(
                 f"{self!r} is undefined: the expected value of {self.base!r} is 1, so chance is "
                 f"already perfect here (e.g. every task has a single candidate)"
             )
-        scale = 1.0 / (1.0 - mean)
-        return AffineTransformationParameters(scale=scale, offset=-scale * mean)
+        scale = 1.0 / null.gap
+        return AffineTransformationParameters(scale=scale, offset=-scale * null.mean)
+
+    @override
+    def _transform(
+        self,
+        values: FloatArray,
+        value_gaps: Callable[[], FloatArray] | None,
+        null: BaseNull,
+    ) -> FloatArray:
+        self._coefficients_of(null)  # raises where undefined
+        # 1 - (1 - M) / (1 - E): the gaps carry the digits that M and E share with 1
+        gaps = 1.0 - values if value_gaps is None else value_gaps()
+        return np.asarray(1.0 - gaps / null.gap, dtype=np.float64)
 
     @override
     def _exact_moments(self) -> tuple[float | None, float | None]:
@@ -262,11 +358,18 @@ class ZMetric(DerivedRankBasedMetric):
     value_range = _UNBOUNDED
     _coefficients_use_variance = True
 
+    _uses_value_gap = True
+
     @override
-    def _coefficients_from(
-        self, base_mean: float, base_variance: float | None
-    ) -> AffineTransformationParameters:
-        mean, variance = base_mean, base_variance
+    def _coefficients_of(self, null: BaseNull) -> AffineTransformationParameters:
+        scale = self._sign() / self._std(null)
+        return AffineTransformationParameters(scale=scale, offset=-scale * null.mean)
+
+    def _sign(self) -> float:
+        return 1.0 if self.base.increasing else -1.0
+
+    def _std(self, null: BaseNull) -> float:
+        variance = null.variance
         if variance is None:
             raise NoClosedFormError(f"{self!r} needs a closed-form variance of {self.base!r}")
         if not variance > 0:
@@ -274,8 +377,20 @@ class ZMetric(DerivedRankBasedMetric):
                 f"{self!r} is undefined: the null variance of {self.base!r} is {variance!r}, so "
                 f"every outcome is certain here (e.g. every task has a single candidate)"
             )
-        scale = (1.0 if self.base.increasing else -1.0) / math.sqrt(variance)
-        return AffineTransformationParameters(scale=scale, offset=-scale * mean)
+        return math.sqrt(variance)
+
+    @override
+    def _transform(
+        self,
+        values: FloatArray,
+        value_gaps: Callable[[], FloatArray] | None,
+        null: BaseNull,
+    ) -> FloatArray:
+        std = self._std(null)
+        # M - E = (1 - E) - (1 - M): no cancellation when both are near the best value
+        difference = values - null.mean if value_gaps is None else null.gap - value_gaps()
+        # + 0.0 turns the -0.0 of a decreasing base at chance level into 0.0
+        return np.asarray(self._sign() * difference / std + 0.0, dtype=np.float64)
 
     @override
     def _exact_moments(self) -> tuple[float | None, float | None]:

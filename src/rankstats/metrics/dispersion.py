@@ -170,7 +170,8 @@ class Count(RankBasedMetric):
     name = "Count"
     synonyms = ("rank_count",)
     value_range = _NON_NEGATIVE
-    increasing = False
+    #: more ranks, more reliable results (PyKEEN's direction too)
+    increasing = True
     supports_weights = False
 
     @override

@@ -13,12 +13,21 @@ from rankstats.ranges import ValueRange
 from rankstats.validation import check_positive_int
 from rankstats.weighting import weighted_mean_expectation, weighted_mean_variance
 
-__all__ = ["HitsAtK", "hit_probability"]
+__all__ = ["HitsAtK", "hit_probability", "miss_probability"]
 
 
 def hit_probability(num_candidates: IntArray, k: int) -> FloatArray:
     r"""The null probability of a hit, :math:`p_i = P(r_i \le k) = \min(k / C_i, 1)`."""
     return np.minimum(k / num_candidates, 1.0)
+
+
+def miss_probability(num_candidates: IntArray, k: int) -> FloatArray:
+    r"""The null probability of a miss, :math:`1 - p_i = \max(C_i - k, 0) / C_i`, exactly rounded.
+
+    Computed from the integers rather than as ``1 - p``, which loses the digits :math:`p_i`
+    shares with 1 when :math:`C_i` is just above :math:`k`.
+    """
+    return np.maximum(num_candidates - k, 0) / num_candidates
 
 
 @parse_docdata
@@ -63,6 +72,7 @@ class HitsAtK(RankBasedMetric):
     synonyms = ("h@k", "hits@k", "h@", "hits@", "hits_at_", "h_at_")
     value_range = ValueRange(lower=0, lower_inclusive=True, upper=1, upper_inclusive=True)
     increasing = True
+    _size_free_expectation = True
 
     def __init__(self, k: int = 10) -> None:
         self.k = check_positive_int(k, "k")
@@ -83,10 +93,25 @@ class HitsAtK(RankBasedMetric):
         return np.asarray(np.average(hits, axis=-1, weights=weights), dtype=np.float64)
 
     @override
+    def _value_gap(
+        self, ranks: FloatArray, num_candidates: IntArray | None, weights: FloatArray | None
+    ) -> FloatArray:
+        misses = ranks > self.k
+        if weights is None:
+            return np.asarray(np.count_nonzero(misses, axis=-1) / ranks.shape[-1], dtype=np.float64)
+        return np.asarray(np.average(misses, axis=-1, weights=weights), dtype=np.float64)
+
+    @override
     def _expected_value(self, num_candidates: IntArray, weights: FloatArray | None) -> float:
         return weighted_mean_expectation(hit_probability(num_candidates, self.k), weights)
 
     @override
+    def _expected_gap(self, num_candidates: IntArray, weights: FloatArray | None) -> float:
+        return weighted_mean_expectation(miss_probability(num_candidates, self.k), weights)
+
+    @override
     def _variance(self, num_candidates: IntArray, weights: FloatArray | None) -> float:
-        p = hit_probability(num_candidates, self.k)
-        return weighted_mean_variance(p * (1.0 - p), weights)
+        # p (1 - p) = min(k, C) max(C - k, 0) / C^2, each factor exact
+        c = num_candidates.astype(np.float64)
+        individual = np.minimum(self.k, c) * np.maximum(c - self.k, 0.0) / (c * c)
+        return weighted_mean_variance(individual, weights)

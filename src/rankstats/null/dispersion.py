@@ -16,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from rankstats.arrays import FloatArray, IntArray
+from rankstats.weighting import pairwise_dot
 
 __all__ = ["weighted_variance_moments"]
 
@@ -28,13 +29,13 @@ def _sum_of_distinct_pair_products(u: FloatArray, total: float) -> float:
     bit. Otherwise the sum is :math:`2 \sum_j u_j P_j`, with exclusive prefix sums :math:`P_j`,
     which adds non-negative terms only.
     """
-    squares = float(np.dot(u, u))
+    squares = pairwise_dot(u, u)
     if squares <= 0.5 * total * total:
         return total * total - squares
     prefix = np.empty_like(u)
     prefix[0] = 0.0
     np.cumsum(u[:-1], out=prefix[1:])
-    return 2.0 * float(np.dot(u, prefix))
+    return 2.0 * pairwise_dot(u, prefix)
 
 
 def weighted_variance_moments(
@@ -145,7 +146,7 @@ def weighted_variance_moments(
         if a[largest] > 0.5:  # 1 - a would cancel: sum the other weights instead
             others = float(np.sum(weights[:largest])) + float(np.sum(weights[largest + 1 :]))
             one_minus_a[largest] = others / total_weight
-        mean_c = float(np.dot(a, c))
+        mean_c = pairwise_dot(a, c)
 
     # d_i = (C_i - sum_j a_j C_j) / 2, from exact integer offsets to an integer near the mean
     low, high = int(num_candidates.min()), int(num_candidates.max())
@@ -154,7 +155,7 @@ def weighted_variance_moments(
     if weights is None:
         d = 0.5 * (offsets - np.mean(offsets))
     else:
-        d = 0.5 * (offsets - np.dot(a, offsets))
+        d = 0.5 * (offsets - pairwise_dot(a, offsets))
     d2 = d * d
 
     diagonal = a * one_minus_a
@@ -162,15 +163,15 @@ def weighted_variance_moments(
         e_quadratic = float(diagonal * np.sum(sigma2))
         e_linear = float(np.sum(d2)) / n
         v_diagonal = float(diagonal * diagonal * np.sum(var_x2))
-        v_linear = float(np.dot(d2, sigma2)) / (n * n)
+        v_linear = pairwise_dot(d2, sigma2) / (n * n)
         u_total = float(np.sum(sigma2))
         v_pairs = _sum_of_distinct_pair_products(sigma2, u_total) / float(n) ** 4
     else:
-        e_quadratic = float(np.dot(diagonal, sigma2))
-        e_linear = float(np.dot(a, d2))
-        v_diagonal = float(np.dot(diagonal * diagonal, var_x2))
+        e_quadratic = pairwise_dot(diagonal, sigma2)
+        e_linear = pairwise_dot(a, d2)
+        v_diagonal = pairwise_dot(diagonal * diagonal, var_x2)
         u = a * a * sigma2
-        v_linear = float(np.dot(u, d2))
+        v_linear = pairwise_dot(u, d2)
         v_pairs = _sum_of_distinct_pair_products(u, float(np.sum(u)))
     expectation = e_quadratic + e_linear
     variance = v_diagonal + 2.0 * v_pairs + 4.0 * v_linear

@@ -78,7 +78,12 @@ import numpy.typing as npt
 
 from rankstats.arrays import FloatArray
 
-__all__ = ["geometric_mean_moments", "log_power_moment", "log_power_moment_dispersion"]
+__all__ = [
+    "geometric_mean_log_moments",
+    "geometric_mean_moments",
+    "log_power_moment",
+    "log_power_moment_dispersion",
+]
 
 
 #: Numbers of candidates up to this are summed directly.
@@ -507,6 +512,32 @@ def geometric_mean_moments(
     >>> e, v
     (0.75, 0.0625)
     """
+    log_mean, log_dispersion = geometric_mean_log_moments(C, weights, sign)
+    expectation = math.exp(log_mean)
+    return expectation, expectation * expectation * math.expm1(log_dispersion)
+
+
+def geometric_mean_log_moments(
+    C: npt.ArrayLike,
+    weights: npt.ArrayLike | None = None,
+    sign: Literal[1, -1] = 1,
+) -> tuple[float, float]:
+    r"""The logarithms behind :func:`geometric_mean_moments`, before any rounding of ``exp``.
+
+    Returns
+    -------
+    log_mean : float
+        :math:`\ln \mathbb{E}[G] = \sum_i K_{C_i}(s a_i)`; :math:`1 - \mathbb{E}[G]` is
+        ``-expm1(log_mean)``, without cancellation.
+    log_dispersion : float
+        :math:`\ln(\mathbb{E}[G^2] / \mathbb{E}[G]^2) = \sum_i D_{C_i}(s a_i)`.
+
+    Examples
+    --------
+    >>> log_mean, log_dispersion = geometric_mean_log_moments([2], sign=-1)
+    >>> round(math.exp(log_mean), 12)
+    0.75
+    """
     if sign not in (1, -1):
         raise ValueError(f"sign must be 1 or -1, got {sign!r}")
     c = np.asarray(C)
@@ -519,17 +550,18 @@ def geometric_mean_moments(
         exponents = sign * (w / w.sum())
         counts = None
     # Blocks that stay in cache: faster than whole-array passes, and bounded scratch memory.
-    log_mean = log_dispersion = 0.0
+    # block sums are pairwise (np.sum), and added exactly (math.fsum): no error growing with n
+    mean_parts, dispersion_parts = [], []
     for start in range(0, values.size, _BLOCK):
         block = slice(start, start + _BLOCK)
         p = exponents if exponents.ndim == 0 else exponents[block]
         k, d, _ = _evaluate(values[block], p, need_k=True, need_d=True)
         if counts is None:
-            log_mean += float(k.sum())
-            log_dispersion += float(d.sum())
+            mean_parts.append(float(k.sum()))
+            dispersion_parts.append(float(d.sum()))
         else:
             # Not np.dot: a BLAS call per block stalls on a busy machine (thread hand-offs).
-            log_mean += float(np.sum(counts[block] * k))
-            log_dispersion += float(np.sum(counts[block] * d))
-    expectation = math.exp(log_mean)
-    return expectation, expectation * expectation * math.expm1(log_dispersion)
+            mean_parts.append(float(np.sum(counts[block] * k)))
+            dispersion_parts.append(float(np.sum(counts[block] * d)))
+    log_mean, log_dispersion = math.fsum(mean_parts), math.fsum(dispersion_parts)
+    return log_mean, log_dispersion

@@ -32,6 +32,8 @@ import numpy.typing as npt
 from scipy import special
 
 from rankstats.arrays import BoolArray, FloatArray, IntArray
+from rankstats.null.interpolation import interpolation_pairs
+from rankstats.weighting import pairwise_dot
 
 __all__ = ["harmonic_mean_moments", "inverse_arithmetic_mean_moments"]
 
@@ -405,18 +407,22 @@ class _HarmonicTask:
         start = np.maximum(_EM_START, np.ceil(_EM_SCALE * np.sqrt(s)))
         direct = start > 0.5 * c  # only the last few terms matter: sum them all
         start[direct] = c[direct] + 1.0
-        # the terms of S below exp(-threshold) are dropped: s (1/j - 1/C) > threshold
+        # where s (1/j - 1/C) > threshold, the terms e^{-s (1/j - 1/C)} of S are below
+        # e^{-40} / C and dropped, and those of D, 1 - e^{-s (1/j - 1/C)}, are 1 to the same
+        # accuracy and counted: j = 1..first-1, a number of terms that grows like s, never
+        # materialised (the head summed term by term has at most 2 sqrt(s) - s / threshold
+        # terms, fewer than 2 threshold, whatever C)
         threshold = _NEGLIGIBLE + self.log_c[rows]
         first = np.maximum(1.0, np.floor(s * c / (threshold * c + s)))
-        first[complement] = 1.0
+        first = np.minimum(first, start)  # a head j = first..start-1 that may be empty
 
         lows, highs = first.astype(np.int64), (start - 1.0).astype(np.int64)
-        total = np.empty_like(s)
+        total = np.where(complement, first - 1.0, 0.0)
         # the common case, j = 1..J-1 of D with J = _EM_START: one dense block
-        dense = complement & (highs == _EM_START - 1)
+        dense = complement & (lows == 1) & (highs == _EM_START - 1)
         inverse_j = 1.0 / np.arange(1.0, _EM_START)
         gap = s[dense][:, None] * (inverse_j[None, :] - 1.0 / c[dense][:, None])
-        total[dense] = np.sum(-np.expm1(-gap), axis=1)
+        total[dense] += np.sum(-np.expm1(-gap), axis=1)
 
         def head_term(owner: IntArray, j: FloatArray) -> FloatArray:
             # D sums 1 - e^{-gap}; S sums e^{-gap} <= 1 next to its last term 1, so 1 + expm1
@@ -427,7 +433,7 @@ class _HarmonicTask:
 
         rest = ~dense
         s_rest, c_rest, complement_rest = s[rest], c[rest], complement[rest]
-        total[rest] = _ragged_sums(lows[rest], highs[rest], head_term)
+        total[rest] += _ragged_sums(lows[rest], highs[rest], head_term)
 
         # j = J..C by Euler-Maclaurin, J = start
         em = ~direct
@@ -716,10 +722,13 @@ def inverse_arithmetic_mean_moments(
     spread = c > 1
     if not np.any(spread):
         return 1.0, 0.0
-    mu = float(np.sum(multiplicity * a * (0.5 * (c + 1.0))))
     certain = float(np.sum(multiplicity[~spread] * a[~spread]))
-    task = _ArithmeticTask(c[spread].astype(np.float64))
-    laplace = _Laplace(task, a[spread], multiplicity[spread], certain, mu)
+    # many distinct large counts: a few hundred interpolation nodes in log C stand for them
+    c, a, multiplicity = interpolation_pairs(c[spread], a[spread], multiplicity[spread])
+    task = _ArithmeticTask(c.astype(np.float64))
+    # the mean from the same pairs as the transform: the centring needs them to agree exactly
+    mu = pairwise_dot(multiplicity * a, task.mean) + certain
+    laplace = _Laplace(task, a, multiplicity, certain, mu)
     i1, variance = _reciprocal_moments(laplace, 1.0 / mu)
     return (1.0 + i1) / mu, max(variance, 0.0) / (mu * mu)
 
@@ -826,11 +835,14 @@ def harmonic_mean_moments(
     spread = c > 1
     if not np.any(spread):
         return 1.0, 0.0
-    task = _HarmonicTask(c[spread])
     certain = float(np.sum(multiplicity[~spread] * a[~spread]))
-    weight = multiplicity[spread] * a[spread]
-    mu = float(np.sum(weight * task.mean)) + certain
-    x_min = float(np.sum(weight / task.c)) + certain
-    laplace = _Laplace(task, a[spread], multiplicity[spread], certain, mu)
+    c, a, multiplicity = c[spread], a[spread], multiplicity[spread]
+    x_min = pairwise_dot(multiplicity * a, 1.0 / c.astype(np.float64)) + certain
+    # many distinct large counts: a few hundred interpolation nodes in log C stand for them
+    c, a, multiplicity = interpolation_pairs(c, a, multiplicity)
+    task = _HarmonicTask(c)
+    # the mean from the same pairs as the transform: the centring needs them to agree exactly
+    mu = pairwise_dot(multiplicity * a, task.mean) + certain
+    laplace = _Laplace(task, a, multiplicity, certain, mu)
     i1, variance = _reciprocal_moments(laplace, x_min / mu)
     return (1.0 + i1) / mu, max(variance, 0.0) / (mu * mu)

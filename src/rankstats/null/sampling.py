@@ -24,7 +24,7 @@ import numpy.typing as npt
 
 from rankstats.arrays import FloatArray, IntArray
 from rankstats.progress import progress_bar
-from rankstats.validation import check_num_samples, validate_null_input
+from rankstats.validation import check_confidence_level, check_num_samples, validate_null_input
 
 __all__ = [
     "MAX_BLOCK_ELEMENTS",
@@ -315,11 +315,17 @@ def bootstrap_interval(
 
     Resamples are drawn and reduced in bounded blocks, one vectorised call per block.
 
+    Parameters
+    ----------
+    confidence_level : float
+        The interval's coverage as a fraction in (0, 1), e.g. 0.95 (scipy's convention).
+
     Returns
     -------
     tuple of float
-        The lower and upper end of the central ``confidence_level`` percent interval.
+        The lower and upper end of the central interval.
     """
+    confidence_level = check_confidence_level(confidence_level)
     reduce: Callable[[FloatArray], FloatArray]
     if statistic == "mean":
 
@@ -338,6 +344,6 @@ def bootstrap_interval(
         stop = min(num_resamples, start + rows)
         indices = generator.integers(0, m, size=(stop - start, m))
         estimates[start:stop] = reduce(values[indices])
-    tail = 50.0 - confidence_level / 2.0
+    tail = 50.0 * (1.0 - confidence_level)
     low, high = np.percentile(estimates, [tail, 100.0 - tail])
     return float(low), float(high)

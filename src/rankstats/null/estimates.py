@@ -1,0 +1,260 @@
+r"""The null moments as results: exact values, Monte-Carlo estimates and bootstrap intervals.
+
+:class:`~rankstats.base.RankBasedMetric` delegates here everything that is not a closed form:
+the Monte-Carlo fallback of its null methods (one sampling pass gives both moments), the
+percentile-bootstrap intervals of ``numeric_*_with_ci``, and :func:`sample_null_values`, which
+evaluates several metrics on the same sampled rank vectors. Inputs are clean (validated by the
+caller); the functions only compute.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Collection, Sequence
+from typing import Literal, NamedTuple, Protocol
+
+import numpy as np
+import numpy.typing as npt
+
+from rankstats.arrays import FloatArray, IntArray
+from rankstats.errors import NoClosedFormError
+from rankstats.null.sampling import Seed, bootstrap_interval, evaluate_on_samples
+from rankstats.validation import check_generator, check_num_samples, validate_null_input
+
+__all__ = [
+    "ConfidenceInterval",
+    "NullMoments",
+    "check_variance_samples",
+    "monte_carlo_moments",
+    "null_moment",
+    "null_moments",
+    "sample_null_values",
+    "sampled_values",
+    "with_confidence_interval",
+]
+
+
+class NullMoments(NamedTuple):
+    r"""The expected value and variance of a metric under the null model.
+
+    Examples
+    --------
+    >>> moments = NullMoments(expected_value=2.0, variance=0.25)
+    >>> moments.std
+    0.5
+    >>> mean, variance = moments
+    """
+
+    expected_value: float
+    variance: float
+
+    @property
+    def std(self) -> float:
+        """The standard deviation, the square root of the variance."""
+        return math.sqrt(self.variance)
+
+
+class ConfidenceInterval(NamedTuple):
+    """A Monte-Carlo estimate with a percentile-bootstrap confidence interval.
+
+    It unpacks as ``lower, estimate, upper``, the order of PyKEEN's percentile array.
+    """
+
+    lower: float
+    estimate: float
+    upper: float
+
+
+class _Metric(Protocol):
+    """What the Monte-Carlo helpers need of a metric."""
+
+    @property
+    def supports_weights(self) -> bool: ...
+
+    def _evaluate(
+        self, ranks: FloatArray, num_candidates: IntArray | None, weights: FloatArray | None
+    ) -> FloatArray | float: ...
+
+
+class _NullMetric(_Metric, Protocol):
+    """What the closed-form-or-Monte-Carlo dispatch needs of a metric."""
+
+    def _expected_value(
+        self, num_candidates: IntArray, weights: FloatArray | None
+    ) -> float | None: ...
+
+    def _variance(self, num_candidates: IntArray, weights: FloatArray | None) -> float | None: ...
+
+    def _moments(
+        self, num_candidates: IntArray, weights: FloatArray | None
+    ) -> tuple[float | None, float | None]: ...
+
+
+def _no_closed_form(metric: object, which: str, weights: FloatArray | None) -> NoClosedFormError:
+    qualifier = " for weighted ranks" if weights is not None else ""
+    return NoClosedFormError(
+        f"{metric!r} has no closed-form {which}{qualifier}; "
+        f"pass num_samples= for a Monte-Carlo estimate"
+    )
+
+
+def null_moment(
+    metric: _NullMetric,
+    which: Literal["expected value", "variance"],
+    num_candidates: IntArray,
+    weights: FloatArray | None,
+    num_samples: int | None,
+    generator: Seed,
+) -> float:
+    """One null moment: the closed form, else a Monte-Carlo estimate from ``num_samples``.
+
+    Raises :class:`~rankstats.errors.NoClosedFormError` when there is no closed form and no
+    ``num_samples``; input is clean (``num_samples`` already validated).
+    """
+    hook = metric._expected_value if which == "expected value" else metric._variance
+    value = hook(num_candidates, weights)
+    if value is not None:
+        return float(value)
+    if num_samples is None:
+        raise _no_closed_form(metric, which, weights)
+    if which == "variance":
+        num_samples = check_variance_samples(num_samples)
+    rng = np.random.default_rng(generator)
+    values = sampled_values(metric, num_candidates, weights, num_samples, rng)
+    return float(values.mean() if which == "expected value" else values.var(ddof=1))
+
+
+def null_moments(
+    metric: _NullMetric,
+    num_candidates: IntArray,
+    weights: FloatArray | None,
+    num_samples: int | None,
+    generator: Seed,
+) -> NullMoments:
+    """Both null moments from one computation: closed forms, else one set of samples for both."""
+    mean, variance = metric._moments(num_candidates, weights)
+    if mean is not None and variance is not None:
+        return NullMoments(float(mean), float(variance))
+    if num_samples is None:
+        raise _no_closed_form(metric, "expected value" if mean is None else "variance", weights)
+    rng = np.random.default_rng(generator)
+    return monte_carlo_moments(
+        metric, num_candidates, weights, check_variance_samples(num_samples), rng
+    )
+
+
+def check_variance_samples(num_samples: object) -> int:
+    """Validate a sample count that a variance is estimated from: an integer >= 2."""
+    count = check_num_samples(num_samples)
+    if count < 2:
+        raise ValueError(
+            f"num_samples must be at least 2 to estimate a variance, got {num_samples!r}"
+        )
+    return count
+
+
+def sampled_values(
+    metric: _Metric,
+    num_candidates: IntArray,
+    weights: FloatArray | None,
+    num_samples: int,
+    generator: np.random.Generator,
+) -> FloatArray:
+    """The metric on ``num_samples`` rank vectors drawn from the null, shape (num_samples,)."""
+    values = evaluate_on_samples([metric], num_candidates, weights, num_samples, generator)
+    return np.asarray(values[0], dtype=np.float64)
+
+
+def monte_carlo_moments(
+    metric: _Metric,
+    num_candidates: IntArray,
+    weights: FloatArray | None,
+    num_samples: int,
+    generator: np.random.Generator,
+) -> NullMoments:
+    """Estimate both null moments from one set of samples (the variance with ``ddof=1``)."""
+    values = sampled_values(metric, num_candidates, weights, num_samples, generator)
+    return NullMoments(float(values.mean()), float(values.var(ddof=1)))
+
+
+def with_confidence_interval(
+    values: FloatArray,
+    statistic: Literal["mean", "variance"],
+    confidence_level: float,
+    n_boot: int,
+    generator: np.random.Generator,
+) -> ConfidenceInterval:
+    """The mean or (``ddof=1``) variance of ``values`` with its percentile-bootstrap interval."""
+    estimate = float(values.mean() if statistic == "mean" else values.var(ddof=1))
+    low, high = bootstrap_interval(
+        values,
+        statistic,
+        confidence_level=confidence_level,
+        num_resamples=n_boot,
+        generator=generator,
+    )
+    return ConfidenceInterval(low, estimate, high)
+
+
+class _NamedMetric(_Metric, Protocol):
+    def __repr__(self) -> str: ...
+
+
+def sample_null_values(
+    metrics: Sequence[_NamedMetric] | Collection[_NamedMetric],
+    num_candidates: npt.ArrayLike,
+    num_samples: int,
+    weights: npt.ArrayLike | None = None,
+    generator: Seed = None,
+    *,
+    num_ranks: int | None = None,
+) -> FloatArray:
+    r"""Evaluate several metrics on the same rank vectors drawn from the null model.
+
+    The Monte-Carlo counterpart of a results table: the samples are drawn once and shared, which
+    is several times faster than one :meth:`~rankstats.base.RankBasedMetric.get_sampled_values`
+    per metric.
+
+    Parameters
+    ----------
+    metrics : sequence of RankBasedMetric
+        The metrics; with ``weights``, each must support weights.
+    num_candidates : int or array-like of shape (n,)
+        The number of candidates :math:`C_i` of each task (a scalar needs ``num_ranks``).
+    num_samples : int
+        The number of rank vectors :math:`r_i \sim \mathcal{U}\{1..C_i\}` to draw.
+    weights : array-like of shape (n,), optional
+        Non-negative weights, not all zero.
+    generator : int or numpy.random.Generator, optional
+        Seed or generator.
+    num_ranks : int, optional
+        The number of tasks, with a scalar ``num_candidates``.
+
+    Returns
+    -------
+    numpy.ndarray of shape (len(metrics), num_samples)
+        Row ``j`` holds the values of ``metrics[j]``.
+
+    Examples
+    --------
+    >>> from rankstats import ArithmeticMeanRank, HitsAtK
+    >>> values = sample_null_values([ArithmeticMeanRank(), HitsAtK(k=1)], [2, 2], 1000, generator=0)
+    >>> values.shape
+    (2, 1000)
+    """
+    metrics = list(metrics)
+    if not metrics:
+        raise ValueError("metrics must name at least one metric, got none")
+    num_samples = check_num_samples(num_samples)
+    check_generator(generator)
+    unweighted = [m for m in metrics if not m.supports_weights]
+    candidates, clean_weights = validate_null_input(
+        num_candidates,
+        weights,
+        num_ranks=num_ranks,
+        supports_weights=not unweighted,
+        metric=repr(unweighted[0]) if unweighted else "this metric",
+    )
+    return evaluate_on_samples(
+        metrics, candidates, clean_weights, num_samples, np.random.default_rng(generator)
+    )

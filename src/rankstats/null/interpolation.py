@@ -1,0 +1,139 @@
+r"""Sums over many distinct candidate counts through a few interpolation nodes in :math:`\log C`.
+
+The reciprocal-rank transforms of :mod:`rankstats.null.reciprocal` need, at every quadrature
+node, :math:`\sum_g m_g f(C_g)` over the distinct counts :math:`C_g` of the tasks (with their
+multiplicities :math:`m_g`), for a per-task function :math:`f` that is smooth in
+:math:`\lambda = \log C` once :math:`C` is large. With :math:`10^6` distinct counts, evaluating
+:math:`f` at each of them at each node is the whole cost. Here the counts above
+:data:`LOWEST` are covered by intervals of :math:`\lambda` of width at most :data:`WIDTH`, each
+with :data:`DEGREE` + 1 Chebyshev points (rounded to integers, so that :math:`f` is only ever
+evaluated where it is defined), and the interpolation is folded into the multiplicities:
+
+.. math::
+
+    \sum_g m_g f(C_g) \approx \sum_g m_g \sum_k \ell_k(\lambda_g) f(c_k)
+    = \sum_k W_k f(c_k), \qquad W_k = \sum_g m_g \ell_k(\lambda_g),
+
+with the barycentric Lagrange basis :math:`\ell_k` of the interval holding :math:`\lambda_g`.
+The weights :math:`W_k` do not depend on the node, so every node costs a few hundred
+evaluations of :math:`f` instead of one per distinct count, and memory is independent of both
+:math:`\max C` and the number of distinct counts. Degree 16 on intervals of width 1/2 in
+:math:`\lambda` interpolates the transforms to about their own rounding: measured on the
+harmonic and arithmetic transforms for counts from :math:`2^{12}` to :math:`10^{15}`, the folded
+sums agree with the sums over every count to 1e-15 to 2e-15 relative, the expected values of the
+reciprocal metrics to 2e-16 and their variances (which the centred quadrature is more sensitive
+to) to 3e-14 (``tests/test_interpolation.py``). A higher degree or narrower intervals change
+nothing: what is left is rounding, not interpolation error.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from rankstats.arrays import FloatArray, IntArray
+
+__all__ = ["DEGREE", "LOWEST", "MIN_DISTINCT", "WIDTH", "interpolation_pairs"]
+
+#: counts below this are kept as they are
+LOWEST = 2**12
+#: the polynomial degree on each interval
+DEGREE = 16
+#: the largest width of an interval in log C
+WIDTH = 0.5
+#: interpolate only when at least this many distinct counts share one share a_i
+MIN_DISTINCT = 2048
+
+
+def _nodes(low: float, high: float) -> FloatArray:
+    """Integer counts at the Chebyshev points of the second kind of [low, high] in log C."""
+    k = np.arange(DEGREE + 1)
+    points = 0.5 * (low + high) - 0.5 * (high - low) * np.cos(np.pi * k / DEGREE)
+    counts: FloatArray = np.unique(np.round(np.exp(points))).astype(np.float64)
+    return counts
+
+
+def _basis(nodes: FloatArray, x: FloatArray) -> FloatArray:
+    """The Lagrange basis of ``nodes`` at ``x`` (rows: x, columns: nodes), barycentric form."""
+    difference = nodes[:, None] - nodes[None, :]
+    np.fill_diagonal(difference, 1.0)
+    weights = 1.0 / np.prod(difference, axis=1)
+    offset = x[:, None] - nodes[None, :]
+    exact = offset == 0.0
+    offset[exact] = 1.0
+    terms = weights[None, :] / offset
+    basis = terms / terms.sum(axis=1, keepdims=True)
+    hit = exact.any(axis=1)
+    basis[hit] = exact[hit].astype(np.float64)
+    return np.asarray(basis, dtype=np.float64)
+
+
+def _fold(counts: IntArray, multiplicity: FloatArray) -> tuple[FloatArray, FloatArray]:
+    """Interpolation counts and weights W_k for the counts (all >= LOWEST) of one share."""
+    log_counts = np.log(counts.astype(np.float64))
+    low, high = float(log_counts.min()), float(log_counts.max())
+    pieces = max(1, math.ceil((high - low) / WIDTH))
+    edges = np.linspace(low, high, pieces + 1)
+    piece = np.minimum(np.searchsorted(edges, log_counts, side="right") - 1, pieces - 1)
+    node_counts, node_weights = [], []
+    for index in range(pieces):
+        inside = piece == index
+        if not inside.any():
+            continue
+        nodes = _nodes(float(edges[index]), float(edges[index + 1]))
+        log_nodes = np.log(nodes)
+        # whole blocks of the interval's counts at a time: bounded memory
+        weights = np.zeros(nodes.size)
+        members = np.flatnonzero(inside)
+        for start in range(0, members.size, 1 << 14):
+            block = members[start : start + (1 << 14)]
+            weights += multiplicity[block] @ _basis(log_nodes, log_counts[block])
+        node_counts.append(nodes)
+        node_weights.append(weights)
+    counts_all = np.concatenate(node_counts)
+    weights_all = np.concatenate(node_weights)
+    merged, inverse = np.unique(counts_all, return_inverse=True)  # shared interval ends
+    folded = np.bincount(inverse, weights=weights_all, minlength=merged.size)
+    return merged, folded.astype(np.float64)
+
+
+def interpolation_pairs(
+    counts: IntArray, shares: FloatArray, multiplicity: FloatArray
+) -> tuple[IntArray, FloatArray, FloatArray]:
+    r"""Replace many distinct large counts of equal share by interpolation nodes.
+
+    Parameters
+    ----------
+    counts, shares, multiplicity : numpy.ndarray of shape (g,)
+        Distinct pairs :math:`(C_g, a_g)` and how often each occurs.
+
+    Returns
+    -------
+    tuple of numpy.ndarray
+        Pairs and (real, possibly negative) multiplicities with
+        :math:`\sum m_g f(C_g, a_g)` unchanged up to the interpolation error for every smooth
+        :math:`f`; unchanged input where there are too few large counts of one share.
+    """
+    large = counts >= LOWEST
+    if np.count_nonzero(large) < MIN_DISTINCT:
+        return counts, shares, multiplicity
+    values, inverse = np.unique(shares[large], return_inverse=True)
+    folded_groups = np.flatnonzero(np.bincount(inverse) >= MIN_DISTINCT)
+    if folded_groups.size == 0:
+        return counts, shares, multiplicity
+    large_index = np.flatnonzero(large)
+    keep = np.ones(counts.size, dtype=bool)
+    keep[large_index[np.isin(inverse, folded_groups)]] = False
+    out_counts, out_shares, out_multiplicity = [counts[keep]], [shares[keep]], [multiplicity[keep]]
+    for group in folded_groups:  # few: each holds MIN_DISTINCT counts at least
+        members = large_index[inverse == group]
+        nodes, weights = _fold(counts[members], multiplicity[members])
+        out_counts.append(nodes.astype(np.int64))
+        out_shares.append(np.full(nodes.size, values[group]))
+        out_multiplicity.append(weights)
+    return (
+        np.concatenate(out_counts).astype(np.int64),
+        np.concatenate(out_shares),
+        np.concatenate(out_multiplicity),
+    )

@@ -1,0 +1,118 @@
+"""Interpolation in log C stands for many distinct counts without changing results; memory
+stays independent of the counts."""
+
+from __future__ import annotations
+
+import tracemalloc
+
+import numpy as np
+import pytest
+
+from rankstats import (
+    ArithmeticMeanRank,
+    GeometricMeanRank,
+    HarmonicMeanRank,
+    InverseArithmeticMeanRank,
+    InverseGeometricMeanRank,
+    InverseHarmonicMeanRank,
+    Variance,
+    ZInverseHarmonicMeanRank,
+)
+from rankstats.null import interpolation
+from rankstats.null.harmonic import harmonic_number
+from rankstats.null.interpolation import interpolation_pairs
+from rankstats.null.reciprocal import harmonic_mean_moments, inverse_arithmetic_mean_moments
+
+
+def _log_uniform(rng: np.random.Generator, n: int, high: float) -> np.ndarray:
+    return np.exp(rng.uniform(0.0, np.log(high), n)).astype(np.int64) + 1
+
+
+@pytest.mark.parametrize("high", [1e6, 1e9, 1e15])
+def test_folded_weights_reproduce_sums_of_smooth_functions(high: float) -> None:
+    rng = np.random.default_rng(7)
+    counts = np.unique(_log_uniform(rng, 20_000, high))
+    multiplicity = rng.integers(1, 4, counts.size).astype(np.float64)
+    shares = np.full(counts.size, 1e-5)
+    nodes, _, weights = interpolation_pairs(counts, shares, multiplicity)
+    assert nodes.size < 1200 + np.count_nonzero(counts < interpolation.LOWEST)
+    c, folded = nodes.astype(np.float64), weights
+    original = counts.astype(np.float64)
+    for function in (
+        lambda x: harmonic_number(x) / x,
+        lambda x: np.log(x) ** 2,
+        lambda x: np.sqrt(x) / (1.0 + x / 1e4),
+    ):
+        exact = np.sum(multiplicity * function(original))
+        assert np.sum(folded * function(c)) == pytest.approx(exact, rel=1e-14)
+
+
+def _exact_path(
+    monkeypatch: pytest.MonkeyPatch, function: object, *args: object
+) -> tuple[float, float]:
+    with monkeypatch.context() as patch:
+        patch.setattr(interpolation, "MIN_DISTINCT", 10**12)
+        return function(*args)  # type: ignore[operator,no-any-return]
+
+
+@pytest.mark.parametrize(
+    ("label", "high", "weighted"),
+    [
+        ("log-uniform-1e6", 1e6, False),
+        ("log-uniform-1e9", 1e9, False),
+        ("log-uniform-1e12", 1e12, False),
+        ("two-weights-1e9", 1e9, True),
+    ],
+)
+@pytest.mark.parametrize(
+    "function", [harmonic_mean_moments, inverse_arithmetic_mean_moments], ids=["hmr", "iamr"]
+)
+def test_reciprocal_moments_unchanged_by_interpolation(
+    monkeypatch: pytest.MonkeyPatch, function: object, label: str, high: float, weighted: bool
+) -> None:
+    rng = np.random.default_rng(11)
+    counts = _log_uniform(rng, 6_000, high)
+    counts[:50] = rng.integers(1, 40, 50)  # small counts, kept exact, next to the folded ones
+    weights = rng.choice([1.0, 2.5], counts.size) if weighted else None
+    interpolated = function(counts, weights)  # type: ignore[operator]
+    exact = _exact_path(monkeypatch, function, counts, weights)
+    # the expected values agree to 1e-16; the variances, which amplify the rounding of the
+    # transforms (about 1e-15 either way) by the centring, to 3e-14
+    assert interpolated[0] == pytest.approx(exact[0], rel=2e-16)
+    assert interpolated[1] == pytest.approx(exact[1], rel=5e-14)
+
+
+def test_few_distinct_counts_are_not_folded() -> None:
+    counts = np.arange(5000, 5000 + interpolation.MIN_DISTINCT - 1)
+    ones = np.ones(counts.size)
+    out = interpolation_pairs(counts, ones * 1e-3, ones)
+    np.testing.assert_array_equal(out[0], counts)
+
+
+@pytest.mark.parametrize(
+    "metric",
+    [
+        HarmonicMeanRank(),
+        InverseArithmeticMeanRank(),
+        GeometricMeanRank(),
+        InverseGeometricMeanRank(),
+        InverseHarmonicMeanRank(),
+        ArithmeticMeanRank(),
+        Variance(),
+        ZInverseHarmonicMeanRank(),
+    ],
+    ids=repr,
+)
+@pytest.mark.parametrize("weighted", [False, True])
+def test_memory_does_not_grow_with_the_candidate_counts(metric: object, weighted: bool) -> None:
+    """A handful of tasks with 1e15 candidates each: kilobytes, not the terabytes of a sum."""
+    counts = np.array([10**15, 10**15 - 1, 3 * 10**14, 10**14 + 7, 2])
+    weights = np.array([1.0, 2.0, 0.5, 1.0, 3.0]) if weighted else None
+    tracemalloc.start()
+    try:
+        moments = metric.moments(counts, weights=weights)  # type: ignore[attr-defined]
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert np.isfinite(moments).all()
+    assert peak < 4 * 2**20
