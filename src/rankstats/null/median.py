@@ -27,6 +27,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from rankstats.arrays import FloatArray, IntArray
+from rankstats.null.median_gap import gap_sums
 
 __all__ = [
     "inverse_median_moments",
@@ -1048,7 +1049,8 @@ def _moments(
     u_s = (2.0 * c0 - s) / (s * c0)
     u_s1 = (2.0 * c0 - s - 1.0) / ((s + 1.0) * c0)
     m2_inv += float(w @ (mass * (-2.0 / (s * (s + 1.0))) * (u_s1 + u_s)))
-    g0, g1, g2 = gap.sums(evaluator, t_budget)
+    sums = gap_sums(cands.values, cands.counts, cands.below, a, x, w, mass, float(c0))
+    g0, g1, g2 = gap.sums(evaluator, t_budget) if sums is None else sums
     m2 -= 0.5 * g0
     e_inv -= g1
     m2_inv -= g2
