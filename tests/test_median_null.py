@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 
 import rankstats.null.median as median_module
+import rankstats.null.median_gap_quadrature as quadrature_module
 from rankstats.null.median import (
     inverse_median_moments,
     median_moments,
@@ -26,6 +27,13 @@ from rankstats.null.median import (
 )
 
 # ----------------------------------------------------------------------------- references
+
+
+@pytest.fixture(autouse=True)
+def _fresh_distributions() -> None:
+    """Each test computes its distributions afresh (patched settings must not hit the cache)."""
+    median_module._CACHE.clear()
+
 
 
 def _enumerated(candidates: list[int]) -> tuple[float, float, float, float]:
@@ -209,10 +217,11 @@ def test_independent_reference(candidates: np.ndarray) -> None:
 
 @pytest.mark.parametrize("order", ["a", "b", "c"])
 def test_even_orders_of_the_gap_sums(order: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Each order of the double sum, forced: (a) and (b) exact, (c) within its stated bound."""
+    """The fallback quadrature of the double sum, each order forced: (a), (b) exact, (c) bounded."""
     candidates = np.random.default_rng(6).integers(100, 401, size=40)
     expected = _reference(candidates)
-    monkeypatch.setattr(median_module, "_FORCE_ORDER", order)
+    monkeypatch.setattr(median_module, "gap_sums", lambda *args, **kwargs: None)
+    monkeypatch.setattr(quadrature_module, "_FORCE_ORDER", order)
     got = (*median_moments(candidates), *inverse_median_moments(candidates))
     rel = 1e-12 if order in "ab" else 1e-6
     for actual, wanted in zip(got, expected, strict=True):

@@ -50,6 +50,7 @@ from __future__ import annotations
 import numpy as np
 
 from rankstats.arrays import FloatArray, IntArray
+from rankstats.null.median_rules import _piece_nodes
 
 __all__ = ["gap_sums"]
 
@@ -115,9 +116,9 @@ class _Kernel:
 
 def _enumerated(span: IntArray) -> tuple[FloatArray, IntArray, FloatArray]:
     """Every integer ``t = 1..span[j]`` of every node ``j``, with unit weights."""
-    owner = np.repeat(np.arange(span.size), span)
+    owner = np.repeat(np.arange(span.size, dtype=np.int64), span)
     t = np.arange(owner.size) - np.repeat(np.cumsum(span) - span, span) + 1.0
-    return t, owner, np.ones(owner.size)
+    return t.astype(np.float64), owner, np.ones(owner.size)
 
 
 def _panels(
@@ -128,10 +129,9 @@ def _panels(
     The integers :math:`1..T_j` are cut where :math:`x = y_j - t` crosses a count (the kernel
     has a kink there) and into pieces of at most four decay lengths :math:`y / (a - c(y))` (and
     a quarter of :math:`y`, over which the weights :math:`\varphi` are smooth); pieces are then
-    summed point by point or by discrete Gauss rules (see :func:`rankstats.null.median._piece_nodes`).
+    summed point by point or by discrete Gauss rules (see
+    :func:`rankstats.null.median_rules._piece_nodes`).
     """
-    from rankstats.null.median import _piece_nodes
-
     nodes = np.arange(y.size)
     with np.errstate(divide="ignore"):
         decay = np.where(power > 0.0, y / np.maximum(power, 1.0), np.inf)
@@ -240,7 +240,7 @@ def gap_sums(
     *,
     budget: int = _PAIR_BUDGET,
 ) -> tuple[float, float, float] | None:
-    r"""Return :math:`\sum_{x<y} H`, :math:`\sum_{x<y} H \varphi_1(x+y)`, :math:`\sum_{x<y} H \varphi_2(x+y)`.
+    r"""Return the sums over :math:`x < y` of :math:`H` and :math:`H \varphi_{1,2}(x+y)`.
 
     Here :math:`\varphi_1(s) = 4 / (s(s+1)(s+2))` and :math:`\varphi_2(s) = \Delta^2 (2/s -
     1/c_0)^2`, the weights of the inverse median's terms.
