@@ -47,6 +47,8 @@ and the caller falls back to its quadrature of the double sum.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from rankstats.arrays import FloatArray, IntArray
@@ -54,8 +56,6 @@ from rankstats.null.median_rules import _piece_nodes
 
 __all__ = ["gap_sums"]
 
-#: the sum over t = y - x stops where the kernel bound is below exp(-41) ~ 1.6e-18
-_LOG_CUT = 41.0
 #: integer nodes up to this value use the table of log-kernel increments
 _INTEGER_RANGE = 4_000_000
 #: at most this many (x, y) pairs are summed ...
@@ -84,7 +84,7 @@ class _Kernel:
         iy = np.searchsorted(self.values, y, side="right")
         return np.asarray(self.a - self.below[iy], dtype=np.float64)
 
-    def lowest(self, y: FloatArray) -> FloatArray:
+    def lowest(self, y: FloatArray, cut: float) -> FloatArray:
         r"""The smallest integer :math:`x \ge 1` with :math:`\kappa(x, y) \ge e^{-41}`, per node.
 
         :math:`\kappa(\cdot, y)` is non-decreasing (:math:`\alpha` is, where :math:`c(x) \le
@@ -92,22 +92,35 @@ class _Kernel:
         """
         lo = np.ones(y.size)  # kappa(lo) may be above the cut
         hi = np.maximum(np.ceil(y) - 1.0, 1.0)  # kappa(hi) = 1 or close: above the cut
-        ok = self.log_ratio(lo, np.maximum(y, 1.0 + 1e-9)) >= -_LOG_CUT
+        ok = self.log_ratio(lo, np.maximum(y, 1.0 + 1e-9)) >= -cut
         lo_bad = np.where(ok, 0.0, lo)  # largest x known below the cut (0: none)
         while True:
             open_ = (hi - lo_bad > 1.0) & ~ok
             if not np.any(open_):
                 break
             mid = np.floor((lo_bad + hi) / 2.0)
-            above = self.log_ratio(np.maximum(mid, 1.0), y) >= -_LOG_CUT
+            above = self.log_ratio(np.maximum(mid, 1.0), y) >= -cut
             hi = np.where(open_ & above, mid, hi)
             lo_bad = np.where(open_ & ~above, mid, lo_bad)
         return np.where(ok, 1.0, hi)
 
-    def log_ratio(self, x: FloatArray, y: FloatArray) -> FloatArray:
-        r"""Return :math:`\log \kappa(x, y)` for :math:`1 \le x < y`."""
-        ix = np.searchsorted(self.values, x, side="right")
-        iy = np.searchsorted(self.values, y, side="right")
+    def index(self, x: FloatArray) -> IntArray:
+        """Position of the first distinct count above ``x``."""
+        return np.asarray(np.searchsorted(self.values, x, side="right"), dtype=np.int64)
+
+    def log_ratio(
+        self,
+        x: FloatArray,
+        y: FloatArray,
+        ix: IntArray | None = None,
+        iy: IntArray | None = None,
+    ) -> FloatArray:
+        r"""Return :math:`\log \kappa(x, y)` for :math:`1 \le x < y`.
+
+        ``ix`` and ``iy`` are :meth:`index` of ``x`` and ``y`` when known.
+        """
+        ix = self.index(x) if ix is None else ix
+        iy = self.index(y) if iy is None else iy
         between = self.below[iy] - self.below[ix]
         out = (self.a - self.below[iy]) * np.log1p(-(y - x) / y)
         out += between * np.log(x) - (self.log_prefix[iy] - self.log_prefix[ix])
@@ -123,7 +136,7 @@ def _enumerated(span: IntArray) -> tuple[FloatArray, IntArray, FloatArray]:
 
 def _panels(
     values: FloatArray, y: FloatArray, span: IntArray, power: FloatArray
-) -> tuple[FloatArray, IntArray, FloatArray]:
+) -> tuple[FloatArray, IntArray, FloatArray, IntArray]:
     r"""Nodes and weights in :math:`t` for :math:`\sum_{t=1}^{T_j} f_j(t)`, one rule per node.
 
     The integers :math:`1..T_j` are cut where :math:`x = y_j - t` crosses a count (the kernel
@@ -158,8 +171,12 @@ def _panels(
     starts = cut[:-1][same].astype(np.int64)
     lengths = (cut[1:] - cut[:-1])[same].astype(np.int64)
     p_owner = owner[:-1][same]
-    t, w, piece = _piece_nodes(starts, lengths)
-    return t, p_owner[piece], w
+    smooth = np.minimum(decay, y / 8.0)
+    t, w, piece = _piece_nodes(starts, lengths, smooth[p_owner])
+    # no count lies strictly inside a piece: one count index per piece (alpha is continuous)
+    middle = y[p_owner] - (starts + (lengths - 1) / 2.0)
+    ix = np.asarray(np.searchsorted(values, middle, side="right"), dtype=np.int64)
+    return t, p_owner[piece], w, ix[piece]
 
 
 def _inverse_weights(s: FloatArray, c0: float) -> tuple[FloatArray, FloatArray]:
@@ -183,6 +200,7 @@ def _integer_nodes(
     power: FloatArray,
     c0: float,
     budget: int,
+    cut: float,
 ) -> tuple[float, float, float] | None:
     r"""The gap sums for integer nodes, every pair :math:`x < y` summed.
 
@@ -193,7 +211,7 @@ def _integer_nodes(
     running total of the size of the window's log-ratio only, not of :math:`\log \alpha`.
     """
     with np.errstate(divide="ignore"):
-        bound = np.where(power > 0.0, -y * np.expm1(-_LOG_CUT / np.maximum(power, 1.0)), np.inf)
+        bound = np.where(power > 0.0, -y * np.expm1(-cut / np.maximum(power, 1.0)), np.inf)
     x0 = max(1.0, float(np.min(np.maximum(y - 1.0 - np.floor(bound), 1.0))))
     top = float(y.max())
     if top - x0 > _INTEGER_RANGE:
@@ -203,7 +221,7 @@ def _integer_nodes(
     running = np.zeros(z.size)
     np.cumsum(steps, out=running[1:])
     at_y = running[(y - x0).astype(np.int64)]
-    first = np.searchsorted(running, at_y - _LOG_CUT, side="left")
+    first = np.searchsorted(running, at_y - cut, side="left")
     span = np.maximum((y - x0).astype(np.int64) - first, 0)
     if int(span.sum()) > budget:
         return None
@@ -238,6 +256,7 @@ def gap_sums(
     mass: FloatArray,
     c0: float,
     *,
+    tolerance: float = 1e-18,
     budget: int = _PAIR_BUDGET,
 ) -> tuple[float, float, float] | None:
     r"""Return the sums over :math:`x < y` of :math:`H` and :math:`H \varphi_{1,2}(x+y)`.
@@ -256,6 +275,10 @@ def gap_sums(
         Nodes and weights of the sum over :math:`y`, and :math:`P(N_y = a)` at the nodes.
     c0 : float
         The centre of the inverse median's expansion.
+    tolerance : float
+        The relative size of what may be dropped: kernel terms below ``tolerance`` (relative to
+        the largest, which is 1) and nodes whose weighted mass is below ``tolerance`` of the
+        largest.
     budget : int
         The most pairs :math:`(x, y)` to sum.
 
@@ -266,9 +289,10 @@ def gap_sums(
         :math:`x = 1` (where the continuation in :math:`y` is not smooth), or if the pairs
         exceed ``budget``.
     """
+    cut = -math.log(tolerance)
     contribution = np.abs(weights) * mass
-    # nodes whose mass is below 1e-18 of the largest change the sums by less than that
-    keep = (contribution > 1e-18 * float(contribution.max(initial=0.0))) & (y > 1.0)
+    # nodes whose mass is below the tolerance of the largest change the sums by less than that
+    keep = (contribution > tolerance * float(contribution.max(initial=0.0))) & (y > 1.0)
     y = y[keep]
     scale = (weights * mass)[keep]
     if y.size == 0:
@@ -276,26 +300,30 @@ def gap_sums(
     kernel = _Kernel(values, counts, below, a)
     power = kernel.exponent(y)
     if bool(np.all(y == np.floor(y))) and float(y.max()) <= _INTEGER_RANGE:
-        fast = _integer_nodes(kernel, y, scale, power, c0, budget)
+        fast = _integer_nodes(kernel, y, scale, power, c0, budget, cut)
         if fast is not None:
             return fast
-    reach = y - kernel.lowest(y)
+    reach = y - kernel.lowest(y, cut)
     integral = bool(np.all(y == np.floor(y)))
     if not integral and bool(np.any(reach >= y - 1.0)):
         return None
     span = np.maximum(np.floor(np.minimum(reach, y - 1.0)), 0.0).astype(np.int64)
+    ix: IntArray | None = None
     if int(span.sum()) <= budget:
         t, owner, w_t = _enumerated(span)
     else:
-        t, owner, w_t = _panels(values, y, span, power)
+        t, owner, w_t, ix = _panels(values, y, span, power)
         if t.size > budget:
             return None
+    iy = kernel.index(y)
     totals = np.zeros(3)
     for c0_ in range(0, t.size, _PAIR_CHUNK):
         c1_ = c0_ + _PAIR_CHUNK
-        yy = y[owner[c0_:c1_]]
+        own = owner[c0_:c1_]
+        yy = y[own]
         xx = yy - t[c0_:c1_]
-        kappa = np.exp(kernel.log_ratio(xx, yy)) * (scale[owner[c0_:c1_]] * w_t[c0_:c1_])
+        log_k = kernel.log_ratio(xx, yy, None if ix is None else ix[c0_:c1_], iy[own])
+        kappa = np.exp(log_k) * (scale[own] * w_t[c0_:c1_])
         phi1, phi2 = _inverse_weights(xx + yy, c0)
         totals[0] += float(np.sum(kappa))
         totals[1] += float(kappa @ phi1)

@@ -110,8 +110,8 @@ def _pieces(lo: int, hi: int, breaks: IntArray, max_piece: int) -> tuple[IntArra
     return p_start.astype(np.int64), p_len.astype(np.int64)
 
 
-def _nodes_per_piece(lengths: IntArray, scale: float | None) -> IntArray:
-    r"""Gauss nodes for pieces of a function smooth on the length ``scale``.
+def _nodes_per_piece(lengths: IntArray, scale: float | FloatArray | None) -> IntArray:
+    r"""Gauss nodes for pieces of a function smooth on the length ``scale`` (one, or one per piece).
 
     ``_NU`` without a scale; else the fewest :math:`\nu \ge 3` with
     :math:`(L / 2 \text{scale})^{2\nu} \le 10^{-14}`, the size of the error of a rule exact to
@@ -125,7 +125,7 @@ def _nodes_per_piece(lengths: IntArray, scale: float | None) -> IntArray:
 
 
 def _piece_nodes(
-    starts: IntArray, lengths: IntArray, scale: float | None = None
+    starts: IntArray, lengths: IntArray, scale: float | FloatArray | None = None
 ) -> tuple[FloatArray, FloatArray, IntArray]:
     r"""Nodes, weights and owning piece for :math:`\sum_{x \in \text{piece}} f(x)`.
 
