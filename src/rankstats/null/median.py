@@ -38,35 +38,43 @@ terms the double sum :math:`\sum_{x<y} H(x, y)\, \Delta_1\Delta_2\psi(x, y)` wit
 double sum is :math:`\mathbb{E}[G(G-1)]/2`, :math:`G = X_{(a+1)} - X_{(a)}`, so that
 :math:`\mathbb{V}[M] = (\mathbb{V}[X_{(a)}] + \mathbb{V}[X_{(a+1)}])/2 - \mathbb{V}[G]/4`.
 The joint law factorises (:mod:`rankstats.null.median_gap`):
-:math:`H(x, y) = P(N_y = a)\, \alpha(x) / \alpha(y)` with the explicit
-:math:`\alpha(x) = x^{a - c(x)} / \prod_{C_i > x} C_i`, :math:`c(x) = \#\{C_i \le x\}`. So the
-double sum needs only the point masses :math:`P(N_y = a)` at the nodes of the single sums and, per
-node, a sum of the explicit kernel :math:`\alpha(x)/\alpha(y) \le (x/y)^{a - c(y)}` over
-:math:`x < y`, cut where it is below :math:`e^{-41}`; no second Poisson-binomial law is needed.
-For :math:`n = 2` the inverse median is summed directly over the trapezoidal law of
-:math:`r_1 + r_2`.
+:math:`H(x, y) = P(N_y = a)\, \kappa(x, y)` with the explicit kernel
+:math:`\kappa(x, y) = \alpha(x) / \alpha(y)`, :math:`\alpha(x) = x^{a - c(x)} / \prod_{C_i > x}
+C_i`, :math:`c(x) = \#\{C_i \le x\}`. So the double sum needs only the point masses
+:math:`P(N_y = a)` at the nodes :math:`y` of a single sum and, per node, a sum of the kernel
+(:math:`\le (x/y)^{a - c(y)}`) over :math:`x < y`; no second Poisson-binomial law. The kernel
+sums are exact (every :math:`x`) when few, else discrete Gauss rules in :math:`t = y - x` on
+pieces cut where :math:`x` crosses a count (the kernel's only kinks). The nodes :math:`y` are
+those of the single sums when they are integers, or when no count lies within the kernel's reach
+below the window (then the kernel sum continues smoothly to non-integer :math:`y`); otherwise
+integer nodes: every integer on panels shorter than 1024, integer interpolatory rules of 32
+nodes on longer ones. For :math:`n = 2` the inverse median is summed directly over the
+trapezoidal law of :math:`r_1 + r_2`.
 
 Error bound
 -----------
-Dropped tails: below :math:`10^{-24}` of each single sum and :math:`1.6 \cdot 10^{-18}` (relative)
-of each kernel sum; nodes whose point mass is below :math:`10^{-18}` of the largest are skipped.
-Windows of at most :math:`48 \times 32` integers (and all even-:math:`n` kernel sums on them) are
-summed point by point: the only errors are those of the tails (:math:`10^{-16}` absolute) and of
-rounding, so :math:`\mathbb{E}` is exact to a few units in the last place and :math:`\mathbb{V}`
-to about :math:`10^{-14}` relative (the tail error is amplified by at most the ratio of the
-window to the standard deviation). Longer windows use Gram rules of 16 nodes (exact to degree
-31) on panels well inside one standard deviation, where the summands are analytic: the rule
-error is below :math:`10^{-15}` relative. The kernel sum at a non-integer node is the smooth
-continuation :math:`\sum_{t \ge 1} \kappa(y - t, y)` (Gram rules in :math:`t` on pieces of at most
-four decay lengths, cut where :math:`x` crosses a count). The gap term enters with weight
-:math:`\mathbb{V}[G] / (4\, \mathbb{V}[M]) \approx 1/n`, so a relative error :math:`\epsilon` in it
-moves :math:`\mathbb{V}[M]` by about :math:`\epsilon / n`; the measured agreement with
-point-by-point sums over every integer was :math:`10^{-14}` relative or better. Where the kernel
-sum at a non-integer node would reach :math:`x = 1` (a few tasks with counts orders of magnitude
-apart, so that the kernel does not decay), the continuation is not smooth and the older
-quadrature of :math:`H` over :math:`(x, t)` is used (:mod:`rankstats.null.median_gap_quadrature`, about
-:math:`10^{-8}` relative; it also loses digits for the inverse median when
-:math:`X_{(a)} \ll X_{(a+1)}` is likely, see :func:`inverse_median_moments`).
+What is dropped: tails below :math:`10^{-24}` in each single sum; in the double sum, kernel
+terms below :math:`\tau = \min(10^{-12}, \max(10^{-18}, 10^{-16} n))` of the largest and nodes
+whose point mass is below :math:`\tau` of the largest. The double sum enters
+:math:`\mathbb{V}[M]` through :math:`\mathbb{V}[G]/4 \approx \mathbb{V}[M]/n`, so a relative
+error :math:`\tau` in it moves :math:`\mathbb{V}[M]` by about :math:`2\tau/n \le 2 \cdot 10^{-16}`
+relative (and the inverse median's by less: its weights carry a further :math:`(G/X)^2`).
+What is approximated: the tails, to about :math:`10^{-16}` absolute (exact dynamic programme, or
+Fourier inversion); sums over windows longer than :math:`48 \times 32` integers, by Gram rules of
+up to 16 nodes (exact to degree 31) on panels no longer than a fiftieth of the window (about half
+a standard deviation) and than their distance from 0, on which the summands are analytic: the
+rule error is below :math:`10^{-15}` relative. Measured against summing every integer of the
+window with exact kernel sums, and against an independent dynamic programme over all pairs
+:math:`x < y` (tests): :math:`\mathbb{E}` to a few units in the last place, :math:`\mathbb{V}`
+to :math:`10^{-14}` relative or better, for :math:`n` from 2 to :math:`10^6` and counts up to
+:math:`10^{12}`. One exception remains, the inverse median for a handful of tasks whose middle
+ranks are orders of magnitude apart (e.g. :math:`C = (1, 1, 10^6, 10^6)`: :math:`X_{(2)} = 1`,
+:math:`X_{(3)} \sim 10^6`): the decomposition from :math:`\psi(X_{(a)}, X_{(a)})` cancels terms
+of the size of :math:`\mathbb{E}[1/X_{(a)}^2]` down to :math:`\mathbb{V}[1/M]` and loses about
+:math:`\log_{10}` of their ratio in digits (:math:`10^{-11}` relative there). If the double sum
+cannot be done within its budget of six million kernel terms, the older quadrature of :math:`H`
+over :math:`(x, t)` (:mod:`rankstats.null.median_gap_quadrature`, about :math:`10^{-8}`) is the
+last resort.
 
 Thread safety: a :class:`MedianDistribution` computes its moments once, under its own lock; the
 cache of :func:`median_distribution` and the cache of Gram rules are guarded by locks. All are
@@ -108,12 +116,11 @@ __all__ = [
 _N_SUB = 48
 #: distributions kept by :func:`median_distribution`
 _CACHE_SIZE = 4
-#: from this many tasks on, the gap sums may use non-integer nodes (the continuation of the
-#: kernel sums between integers has kinks where x crosses a count; their effect on V[M] falls
-#: like 1/n and was measured at 1e-10 relative for n = 100, 1e-15 for n = 300 and beyond)
-_CONTINUATION_MIN_N = 1000
 #: integer nodes per panel where the even-n gap sums need integer nodes
 _NU_INTEGER = 32
+#: ... on panels of at least this many integers (rounding the Chebyshev points of shorter
+#: panels makes the rule ill-conditioned); shorter panels are summed point by point
+_INTEGER_MIN_PIECE = 1024
 #: the even-n gap sums drop terms below 1e-16 n of the largest, at most this much
 _GAP_TOLERANCE_MAX = 1e-12
 #: the summands are smooth on this many panel lengths (fewer nodes on shorter pieces)
@@ -192,16 +199,17 @@ def _moments(cands: _Candidates, *, t_budget: int = _T_ENUM_BUDGET) -> Moments:
     m2_inv += float(w @ (mass * (-2.0 / (s * (s + 1.0))) * (u_s1 + u_s)))
     # the gap term weighs about 1/n in V[M]: its relative error may grow with n (module docs)
     tolerance = min(_GAP_TOLERANCE_MAX, max(1e-18, 1e-16 * n))
-    sums = None
-    if n >= _CONTINUATION_MIN_N or bool(np.all(x == np.floor(x))):
-        sums = gap_sums(
-            cands.values, cands.counts, cands.below, a, x, w, mass, float(c0), tolerance=tolerance
-        )
+    sums = gap_sums(
+        cands.values, cands.counts, cands.below, a, x, w, mass, float(c0), tolerance=tolerance
+    )
     if sums is None:
         # sum over integer nodes, where the kernel sums are exact
+        i_starts, i_lengths = _pieces(
+            lo, hi, breaks, piece if piece >= _INTEGER_MIN_PIECE else 2 * _NU_INTEGER
+        )
         rules = [
             _integer_rule(int(p0), int(p0 + p1 - 1), _NU_INTEGER)
-            for p0, p1 in zip(starts.tolist(), lengths.tolist(), strict=True)
+            for p0, p1 in zip(i_starts.tolist(), i_lengths.tolist(), strict=True)
         ]
         xi = np.concatenate([rule[0] for rule in rules])
         wi = np.concatenate([rule[1] for rule in rules])

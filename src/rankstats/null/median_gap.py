@@ -308,6 +308,9 @@ def gap_sums(
     if not integral and bool(np.any(reach >= y - 1.0)):
         return None
     span = np.maximum(np.floor(np.minimum(reach, y - 1.0)), 0.0).astype(np.int64)
+    if not integral and bool(np.any((values >= float((y - span).min())) & (values < y.max()))):
+        # a count inside the kernel's reach: the continuation has kinks at every integer
+        return None
     ix: IntArray | None = None
     if int(span.sum()) <= budget:
         t, owner, w_t = _enumerated(span)
