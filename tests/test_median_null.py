@@ -35,7 +35,6 @@ def _fresh_distributions() -> None:
     median_module._CACHE.clear()
 
 
-
 def _enumerated(candidates: list[int]) -> tuple[float, float, float, float]:
     """E and V of the median and of its inverse over every rank tuple."""
     grids = np.meshgrid(*[np.arange(1, c + 1) for c in candidates], indexing="ij")
