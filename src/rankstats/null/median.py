@@ -47,7 +47,7 @@ sums are exact (every :math:`x`) when few, else discrete Gauss rules in :math:`t
 pieces cut where :math:`x` crosses a count (the kernel's only kinks). The nodes :math:`y` are
 those of the single sums when they are integers, or when no count lies within the kernel's reach
 below the window (then the kernel sum continues smoothly to non-integer :math:`y`); otherwise
-integer nodes: every integer on panels shorter than 1024, integer interpolatory rules of 32
+integer nodes: every integer on panels shorter than 256, integer interpolatory rules of 32
 nodes on longer ones. For :math:`n = 2` the inverse median is summed directly over the
 trapezoidal law of :math:`r_1 + r_2`.
 
@@ -120,7 +120,7 @@ _CACHE_SIZE = 4
 _NU_INTEGER = 32
 #: ... on panels of at least this many integers (rounding the Chebyshev points of shorter
 #: panels makes the rule ill-conditioned); shorter panels are summed point by point
-_INTEGER_MIN_PIECE = 1024
+_INTEGER_MIN_PIECE = 256
 #: the even-n gap sums drop terms below 1e-16 n of the largest, at most this much
 _GAP_TOLERANCE_MAX = 1e-12
 #: the summands are smooth on this many panel lengths (fewer nodes on shorter pieces)
