@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 
 import rankstats.null.median as median_module
+import rankstats.null.median_gap_quadrature as quadrature_module
 from rankstats.null.median import (
     inverse_median_moments,
     median_moments,
@@ -26,6 +27,12 @@ from rankstats.null.median import (
 )
 
 # ----------------------------------------------------------------------------- references
+
+
+@pytest.fixture(autouse=True)
+def _fresh_distributions() -> None:
+    """Each test computes its distributions afresh (patched settings must not hit the cache)."""
+    median_module._CACHE.clear()
 
 
 def _enumerated(candidates: list[int]) -> tuple[float, float, float, float]:
@@ -209,10 +216,11 @@ def test_independent_reference(candidates: np.ndarray) -> None:
 
 @pytest.mark.parametrize("order", ["a", "b", "c"])
 def test_even_orders_of_the_gap_sums(order: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Each order of the double sum, forced: (a) and (b) exact, (c) within its stated bound."""
+    """The fallback quadrature of the double sum, each order forced: (a), (b) exact, (c) bounded."""
     candidates = np.random.default_rng(6).integers(100, 401, size=40)
     expected = _reference(candidates)
-    monkeypatch.setattr(median_module, "_FORCE_ORDER", order)
+    monkeypatch.setattr(median_module, "gap_sums", lambda *args, **kwargs: None)
+    monkeypatch.setattr(quadrature_module, "_FORCE_ORDER", order)
     got = (*median_moments(candidates), *inverse_median_moments(candidates))
     rel = 1e-12 if order in "ab" else 1e-6
     for actual, wanted in zip(got, expected, strict=True):
@@ -297,10 +305,8 @@ def test_two_tasks_huge_counts() -> None:
     e, v = median_moments(np.array([big, big], dtype=np.int64))
     _close(e, (big + 1) / 2, 1e-14)
     _close(v, (big * big - 1) / 24, 1e-12)
-    # one task certain: M = (1 + r) / 2, E[2 / (1 + r)] = 2 (H(C + 1) - 1) / C. X_(1) = 1 while
-    # M ~ C / 2: the decomposition cancels terms of order E[1/X_(1)] = 1 down to E[1/M] ~ ln C / C
-    # and loses about log10(C / ln C) digits (documented).
-    for num, rel in ((10**6, 1e-9), (big, 1e-3)):
+    # one task certain: M = (1 + r) / 2, E[2 / (1 + r)] = 2 (H(C + 1) - 1) / C (summed directly)
+    for num, rel in ((10**6, 1e-12), (big, 1e-12)):
         ei, vi = inverse_median_moments(np.array([1, num], dtype=np.int64))
         with mpmath.workdps(30):
             h1 = 2 * (mpmath.harmonic(num + 1) - 1) / num
@@ -323,10 +329,8 @@ def test_two_tasks_huge_counts() -> None:
         high2 = (2 * num + 1) * (h(2, 2 * num) - h(2, num + 1)) - (h(1, 2 * num) - h(1, num + 1))
         mean = 2 * (low1 + high1) / num**2
         second = 4 * (low2 + high2) / num**2
-        _close(ei, float(mean), 1e-10)
-        # X_(1) = min(r_1, r_2) is 1 with probability ~2/C: terms of size E[1/X_(1)^2] ~ 3e-12
-        # cancel down to V ~ 1e-22, the documented loss of digits for tiny n and huge C
-        _close(vi, float(second - mean**2), 1e-3)
+        _close(ei, float(mean), 1e-13)
+        _close(vi, float(second - mean**2), 1e-12)
 
 
 @pytest.mark.parametrize(

@@ -404,8 +404,10 @@ class MedianRank(JointMoments, RankBasedMetric):
     :math:`P(X_{(k)} \le x) = P(N_x \ge k)` with :math:`N_x = \#\{i : r_i \le x\}` a
     Poisson-binomial count with success probabilities :math:`\min(1, x / C_i)`. The expected value
     and variance follow from these tails, for an even :math:`n` from the joint law of the two middle
-    order statistics (see :func:`rankstats.null.median.median_moments`). Weighted medians fall back
-    to Monte-Carlo.
+    order statistics (see :func:`rankstats.null.median.median_moments`). The law is computed once
+    per multiset of counts and shared with :class:`InverseMedianRank`
+    (:func:`rankstats.null.median.median_distribution`). Weighted medians fall back to
+    Monte-Carlo.
 
     Examples
     --------
@@ -445,8 +447,8 @@ class InverseMedianRank(JointMoments, RankBasedMetric):
     -----
     The null moments follow from the same order-statistic tails as the median's:
     :math:`\mathbb{E}[1/X] = \sum_x P(X = x) / x` (see
-    :func:`rankstats.null.median.inverse_median_moments`). Weighted medians fall back to
-    Monte-Carlo.
+    :func:`rankstats.null.median.inverse_median_moments`), from the distribution shared with
+    :class:`MedianRank`. Weighted medians fall back to Monte-Carlo.
 
     Examples
     --------

@@ -1,0 +1,337 @@
+r"""The joint law of the two middle ranks for an even number of tasks, in product form.
+
+For :math:`n = 2a` tasks with ranks :math:`r_i \sim \mathcal{U}\{1, \dots, C_i\}` and
+:math:`N_x = \#\{i : r_i \le x\}`, the median's even-:math:`n` terms need, besides the single
+order statistics, the double sums over :math:`x < y` of
+
+.. math::
+
+    H(x, y) = P(N_x = a,\ N_y = a) = [u^a] \prod_i \bigl(P(r_i \le x)\, u + P(r_i > y)\bigr),
+
+the probability that exactly :math:`a` ranks are at most :math:`x` and none falls in
+:math:`(x, y]`. Such a configuration needs :math:`n - a` tasks above :math:`y`, each with weight
+:math:`(C_i - y) / C_i`; every other task is at most :math:`x`, with weight 1 if
+:math:`C_i \le x` and :math:`x / C_i` otherwise. As the tasks above :math:`y` are among those
+above :math:`x`, the number of tasks with weight :math:`x / C_i` is always
+:math:`a - c(x)`, :math:`c(x) = \#\{i : C_i \le x\}`, and :math:`H` factorises:
+
+.. math::
+
+    H(x, y) = \alpha(x)\, \beta(y), \qquad
+    \alpha(x) = \frac{x^{a - c(x)}}{\prod_{C_i > x} C_i}, \qquad
+    \beta(y) = e_{n-a}\bigl(\{C_i - y : C_i > y\}\bigr)
+
+(:math:`e_k` the elementary symmetric polynomial). With :math:`y = x` it is the point mass
+:math:`P(N_y = a) = \alpha(y)\beta(y)`, so that
+
+.. math::
+
+    H(x, y) = P(N_y = a)\, \kappa(x, y), \qquad
+    \log \kappa(x, y) = \log\frac{\alpha(x)}{\alpha(y)}
+    = (a - c(y)) \log\frac{x}{y} + \sum_{x < C_i \le y} \log\frac{x}{C_i} \le 0 .
+
+The double sums :math:`\sum_{x < y} H(x, y)\, \varphi(x + y)` thus need the point masses
+:math:`P(N_y = a)` only at the nodes :math:`y` of the single sums (already computed for the
+single order statistics) and an explicit kernel: no second Poisson-binomial law at all. The
+kernel decays at least like :math:`(1 - t/y)^{a - c(y)}` in :math:`t = y - x`, so the sum over
+:math:`x` stops once that bound is below :math:`e^{-41} \approx 1.6 \cdot 10^{-18}` (relative to the
+largest term, which is 1).
+
+Nodes :math:`y` that are integers (every node, when the window of :math:`y` is short enough to be
+summed point by point) give the double sum exactly, to rounding. Non-integer nodes (discrete
+Gauss rules on long windows) use the continuation :math:`\sum_{t \ge 1} \kappa(y - t, y)` of the
+inner sum, which is smooth in :math:`y` between the counts :math:`C_i`; it is used only where the
+kernel has decayed before :math:`x` reaches 1 and the pairs are few. Other inputs return ``None``
+and the caller falls back to its quadrature of the double sum.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from rankstats.arrays import FloatArray, IntArray
+from rankstats.null.median_rules import _piece_nodes
+
+__all__ = ["gap_sums"]
+
+#: integer nodes up to this value use the table of log-kernel increments
+_INTEGER_RANGE = 4_000_000
+#: at most this many (x, y) pairs are summed ...
+_PAIR_BUDGET = 6_000_000
+#: ... this many at a time
+_PAIR_CHUNK = 400_000
+
+
+def _prefix(values: FloatArray) -> FloatArray:
+    out = np.zeros(values.size + 1)
+    np.cumsum(values, out=out[1:])
+    return out
+
+
+class _Kernel:
+    r""":math:`\log \kappa(x, y)` from prefix sums over the sorted distinct counts."""
+
+    def __init__(self, values: FloatArray, counts: FloatArray, below: IntArray, a: int) -> None:
+        self.values = values
+        self.below = below.astype(np.float64)
+        self.log_prefix = _prefix(counts * np.log(values))
+        self.a = a
+
+    def exponent(self, y: FloatArray) -> FloatArray:
+        """:math:`a - c(y)`, the power of ``x`` in the kernel near ``y``."""
+        iy = np.searchsorted(self.values, y, side="right")
+        return np.asarray(self.a - self.below[iy], dtype=np.float64)
+
+    def lowest(self, y: FloatArray, cut: FloatArray) -> FloatArray:
+        r"""The smallest integer :math:`x \ge 1` with :math:`\kappa(x, y) \ge e^{-41}`, per node.
+
+        :math:`\kappa(\cdot, y)` is non-decreasing (:math:`\alpha` is, where :math:`c(x) \le
+        a`), so bisection finds it.
+        """
+        lo = np.ones(y.size)  # kappa(lo) may be above the cut
+        hi = np.maximum(np.ceil(y) - 1.0, 1.0)  # kappa(hi) = 1 or close: above the cut
+        ok = self.log_ratio(lo, np.maximum(y, 1.0 + 1e-9)) >= -cut
+        lo_bad = np.where(ok, 0.0, lo)  # largest x known below the cut (0: none)
+        while True:
+            open_ = (hi - lo_bad > 1.0) & ~ok
+            if not np.any(open_):
+                break
+            mid = np.floor((lo_bad + hi) / 2.0)
+            above = self.log_ratio(np.maximum(mid, 1.0), y) >= -cut
+            hi = np.where(open_ & above, mid, hi)
+            lo_bad = np.where(open_ & ~above, mid, lo_bad)
+        return np.where(ok, 1.0, hi)
+
+    def index(self, x: FloatArray) -> IntArray:
+        """Position of the first distinct count above ``x``."""
+        return np.asarray(np.searchsorted(self.values, x, side="right"), dtype=np.int64)
+
+    def log_ratio(
+        self,
+        x: FloatArray,
+        y: FloatArray,
+        ix: IntArray | None = None,
+        iy: IntArray | None = None,
+    ) -> FloatArray:
+        r"""Return :math:`\log \kappa(x, y)` for :math:`1 \le x < y`.
+
+        ``ix`` and ``iy`` are :meth:`index` of ``x`` and ``y`` when known.
+        """
+        ix = self.index(x) if ix is None else ix
+        iy = self.index(y) if iy is None else iy
+        between = self.below[iy] - self.below[ix]
+        out = (self.a - self.below[iy]) * np.log1p(-(y - x) / y)
+        out += between * np.log(x) - (self.log_prefix[iy] - self.log_prefix[ix])
+        return np.asarray(out, dtype=np.float64)
+
+
+def _enumerated(span: IntArray) -> tuple[FloatArray, IntArray, FloatArray]:
+    """Every integer ``t = 1..span[j]`` of every node ``j``, with unit weights."""
+    owner = np.repeat(np.arange(span.size, dtype=np.int64), span)
+    t = np.arange(owner.size) - np.repeat(np.cumsum(span) - span, span) + 1.0
+    return t.astype(np.float64), owner, np.ones(owner.size)
+
+
+def _panels(
+    values: FloatArray, y: FloatArray, span: IntArray, power: FloatArray
+) -> tuple[FloatArray, IntArray, FloatArray, IntArray]:
+    r"""Nodes and weights in :math:`t` for :math:`\sum_{t=1}^{T_j} f_j(t)`, one rule per node.
+
+    The integers :math:`1..T_j` are cut where :math:`x = y_j - t` crosses a count (the kernel
+    has a kink there) and into pieces of at most four decay lengths :math:`y / (a - c(y))` (and
+    a quarter of :math:`y`, over which the weights :math:`\varphi` are smooth); pieces are then
+    summed point by point or by discrete Gauss rules (see
+    :func:`rankstats.null.median_rules._piece_nodes`).
+    """
+    nodes = np.arange(y.size)
+    with np.errstate(divide="ignore"):
+        decay = np.where(power > 0.0, y / np.maximum(power, 1.0), np.inf)
+    step = np.maximum(np.floor(np.minimum(4.0 * decay, y / 4.0)), 32.0).astype(np.int64)
+    # kinks: counts b with y - T <= b < y cut at ceil(y - b)
+    i0 = np.searchsorted(values, y - span, side="left")
+    i1 = np.searchsorted(values, y, side="left")
+    kinks = i1 - i0
+    k_owner = np.repeat(nodes, kinks)
+    k_index = np.arange(k_owner.size) - np.repeat(np.cumsum(kinks) - kinks, kinks) + i0[k_owner]
+    k_cut = np.ceil(y[k_owner] - values[k_index])
+    regular = (span - 1) // step
+    r_owner = np.repeat(nodes, regular)
+    r_cut = 1.0 + step[r_owner] * (
+        np.arange(r_owner.size) - np.repeat(np.cumsum(regular) - regular, regular) + 1.0
+    )
+    owner = np.concatenate((nodes, nodes, k_owner, r_owner))
+    cut = np.concatenate((np.ones(y.size), span + 1.0, k_cut, r_cut))
+    inside = (cut >= 1.0) & (cut <= span[owner] + 1.0)
+    owner, cut = owner[inside], cut[inside]
+    order = np.lexsort((cut, owner))
+    owner, cut = owner[order], cut[order]
+    same = (owner[1:] == owner[:-1]) & (cut[1:] > cut[:-1])
+    starts = cut[:-1][same].astype(np.int64)
+    lengths = (cut[1:] - cut[:-1])[same].astype(np.int64)
+    p_owner = owner[:-1][same]
+    smooth = np.minimum(decay, y / 8.0)
+    t, w, piece = _piece_nodes(starts, lengths, smooth[p_owner])
+    # no count lies strictly inside a piece: one count index per piece (alpha is continuous)
+    middle = y[p_owner] - (starts + (lengths - 1) / 2.0)
+    ix = np.asarray(np.searchsorted(values, middle, side="right"), dtype=np.int64)
+    return t, p_owner[piece], w, ix[piece]
+
+
+def _inverse_weights(s: FloatArray, c0: float) -> tuple[FloatArray, FloatArray]:
+    r"""The weights :math:`4 / (s(s+1)(s+2))` and :math:`\Delta^2 (2/s - 1/c_0)^2` of the gap sums.
+
+    With :math:`u_s = 2/s - 1/c_0` and :math:`d_s = u_{s+1} - u_s = -2/(s(s+1))`,
+    :math:`\Delta^2 (u_s^2) = 8 u_{s+1} / (s(s+1)(s+2)) + d_{s+1}^2 + d_s^2`, without
+    cancellation.
+    """
+    cube = s * (s + 1.0) * (s + 2.0)
+    u1 = (2.0 * c0 - s - 1.0) / ((s + 1.0) * c0)
+    d0 = -2.0 / (s * (s + 1.0))
+    d1 = -2.0 / ((s + 1.0) * (s + 2.0))
+    return 4.0 / cube, 8.0 * u1 / cube + d1 * d1 + d0 * d0
+
+
+def _integer_nodes(
+    kernel: _Kernel,
+    y: FloatArray,
+    scale: FloatArray,
+    power: FloatArray,
+    c0: float,
+    budget: int,
+    cut: FloatArray,
+) -> tuple[float, float, float] | None:
+    r"""The gap sums for integer nodes, every pair :math:`x < y` summed.
+
+    On the integers, :math:`\alpha(x + 1) / \alpha(x) = (1 + 1/x)^{a - c(x)}` (a count at
+    :math:`x + 1` changes the power and the product by the same factor), so
+    :math:`\log \kappa(x, y) = D(x) - D(y)` with :math:`D` the running sum of
+    :math:`(a - c(z)) \log(1 + 1/z)` from the lowest :math:`x` needed: positive terms, and a
+    running total of the size of the window's log-ratio only, not of :math:`\log \alpha`.
+    """
+    with np.errstate(divide="ignore"):
+        bound = np.where(power > 0.0, -y * np.expm1(-cut / np.maximum(power, 1.0)), np.inf)
+    x0 = max(1.0, float(np.min(np.maximum(y - 1.0 - np.floor(bound), 1.0))))
+    top = float(y.max())
+    if top - x0 > _INTEGER_RANGE:
+        return None
+    z = np.arange(x0, top + 1.0)
+    steps = kernel.exponent(z[:-1]) * np.log1p(1.0 / z[:-1])
+    running = np.zeros(z.size)
+    np.cumsum(steps, out=running[1:])
+    at_y = running[(y - x0).astype(np.int64)]
+    first = np.searchsorted(running, at_y - cut, side="left")
+    span = np.maximum((y - x0).astype(np.int64) - first, 0)
+    if int(span.sum()) > budget:
+        return None
+    s_lo = int(2.0 * x0) + 1
+    phi1, phi2 = _inverse_weights(np.arange(float(s_lo), 2.0 * top), c0)
+    totals = np.zeros(3)
+    ends = np.cumsum(span)
+    start = 0
+    while start < y.size:
+        base = int(ends[start - 1]) if start else 0
+        stop = max(int(np.searchsorted(ends, base + _PAIR_CHUNK, side="right")), start + 1)
+        t, owner, _ = _enumerated(span[start:stop])
+        owner += start
+        yy = y[owner]
+        xx = yy - t
+        kappa = np.exp(running[(xx - x0).astype(np.int64)] - at_y[owner]) * scale[owner]
+        index = (xx + yy).astype(np.int64) - s_lo
+        totals[0] += float(np.sum(kappa))
+        totals[1] += float(kappa @ phi1[index])
+        totals[2] += float(kappa @ phi2[index])
+        start = stop
+    return float(totals[0]), float(totals[1]), float(totals[2])
+
+
+def gap_sums(
+    values: FloatArray,
+    counts: FloatArray,
+    below: IntArray,
+    a: int,
+    y: FloatArray,
+    weights: FloatArray,
+    mass: FloatArray,
+    c0: float,
+    *,
+    tolerance: float = 1e-18,
+    budget: int = _PAIR_BUDGET,
+) -> tuple[float, float, float] | None:
+    r"""Return the sums over :math:`x < y` of :math:`H` and :math:`H \varphi_{1,2}(x+y)`.
+
+    Here :math:`\varphi_1(s) = 4 / (s(s+1)(s+2))` and :math:`\varphi_2(s) = \Delta^2 (2/s -
+    1/c_0)^2`, the weights of the inverse median's terms.
+
+    Parameters
+    ----------
+    values, counts, below : numpy.ndarray
+        The sorted distinct counts, their multiplicities, and ``below[i]`` the number of tasks
+        with a count below ``values[i]`` (length one more than ``values``).
+    a : int
+        Half the number of tasks.
+    y, weights, mass : numpy.ndarray
+        Nodes and weights of the sum over :math:`y`, and :math:`P(N_y = a)` at the nodes.
+    c0 : float
+        The centre of the inverse median's expansion.
+    tolerance : float
+        The relative size of what may be dropped: kernel terms below ``tolerance`` (relative to
+        the largest, which is 1) and nodes whose weighted mass is below ``tolerance`` of the
+        largest.
+    budget : int
+        The most pairs :math:`(x, y)` to sum.
+
+    Returns
+    -------
+    tuple of float, or None
+        The three sums; ``None`` if the nodes are not integers and the inner sums reach
+        :math:`x = 1` (where the continuation in :math:`y` is not smooth), or if the pairs
+        exceed ``budget``.
+    """
+    contribution = np.abs(weights) * mass
+    largest = float(contribution.max(initial=0.0))
+    # nodes whose mass is below the tolerance of the largest change the sums by less than that
+    keep = (contribution > tolerance * largest) & (y > 1.0)
+    y = y[keep]
+    scale = (weights * mass)[keep]
+    if y.size == 0:
+        return 0.0, 0.0, 0.0
+    # (a cut relative to each node's own mass would save a third of the terms, but the inverse
+    # median's weights change sign and cancel, which then costs digits)
+    cut = np.full(y.size, -math.log(tolerance))
+    kernel = _Kernel(values, counts, below, a)
+    power = kernel.exponent(y)
+    if bool(np.all(y == np.floor(y))) and float(y.max()) <= _INTEGER_RANGE:
+        fast = _integer_nodes(kernel, y, scale, power, c0, budget, cut)
+        if fast is not None:
+            return fast
+    reach = y - kernel.lowest(y, cut)
+    integral = bool(np.all(y == np.floor(y)))
+    if not integral and bool(np.any(reach >= y - 1.0)):
+        return None
+    span = np.maximum(np.floor(np.minimum(reach, y - 1.0)), 0.0).astype(np.int64)
+    if not integral and bool(np.any((values >= float((y - span).min())) & (values < y.max()))):
+        # a count inside the kernel's reach: the continuation has kinks at every integer
+        return None
+    ix: IntArray | None = None
+    if int(span.sum()) <= budget:
+        t, owner, w_t = _enumerated(span)
+    else:
+        t, owner, w_t, ix = _panels(values, y, span, power)
+        if t.size > budget:
+            return None
+    iy = kernel.index(y)
+    totals = np.zeros(3)
+    for c0_ in range(0, t.size, _PAIR_CHUNK):
+        c1_ = c0_ + _PAIR_CHUNK
+        own = owner[c0_:c1_]
+        yy = y[own]
+        xx = yy - t[c0_:c1_]
+        log_k = kernel.log_ratio(xx, yy, None if ix is None else ix[c0_:c1_], iy[own])
+        kappa = np.exp(log_k) * (scale[own] * w_t[c0_:c1_])
+        phi1, phi2 = _inverse_weights(xx + yy, c0)
+        totals[0] += float(np.sum(kappa))
+        totals[1] += float(kappa @ phi1)
+        totals[2] += float(kappa @ phi2)
+    return float(totals[0]), float(totals[1]), float(totals[2])

@@ -1,0 +1,224 @@
+r"""Summation rules over integers for the median null model.
+
+Discrete Gauss (Gram) panels, integer interpolatory rules, a Gauss-Meixner rule, and compensated
+prefix / suffix sums.
+
+Rules are cached per length in a dictionary guarded by a lock, so that threads share it safely.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+
+import numpy as np
+
+from rankstats.arrays import FloatArray, IntArray
+
+#: nodes of the discrete Gauss rule on one panel (exact for polynomials of degree < 32)
+_NU = 16
+#: panels of at most this many integers are summed point by point
+_ENUM = 32
+#: powers of two from this value on are panel boundaries, so that 1/x weights stay smooth
+_LADDER_START = 32
+
+
+def _suffix_sum(values: FloatArray) -> FloatArray:
+    """Return ``out`` with ``out[i] = values[i:].sum()`` and ``out[-1] = 0``, compensated.
+
+    The running sums are corrected by their exact rounding errors (Knuth's TwoSum), so each
+    suffix sum is accurate to a few units in the last place whatever the length.
+    """
+    rev = values[::-1]
+    run = np.cumsum(rev)
+    prev = np.zeros_like(run)
+    prev[1:] = run[:-1]
+    part = run - prev
+    err = (prev - (run - part)) + (rev - part)
+    run += np.cumsum(err)
+    out = np.zeros(values.size + 1)
+    out[:-1] = run[::-1]
+    return out
+
+
+def _prefix_sum(values: FloatArray) -> FloatArray:
+    """Return ``out`` with ``out[i] = values[:i].sum()``, compensated like :func:`_suffix_sum`."""
+    out = _suffix_sum(values[::-1].copy())[::-1]
+    return np.ascontiguousarray(out)
+
+
+#: Gram rules by (length, nodes); read and filled under the lock
+_GRAM_CACHE: dict[tuple[int, int], tuple[FloatArray, FloatArray]] = {}
+_GRAM_LOCK = threading.Lock()
+#: the cache is emptied when it would grow beyond this many rules
+_GRAM_CACHE_SIZE = 100_000
+
+
+def _gram_rules(lengths: IntArray, nu: int = _NU) -> tuple[FloatArray, FloatArray]:
+    r"""Discrete Gauss rules for sums over :math:`\{0, \dots, L - 1\}`, one per length.
+
+    The orthogonal polynomials of the uniform measure on :math:`L` consecutive integers (discrete
+    Chebyshev or Gram polynomials) obey :math:`p_{k+1} = (x - \tfrac{L-1}{2}) p_k - \beta_k p_{k-1}`
+    with :math:`\beta_k = k^2 (L^2 - k^2) / (4 (4k^2 - 1))`; the Golub-Welsch eigen-decomposition
+    of the scaled Jacobi matrix gives ``nu`` nodes and weights with
+    :math:`\sum_{x=0}^{L-1} f(x) = \sum_j w_j f(x_j)` for every polynomial of degree
+    :math:`< 2\nu` (``nu < L``). Nodes are returned as :math:`z_j` with
+    :math:`x_j = (L-1)/2 + L z_j`, weights normalised to sum to one. Rules are cached; the cache
+    is shared by all threads and guarded by a lock (rules are computed outside it).
+    """
+    distinct, inverse = np.unique(lengths, return_inverse=True)
+    keys = [(int(v), nu) for v in distinct.tolist()]
+    with _GRAM_LOCK:
+        found = [_GRAM_CACHE.get(key) for key in keys]
+    missing = [j for j, rule in enumerate(found) if rule is None]
+    if missing:
+        big = distinct[missing].astype(np.float64)[:, None]
+        k = np.arange(1, nu, dtype=np.float64)[None, :]
+        off = np.sqrt(k * k * (1.0 - (k / big) ** 2) / (4.0 * (4.0 * k * k - 1.0)))
+        jacobi = np.zeros((len(missing), nu, nu))
+        i = np.arange(nu - 1)
+        jacobi[:, i, i + 1] = off
+        jacobi[:, i + 1, i] = off
+        nodes, vectors = np.linalg.eigh(jacobi)
+        with _GRAM_LOCK:
+            if len(_GRAM_CACHE) + len(missing) > _GRAM_CACHE_SIZE:
+                _GRAM_CACHE.clear()
+            for j, slot in enumerate(missing):
+                rule = (nodes[j], vectors[j, 0, :] ** 2)
+                found[slot] = rule
+                _GRAM_CACHE[keys[slot]] = rule
+    z = np.array([rule[0] for rule in found if rule is not None]).reshape(distinct.size, nu)
+    w = np.array([rule[1] for rule in found if rule is not None]).reshape(distinct.size, nu)
+    return z[inverse.ravel()], w[inverse.ravel()]
+
+
+def _pieces(lo: int, hi: int, breaks: IntArray, max_piece: int) -> tuple[IntArray, IntArray]:
+    """Starts and lengths of the pieces of ``lo..hi``, cut at ``breaks`` and to ``max_piece``."""
+    if hi < lo:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    inner = breaks[(breaks > lo) & (breaks <= hi)]
+    edges = np.unique(np.concatenate((np.array([lo, hi + 1], dtype=np.int64), inner)))
+    starts = edges[:-1]
+    lengths = np.diff(edges)
+    pieces = -(-lengths // max(max_piece, 1))
+    base = lengths // pieces
+    extra = lengths % pieces
+    owner = np.repeat(np.arange(lengths.size), pieces)
+    j = np.arange(owner.size) - np.repeat(np.cumsum(pieces) - pieces, pieces)
+    p_len = base[owner] + (j < extra[owner])
+    p_start = starts[owner] + j * base[owner] + np.minimum(j, extra[owner])
+    return p_start.astype(np.int64), p_len.astype(np.int64)
+
+
+def _nodes_per_piece(lengths: IntArray, scale: float | FloatArray | None) -> IntArray:
+    r"""Gauss nodes for pieces of a function smooth on the length ``scale`` (one, or one per piece).
+
+    ``_NU`` without a scale; else the fewest :math:`\nu \ge 3` with
+    :math:`(L / 2 \text{scale})^{2\nu} \le 10^{-14}`, the size of the error of a rule exact to
+    degree :math:`2\nu - 1` on such a function.
+    """
+    if scale is None:
+        return np.full(lengths.size, _NU, dtype=np.int64)
+    ratio = np.minimum(lengths / (2.0 * scale), 0.5)
+    nu = np.ceil(-7.0 / np.log10(ratio))
+    return np.clip(nu, 3, _NU).astype(np.int64)
+
+
+def _piece_nodes(
+    starts: IntArray, lengths: IntArray, scale: float | FloatArray | None = None
+) -> tuple[FloatArray, FloatArray, IntArray]:
+    r"""Nodes, weights and owning piece for :math:`\sum_{x \in \text{piece}} f(x)`.
+
+    Pieces of at most twice their node count (``_ENUM`` without a ``scale``) are summed point by
+    point; longer ones use the discrete Gauss rule of :func:`_gram_rules` with
+    :func:`_nodes_per_piece` nodes, exact when ``f`` is a polynomial of degree below twice that
+    on the piece and spectrally convergent for smooth ``f``.
+    """
+    nus = _nodes_per_piece(lengths, scale)
+    small = lengths <= 2 * nus
+    s_len = lengths[small]
+    total = int(s_len.sum())
+    offsets = np.arange(total) - np.repeat(np.cumsum(s_len) - s_len, s_len)
+    x_parts = [(np.repeat(starts[small], s_len) + offsets).astype(np.float64)]
+    w_parts = [np.ones(total)]
+    o_parts = [np.repeat(np.flatnonzero(small), s_len)]
+    for nu in np.unique(nus[~small]).tolist():
+        big = np.flatnonzero(~small & (nus == nu))
+        g_len = lengths[big]
+        z, weight = _gram_rules(g_len, nu)
+        length = g_len.astype(np.float64)[:, None]
+        start = starts[big].astype(np.float64)[:, None]
+        x_parts.append((start + (length - 1.0) / 2.0 + length * z).ravel())
+        w_parts.append((length * weight).ravel())
+        o_parts.append(np.repeat(big, nu))
+    return np.concatenate(x_parts), np.concatenate(w_parts), np.concatenate(o_parts)
+
+
+def _panel_nodes(
+    lo: int, hi: int, breaks: IntArray, max_piece: int, scale: float | None = None
+) -> tuple[FloatArray, FloatArray]:
+    r"""Nodes and weights with :math:`\sum_{x=lo}^{hi} f(x) \approx \sum_j w_j f(x_j)`.
+
+    The integers ``lo..hi`` are cut at every ``breaks`` value (a panel starts there) and into
+    pieces of at most ``max_piece`` integers, then summed by :func:`_piece_nodes`.
+    """
+    x, w, _ = _piece_nodes(*_pieces(lo, hi, breaks, max_piece), scale)
+    return x, w
+
+
+def _meixner_rule(rate: float, nu: int) -> tuple[FloatArray, FloatArray]:
+    r"""Discrete Gauss rule for :math:`\sum_{u \ge 0} c^u f(u)`, :math:`c = e^{-\lambda}`.
+
+    Built from the monic Meixner polynomials (:math:`\beta = 1`), whose recurrence has
+    :math:`\alpha_k = (k + (k + 1)c) / (1 - c)` and :math:`\beta_k = k^2 c / (1 - c)^2`; exact
+    for polynomials :math:`f` of degree below :math:`2\nu`. The weights returned already carry
+    the factor :math:`c^{-u}`, so that :math:`\sum_{u \ge 0} g(u) \approx \sum_j w_j g(u_j)`
+    for :math:`g(u) = c^u f(u)`.
+    """
+    c = math.exp(-rate)
+    one_minus = -math.expm1(-rate)
+    k = np.arange(nu, dtype=np.float64)
+    off = np.sqrt(k[1:] ** 2 * c)
+    jacobi = np.diag(k + (k + 1.0) * c) + np.diag(off, 1) + np.diag(off, -1)
+    nodes, vectors = np.linalg.eigh(jacobi)
+    nodes = nodes / one_minus
+    with np.errstate(divide="ignore"):
+        log_w = 2.0 * np.log(np.abs(vectors[0])) - math.log(one_minus) + rate * nodes
+    return nodes, np.exp(log_w)
+
+
+def _ladder(hi: int) -> IntArray:
+    """Powers of four from ``_LADDER_START`` up to ``hi``: panels on which ``1/x`` is smooth."""
+    out = []
+    value = _LADDER_START
+    while value <= hi:
+        out.append(value)
+        value *= 4
+    return np.array(out, dtype=np.int64)
+
+
+def _integer_rule(lo: int, hi: int, nu: int) -> tuple[FloatArray, FloatArray]:
+    r"""Interpolatory rule on integer nodes for :math:`\sum_{x=lo}^{hi} f(x)`.
+
+    The ``nu`` nodes are the integers nearest to Chebyshev points of ``[lo, hi]``, pushed apart
+    where they collide; the weights make the rule exact for every polynomial of degree below
+    ``nu`` (the discrete moments of the Chebyshev basis come from :func:`_gram_rules`, exact up
+    to degree 31). Ranges of at most ``2 nu`` integers are enumerated. Unlike
+    :func:`_panel_nodes`, the nodes are integers, for functions known only there.
+    """
+    length = hi - lo + 1
+    if length <= 2 * nu:
+        return np.arange(lo, hi + 1, dtype=np.float64), np.ones(length)
+    z = -np.cos(np.pi * (2.0 * np.arange(nu) + 1.0) / (2.0 * nu))
+    nodes = np.rint((length - 1) * (1.0 + z) / 2.0)
+    for i in range(1, nu):
+        nodes[i] = max(nodes[i], nodes[i - 1] + 1.0)
+    nodes[-1] = min(nodes[-1], length - 1.0)
+    for i in range(nu - 2, -1, -1):
+        nodes[i] = min(nodes[i], nodes[i + 1] - 1.0)
+    g_z, g_w = _gram_rules(np.array([length], dtype=np.int64), _NU)
+    g_x = (length - 1) / 2.0 + length * g_z[0]
+    cheb = np.polynomial.chebyshev.chebvander
+    moments = length * (g_w[0] @ cheb(2.0 * g_x / (length - 1) - 1.0, nu - 1))
+    vander = cheb(2.0 * nodes / (length - 1) - 1.0, nu - 1)
+    return lo + nodes, np.linalg.solve(vander.T, moments)

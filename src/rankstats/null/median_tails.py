@@ -1,0 +1,569 @@
+r"""Tails and point masses of the Poisson-binomial counts N_x behind the median null model.
+
+See :class:`_Evaluator`: an exact dynamic programme over the uncertain tasks where that is cheap,
+a lattice Fourier inversion of the characteristic function (from tabulated power sums) otherwise.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+
+from rankstats.arrays import FloatArray, IntArray
+from rankstats.null.median_rules import _prefix_sum, _suffix_sum
+
+#: tails below this are dropped: they bound the window of x that is evaluated
+_LOG_EPS = math.log(1e-24)
+#: nodes evaluated together (bounds the memory of the Fourier arrays)
+_CHUNK = 2048
+#: the exact dynamic programme is used up to this many uncertain tasks ...
+_DP_MAX_ITEMS = 1500
+#: ... and this much work per node (tasks times counts kept)
+_DP_MAX_WORK = 40_000
+#: tasks with a candidate count below one of these multiples of the shift t are handled one by
+#: one, the first multiple for which the series in t / C needs at most _MAX_SERIES_TERMS terms
+_SERIES_RATIOS = (4.0, 8.0, 16.0, 66.0)
+_MAX_SERIES_TERMS = 48
+#: bound on |q w| in the power series of log(1 + q w)
+_RHO = 0.8
+
+
+def _log_tail_bound(tau: float, var: float) -> float:
+    r"""Log of Bennett's bound on :math:`P(N - \mu \ge \tau)` for a sum of Bernoulli variables.
+
+    :math:`\exp(-v\,h(\tau / v))` with :math:`h(u) = (1 + u)\log(1 + u) - u`; it is 1 for
+    :math:`\tau \le 0` and 0 for a degenerate sum (:math:`v = 0`).
+    """
+    if tau <= 0.0:
+        return 0.0
+    if var <= 0.0:
+        return -math.inf
+    return -((var + tau) * math.log1p(tau / var) - tau)
+
+
+def _sin_minus_identity(theta: FloatArray) -> FloatArray:
+    r"""Return :math:`\sin\theta - \theta` without cancellation for small :math:`\theta`."""
+    out = np.sin(theta) - theta
+    small = theta < 0.5
+    if np.any(small):
+        t2 = theta[small] ** 2
+        term = -theta[small] * t2 / 6.0
+        total = term.copy()
+        for j in range(2, 12):
+            term = -term * t2 / ((2 * j) * (2 * j + 1))
+            total += term
+        out[small] = total
+    return out
+
+
+class _Candidates:
+    """Distinct candidate counts with multiplicities, and suffix sums of their reciprocals."""
+
+    def __init__(self, num_candidates: IntArray) -> None:
+        distinct, counts = np.unique(num_candidates, return_counts=True)
+        self.distinct: IntArray = distinct.astype(np.int64)
+        self.values: FloatArray = distinct.astype(np.float64)
+        self.counts: FloatArray = counts.astype(np.float64)
+        below = np.zeros(distinct.size + 1, dtype=np.int64)
+        np.cumsum(counts, out=below[1:])
+        self.below: IntArray = below
+        self.inv1: FloatArray = _suffix_sum(self.counts / self.values)
+        self.inv2: FloatArray = _suffix_sum(self.counts / (self.values * self.values))
+        self.n = int(num_candidates.size)
+        self.c_max = int(distinct[-1])
+
+    def index_above(self, y: FloatArray | float) -> IntArray:
+        """Index of the first distinct count above ``y``."""
+        return np.asarray(np.searchsorted(self.values, y, side="right"), dtype=np.int64)
+
+    def mean_var(self, x: float) -> tuple[float, float]:
+        """Mean and variance of :math:`N_x`."""
+        i = int(self.index_above(x))
+        p1 = x * float(self.inv1[i])
+        return float(self.below[i]) + p1, max(p1 - x * x * float(self.inv2[i]), 0.0)
+
+    def window(self, k: int) -> tuple[int, int]:
+        r"""Integers ``(lo, hi)`` outside which :math:`P(X_{(k)} > x)` is 1 or 0 to 1e-24.
+
+        For :math:`x < lo`, :math:`P(N_x \ge k) \le 10^{-24}`; for :math:`x \ge hi`,
+        :math:`P(N_x \le k - 1) \le 10^{-24}`. Bennett's bound decides; as the tail is monotone
+        in :math:`x`, any point where the bound holds bounds the tail beyond it, so bisection is
+        valid even where the bound itself is not monotone.
+        """
+        lo, hi = 0, self.c_max
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            mu, var = self.mean_var(mid)
+            if _log_tail_bound(mu - (k - 1), var) <= _LOG_EPS:
+                hi = mid
+            else:
+                lo = mid
+        upper = hi
+        lo, hi = 0, self.c_max
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            mu, var = self.mean_var(mid)
+            if _log_tail_bound(k - mu, var) <= _LOG_EPS:
+                lo = mid
+            else:
+                hi = mid
+        return lo + 1, upper
+
+    def centre(self, lo: int, hi: int) -> int:
+        r"""An integer near the median: the smallest ``x`` with :math:`E[N_x] \ge n / 2`."""
+        a, b = 0, self.c_max
+        while b - a > 1:
+            mid = (a + b) // 2
+            if self.mean_var(mid)[0] >= self.n / 2:
+                b = mid
+            else:
+                a = mid
+        return min(max(b, lo), max(hi, lo))
+
+
+class _PowerTable:
+    r"""Suffix sums of :math:`m_j (\xi / c_j)^s` over the distinct counts, for :math:`s \ge 1`.
+
+    Counts in ``(lo, hi]`` get one suffix sum per position (queried by ``searchsorted``); counts
+    above ``hi`` enter as totals. Scaling by the anchor :math:`\xi \le x` keeps every power in
+    :math:`(0, 1]`; columns are added on demand.
+    """
+
+    def __init__(self, cands: _Candidates, xi: float, lo: float, hi: float) -> None:
+        values = cands.values
+        i_lo = int(np.searchsorted(values, lo, side="right"))
+        i_hi = max(i_lo, int(np.searchsorted(values, hi, side="right")))
+        self.xi = xi
+        self.hi = hi
+        self.v: FloatArray = values[i_lo:i_hi]
+        self.m: FloatArray = cands.counts[i_lo:i_hi]
+        self.log_prefix: FloatArray = _prefix_sum(self.m * np.log(self.v / xi))
+        self._ratio = xi / self.v
+        self._power = self.m.copy()
+        self._far_ratio = xi / values[i_hi:]
+        self._far_power = cands.counts[i_hi:].copy()
+        self._suffix: list[FloatArray] = []
+        self._far: list[float] = []
+
+    def query(self, y: FloatArray, ncols: int) -> FloatArray:
+        r"""Return :math:`\sum_{c_j > y} m_j (\xi / c_j)^s` for :math:`s = 1..ncols`."""
+        while len(self._suffix) < ncols:
+            self._power = self._power * self._ratio
+            self._suffix.append(_suffix_sum(self._power))
+            self._far_power = self._far_power * self._far_ratio
+            self._far.append(float(np.sum(self._far_power)))
+        idx = np.searchsorted(self.v, y, side="right")
+        out = np.empty((y.size, ncols))
+        for s in range(ncols):
+            out[:, s] = self._suffix[s][idx] + self._far[s]
+        return out
+
+    def index(self, y: FloatArray) -> IntArray:
+        """Position of the first tabulated count above ``y``."""
+        return np.asarray(np.searchsorted(self.v, y, side="right"), dtype=np.int64)
+
+
+class _Evaluator:
+    r"""Tails and point masses of shifted Poisson-binomial counts at many nodes.
+
+    For a node :math:`x \ge 1` with a shift :math:`t \ge 0` (one per node) it evaluates, with
+    :math:`N^{(t)}_x` the Poisson-binomial count of success probabilities
+    :math:`\min(1, x / (C_i - t))`,
+
+    * ``cdf``: :math:`P(N^{(t)}_x \le m)` for each requested :math:`m`,
+    * ``pmf``: :math:`P(N^{(t)}_x = a)` for each requested :math:`a`,
+    * ``log_factor``: :math:`\log \prod_{C_i > x} \max(C_i - t, x) / C_i` (0 where
+      :math:`t = 0`).
+
+    With :math:`t = 0` the count is :math:`N_x`. With :math:`t > 0` the product
+    :math:`e^{\text{log\_factor}}\, P(N^{(t)}_x = a)` is :math:`P(N_x = a, N_{x+t} = a)`: no rank
+    falls in :math:`(x, x + t]` with probability :math:`\max(C_i - t, x) / C_i` for a task with
+    :math:`C_i > x`, and given that, its rank is at most :math:`x` with probability
+    :math:`x / \max(C_i - t, x)`.
+    """
+
+    def __init__(self, cands: _Candidates, x_lo: float, x_hi: float, t_hi: float) -> None:
+        self.cands = cands
+        self.x_lo = x_lo
+        self.x_hi = x_hi
+        self.t_hi = t_hi
+        self._tables: dict[int, _PowerTable] = {}
+
+    def evaluate(
+        self,
+        x: FloatArray,
+        t: FloatArray | float,
+        cdf_at: Sequence[int],
+        pmf_at: Sequence[int],
+    ) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray]:
+        r"""Evaluate at the nodes ``x >= 1`` with shifts ``t`` (any order).
+
+        Returns ``lower`` (:math:`P(N \le m)`), ``upper`` (:math:`P(N > m)`, each accurate to its
+        own size where the dynamic programme is used), ``pmf`` and ``log_factor``.
+        """
+        shift = np.broadcast_to(np.asarray(t, dtype=np.float64), x.shape)
+        order = np.lexsort((shift, x))
+        xs = x[order]
+        ts = np.ascontiguousarray(shift[order])
+        lower = np.empty((x.size, len(cdf_at)))
+        upper = np.empty((x.size, len(cdf_at)))
+        pmf = np.empty((x.size, len(pmf_at)))
+        log_factor = np.zeros(x.size)
+        bucket = np.floor(np.log10(xs) / 2.0).astype(np.int64)
+        cuts = np.flatnonzero(np.diff(bucket)) + 1
+        bounds = np.concatenate(([0], cuts, [xs.size]))
+        for b0, b1 in zip(bounds[:-1].tolist(), bounds[1:].tolist(), strict=False):
+            for c0 in range(b0, b1, _CHUNK):
+                c1 = min(c0 + _CHUNK, b1)
+                part, part_t, rows = xs[c0:c1], ts[c0:c1], order[c0:c1]
+                res = self._dp(part, part_t, cdf_at, pmf_at)
+                if res is None:
+                    res = self._cf(part, part_t, cdf_at, pmf_at, int(bucket[c0]))
+                lower[rows], upper[rows], pmf[rows], log_factor[rows] = res
+        return lower, upper, pmf, log_factor
+
+    # ------------------------------------------------------------------ dynamic programme
+    def _dp(
+        self, x: FloatArray, t: FloatArray, cdf_at: Sequence[int], pmf_at: Sequence[int]
+    ) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray] | None:
+        """Exact convolution over the uncertain tasks if that is cheap, else ``None``."""
+        cands = self.cands
+        i0 = int(cands.index_above(float((x + t).min())))
+        certain = int(cands.below[i0])
+        n_items = cands.n - certain
+        top = max([*cdf_at, *pmf_at]) - certain
+        if n_items > _DP_MAX_ITEMS or n_items * (max(top, 0) + 1) > _DP_MAX_WORK:
+            return None
+        low = np.zeros((x.size, len(cdf_at)))
+        up = np.ones((x.size, len(cdf_at)))
+        pmf = np.zeros((x.size, len(pmf_at)))
+        xx, tt = x[:, None], t[:, None]
+        if top >= 0:
+            items = np.repeat(cands.values[i0:], cands.counts[i0:].astype(np.int64))[None, :]
+            room = items - tt
+            q = np.where(room > xx, xx / np.where(room > xx, room, 1.0), 1.0)
+            # counts 0..top, and a last cell that collects every count above top
+            dist = np.zeros((x.size, top + 2))
+            dist[:, 0] = 1.0
+            for i in range(q.shape[1]):
+                qi = q[:, i]
+                dist[:, -1] += dist[:, -2] * qi
+                dist[:, 1:-1] = dist[:, 1:-1] * (1.0 - qi[:, None]) + dist[:, :-2] * qi[:, None]
+                dist[:, 0] *= 1.0 - qi
+            cum_low = np.cumsum(dist, axis=1)
+            cum_up = np.cumsum(dist[:, ::-1], axis=1)[:, ::-1]
+            for j, m in enumerate(cdf_at):
+                if m >= certain:
+                    low[:, j] = cum_low[:, m - certain]
+                    up[:, j] = cum_up[:, m - certain + 1]
+            for j, a in enumerate(pmf_at):
+                if a >= certain:
+                    pmf[:, j] = dist[:, a - certain]
+        log_factor = np.zeros(x.size)
+        if np.any(t > 0):
+            i1 = int(cands.index_above(float(x.min())))
+            items = np.repeat(cands.values[i1:], cands.counts[i1:].astype(np.int64))[None, :]
+            term = np.log(np.maximum(items - tt, xx) / items)
+            log_factor = np.where(items > xx, term, 0.0).sum(axis=1)
+        return low, up, pmf, log_factor
+
+    # ------------------------------------------------------------------ characteristic function
+    def _table(self, bucket: int, need_hi: float) -> _PowerTable:
+        r"""The power table of an anchor :math:`\xi = 100^b`, covering counts up to ``need_hi``."""
+        table = self._tables.get(bucket)
+        if table is None or table.hi < need_hi:
+            xi = 100.0**bucket
+            lo = max(xi, self.x_lo)
+            base = max(min(self.x_hi, 100.0 * xi), _SERIES_RATIOS[0] * self.t_hi) + self.t_hi + 1.0
+            hi = max(need_hi, base if table is None else 2.0 * table.hi)
+            table = _PowerTable(self.cands, xi, lo, min(hi, float(self.cands.c_max)))
+            table.hi = hi
+            self._tables[bucket] = table
+        return table
+
+    @staticmethod
+    def _series_terms(ratio: float, degree: int, rho: float, scale: float) -> int:
+        r"""Terms of :math:`(c - t)^{-s} = \sum_r \binom{s + r - 1}{r} t^r c^{-s-r}`.
+
+        ``ratio`` bounds :math:`t / c`. The part dropped from the power sum of order
+        :math:`s \le` ``degree`` stays below 1e-21 once weighted by ``scale`` :math:`\rho^{s-1}`
+        (the size of that power's contribution to the log characteristic function).
+        """
+        if ratio <= 0.0:
+            return 0
+        for r in range(1, 200):
+            worst = 0.0
+            coef = ratio**r
+            for s in range(1, degree + 1):
+                worst = max(worst, coef * rho ** (s - 1))
+                coef *= (s + r) / s
+            if scale * worst < 1e-21:
+                return r
+        return 200
+
+    @staticmethod
+    def _power_sums(
+        table: _PowerTable, u: FloatArray, tau: FloatArray, y: FloatArray, degree: int, terms: int
+    ) -> FloatArray:
+        r"""Power sums :math:`\sum_{C_i > y} (x / (C_i - t))^s` for :math:`s = 1..degree`.
+
+        ``u = x / xi`` and ``tau = t / xi``; the shift enters through the binomial series of
+        :math:`(C - t)^{-s}` in :math:`t / C`.
+        """
+        raw = table.query(y, degree + terms)
+        sums = raw[:, :degree].copy()
+        coef = np.ones(degree)
+        order = np.arange(1, degree + 1, dtype=np.float64)
+        tau_r = np.ones(u.size)
+        for r in range(1, terms + 1):
+            coef = coef * (order + r - 1.0) / r
+            tau_r = tau_r * tau
+            sums += coef[None, :] * tau_r[:, None] * raw[:, r : r + degree]
+        # u < 100: powers up to 150 are formed directly (exactly rounded for the mean, s = 1),
+        # higher ones in the log domain, where they cannot overflow
+        direct = min(degree, 150)
+        sums[:, :direct] *= u[:, None] ** order[None, :direct]
+        if degree > direct:
+            expo = np.log(u)[:, None] * order[None, direct:]
+            with np.errstate(divide="ignore"):
+                sums[:, direct:] = np.exp(expo + np.log(sums[:, direct:]))
+        return np.asarray(sums, dtype=np.float64)
+
+    def _cf(
+        self,
+        x: FloatArray,
+        t: FloatArray,
+        cdf_at: Sequence[int],
+        pmf_at: Sequence[int],
+        bucket: int,
+    ) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray]:
+        r"""Lattice Fourier inversion of the characteristic function of :math:`N^{(t)}_x`.
+
+        With :math:`w = e^{i\theta} - 1`, an uncertain task contributes :math:`\log(1 + q w)`.
+        Tasks with :math:`q \le q_\ast = \rho / |w|_{\max}` (:math:`\rho = 0.8`) enter through
+        :math:`\sum_s (-1)^{s-1} w^s \sum q^s / s` with tabulated power sums, tasks with
+        :math:`1 - q \le q_\ast` through the same series in :math:`1 - q` and :math:`\bar w`
+        (as :math:`\log(1 + q w) = i\theta + \log(1 + (1 - q)\bar w)`), any others one by one.
+        The tail follows from the midpoint rule on the period,
+
+        .. math::
+
+            P(N \le m) = \frac12 - \frac{2}{M} \sum_{j} \frac{\operatorname{Im}
+            [\varphi(\theta_j) e^{-i\theta_j (m + 1/2)}]}{2 \sin(\theta_j / 2)},
+            \qquad \theta_j = \frac{(2j + 1)\pi}{M},
+
+        exact for a lattice variable whose mass lies within :math:`M` of :math:`m + 1/2`; terms
+        with :math:`|\varphi| < e^{-55}` are dropped.
+        """
+        cands = self.cands
+        xt = x + t
+        certain = cands.below[cands.index_above(xt)].astype(np.float64)
+        y1 = np.maximum(xt, _SERIES_RATIOS[0] * t)
+        table = self._table(bucket, float(y1.max()))
+        xi = table.xi
+        u = x / xi
+        tau = t / xi
+        # pass 1: mean and variance
+        terms = self._series_terms(float((t / y1).max()), 2, 1.0, float(cands.n))
+        sums = self._power_sums(table, u, tau, y1, 2, terms)
+        mult, q = self._gather(table, x, t, xt, y1)
+        p1 = sums[:, 0] + (mult * q).sum(axis=1)
+        var = np.maximum(sums[:, 0] - sums[:, 1], 0.0) + (mult * q * (1.0 - q)).sum(axis=1)
+        mean = certain + p1
+        reach = 11.0 * np.sqrt(var) + 25.0
+        shifts = [m + 0.5 for m in cdf_at] + [float(a) for a in pmf_at]
+        active = np.zeros(x.size, dtype=bool)
+        dev_max = 0.0
+        for shift in shifts:
+            dev = np.abs(mean - shift)
+            act = dev <= reach
+            active |= act
+            if np.any(act):
+                dev_max = max(dev_max, float((dev + reach)[act].max()))
+        low = np.empty((x.size, len(cdf_at)))
+        pmf = np.zeros((x.size, len(pmf_at)))
+        for j, m in enumerate(cdf_at):
+            low[:, j] = (mean < m + 0.5).astype(np.float64)
+        up = 1.0 - low
+        log_factor = np.zeros(x.size)
+        if np.any(t > 0):
+            log_factor = self._log_factor(table, x, t, xt, y1, u, tau, terms)
+        if not np.any(active):
+            return low, up, pmf, log_factor
+        xa, ua, ta, xta = x[active], u[active], t[active], xt[active]
+        period = 2 * (math.floor((dev_max + 1.0) / 2.0) + 1)
+        var_min = float(var[active].min())
+        theta_max = math.pi if var_min <= 27.5 else math.acos(1.0 - 55.0 / var_min)
+        count = min(period // 2, math.ceil(theta_max * period / (2.0 * math.pi) + 0.5))
+        theta = (np.arange(count) + 0.5) * (2.0 * math.pi / period)
+        half_sin = np.sin(theta / 2.0)
+        w_abs = 2.0 * float(half_sin[-1])
+        q_cut = min(1.0, _RHO / w_abs)
+        rho = min(_RHO, w_abs)
+        p1_max = float(p1[active].max()) + 1.0
+        degree = math.ceil(math.log(1e-21 * (1.0 - rho) / (p1_max * w_abs)) / math.log(rho))
+        degree = min(max(degree, 2), 400)
+        # pass 2: tasks with q <= q_cut from the table, the others gathered
+        base = np.maximum(xa / q_cut + ta, xta)
+        for ratio in _SERIES_RATIOS:
+            y_low = np.maximum(base, ratio * ta)
+            terms = self._series_terms(float((ta / y_low).max()), degree, rho, p1_max)
+            if terms <= _MAX_SERIES_TERMS:
+                break
+        y_high = y_low if q_cut >= 1.0 else np.minimum(xa / (1.0 - q_cut) + ta, y_low)
+        table = self._table(bucket, float(y_low.max()))
+        sums_low = self._power_sums(table, ua, tau[active], y_low, degree, terms)
+        mult_h, q_h = self._gather(table, xa, ta, xta, y_high)
+        high = self._complement_sums(mult_h, q_h, degree, w_abs)
+        w_re = -2.0 * half_sin**2
+        w_im = np.sin(theta)
+        pw_re = np.empty((degree, count))
+        pw_im = np.empty((degree, count))
+        pw_re[0], pw_im[0] = w_re, _sin_minus_identity(np.asarray(theta, dtype=np.float64))
+        cur_re, cur_im = w_re.copy(), w_im.copy()
+        for s in range(2, degree + 1):
+            cur_re, cur_im = cur_re * w_re - cur_im * w_im, cur_re * w_im + cur_im * w_re
+            sign = 1.0 if s % 2 else -1.0
+            pw_re[s - 1] = sign * cur_re / s
+            pw_im[s - 1] = sign * cur_im / s
+        # einsum rather than BLAS: these products are small, and threaded BLAS stalls on them
+        re = np.einsum("ns,sj->nj", sums_low + high, pw_re)
+        im = np.einsum("ns,sj->nj", sums_low - high, pw_im)
+        mult_m, q_m = self._gather(table, xa, ta, y_high, y_low)
+        if q_m.shape[1]:
+            m_re, m_im = self._middle_terms(mult_m, q_m, np.asarray(theta, dtype=np.float64))
+            re += m_re
+            im += m_im
+        amp = np.exp(re)
+        centre = (
+            certain[active]
+            + sums_low[:, 0]
+            + (mult_h * q_h).sum(axis=1)
+            + (mult_m * q_m).sum(axis=1)
+        )
+        scale = 2.0 / period
+        inv_sin = 1.0 / (2.0 * half_sin)
+        rows = np.flatnonzero(active)
+        for j, m in enumerate(cdf_at):
+            delta = centre - (m + 0.5)
+            terms_j = amp * np.sin(im + delta[:, None] * theta[None, :])
+            val = scale * np.einsum("nj,j->n", terms_j, inv_sin)
+            low[rows, j] = np.clip(0.5 - val, 0.0, 1.0)
+            up[rows, j] = np.clip(0.5 + val, 0.0, 1.0)
+        for j, a in enumerate(pmf_at):
+            delta = centre - a
+            val = scale * (amp * np.cos(im + delta[:, None] * theta[None, :])).sum(axis=1)
+            pmf[rows, j] = np.maximum(val, 0.0)
+        return low, up, pmf, log_factor
+
+    @staticmethod
+    def _gather(
+        table: _PowerTable, x: FloatArray, t: FloatArray, lo: FloatArray, hi: FloatArray
+    ) -> tuple[FloatArray, FloatArray]:
+        r"""Multiplicities and :math:`q = x / (C - t)` of the tasks with :math:`lo < C \le hi`.
+
+        One row per node, padded with zero multiplicities (and :math:`q = 0`).
+        """
+        ia = table.index(lo)
+        ib = table.index(hi)
+        width = max(int((ib - ia).max()), 0) if x.size else 0
+        if width == 0:
+            return np.zeros((x.size, 0)), np.zeros((x.size, 0))
+        idx = ia[:, None] + np.arange(width)[None, :]
+        mask = idx < ib[:, None]
+        idx = np.minimum(idx, table.v.size - 1)
+        mult = np.where(mask, table.m[idx], 0.0)
+        room = np.where(mask, table.v[idx] - t[:, None], 1.0)
+        q = np.where(mask, x[:, None] / room, 0.0)
+        return mult, q
+
+    @staticmethod
+    def _complement_sums(mult: FloatArray, q: FloatArray, degree: int, w_abs: float) -> FloatArray:
+        r"""Return :math:`\sum m (1 - q)^s` for :math:`s = 1..degree` (zero rows if no task).
+
+        Powers whose contribution :math:`\sum m ((1 - q)|w|)^s / s` stays below 1e-21 for every
+        task are left at zero.
+        """
+        out = np.zeros((q.shape[0], degree))
+        if q.shape[1] == 0:
+            return out
+        base = np.where(mult > 0, 1.0 - q, 0.0)
+        rho = float(base.max()) * w_abs
+        if rho <= 0.0:
+            return out
+        needed = degree
+        if rho < 1.0:
+            scale = float(mult.sum(axis=1).max()) + 1.0
+            needed = math.ceil(math.log(1e-21 * (1.0 - rho) / scale) / math.log(rho))
+            needed = min(max(needed, 1), degree)
+        cur = mult.copy()
+        for s in range(needed):
+            cur = cur * base
+            out[:, s] = cur.sum(axis=1)
+        return out
+
+    @staticmethod
+    def _middle_terms(
+        mult: FloatArray, q: FloatArray, theta: FloatArray
+    ) -> tuple[FloatArray, FloatArray]:
+        r"""Real and imaginary parts of :math:`\sum m [\log(1 + q w) - i\theta q]`, one by one."""
+        s2 = np.sin(theta / 2.0) ** 2
+        sin_t = np.sin(theta)
+        re = np.zeros((q.shape[0], theta.size))
+        im = np.zeros((q.shape[0], theta.size))
+        step = max(1, 2_000_000 // (q.shape[1] * theta.size))
+        for r0 in range(0, q.shape[0], step):
+            r1 = min(r0 + step, q.shape[0])
+            q3 = q[r0:r1, :, None]
+            mod = 0.5 * np.log1p(-4.0 * q3 * (1.0 - q3) * s2[None, None, :])
+            arg = np.arctan2(q3 * sin_t[None, None, :], 1.0 - 2.0 * q3 * s2[None, None, :])
+            arg -= q3 * theta[None, None, :]
+            re[r0:r1] = np.einsum("ng,ngj->nj", mult[r0:r1], mod)
+            im[r0:r1] = np.einsum("ng,ngj->nj", mult[r0:r1], arg)
+        return re, im
+
+    @staticmethod
+    def _log_factor(
+        table: _PowerTable,
+        x: FloatArray,
+        t: FloatArray,
+        xt: FloatArray,
+        y: FloatArray,
+        u: FloatArray,
+        tau: FloatArray,
+        terms: int,
+    ) -> FloatArray:
+        r"""Return :math:`\log \prod_{C_i > x} \max(C_i - t, x) / C_i`.
+
+        Tasks with :math:`C_i > y` contribute :math:`-\sum_r (t / C_i)^r / r` through the table,
+        those in :math:`(x + t, y]` :math:`\log(1 - t / C_i)` one by one, and those in
+        :math:`(x, x + t]` :math:`\log(x / C_i)` through prefix sums of :math:`\log(C_i / \xi)`.
+        """
+        terms = max(terms, 1)
+        raw = table.query(y, terms)
+        out = np.zeros(x.size)
+        tau_r = np.ones(x.size)
+        for r in range(1, terms + 1):
+            tau_r = tau_r * tau
+            out -= tau_r * raw[:, r - 1] / r
+        ia = table.index(xt)
+        ib = table.index(y)
+        width = int((ib - ia).max()) if x.size else 0
+        if width > 0:
+            step = max(1, 4_000_000 // width)
+            for r0 in range(0, x.size, step):
+                r1 = min(r0 + step, x.size)
+                idx = ia[r0:r1, None] + np.arange(width)[None, :]
+                mask = idx < ib[r0:r1, None]
+                idx = np.minimum(idx, table.v.size - 1)
+                mult = np.where(mask, table.m[idx], 0.0)
+                vals = np.where(mask, table.v[idx], np.inf)
+                out[r0:r1] += (mult * np.log1p(-t[r0:r1, None] / vals)).sum(axis=1)
+        i_x = table.index(x)
+        cum = np.zeros(table.v.size + 1)
+        np.cumsum(table.m, out=cum[1:])
+        band = cum[ia] - cum[i_x]
+        out += band * np.log(u) - (table.log_prefix[ia] - table.log_prefix[i_x])
+        return out
