@@ -16,6 +16,7 @@ several threads may update one accumulator at once.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import math
 import threading
 from collections.abc import Hashable, Iterable, Mapping, Sequence
@@ -25,6 +26,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from rankstats.arrays import IntArray
 from rankstats.evaluation.evaluate import (
     Average,
     MetricHint,
@@ -36,16 +38,18 @@ from rankstats.evaluation.evaluate import (
 )
 from rankstats.evaluation.results import EvaluationResults
 from rankstats.evaluation.scores import EVALUATION_RANK_TYPES, MAX_RANK, Ranks
-from rankstats.evaluation.tables import GROUP, SideStatistics, Table
-from rankstats.validation import MAX_NUM_CANDIDATES
+from rankstats.evaluation.tables import GROUP, WEIGHT, SideStatistics, Table
+from rankstats.evaluation.weight_sums import LIMB, add_limbs, align, rounded_sums, weight_limbs
+from rankstats.validation import MAX_NUM_CANDIDATES, as_array
 
 __all__ = ["RankAccumulator"]
 
-#: the version of the layout of :meth:`RankAccumulator.state_dict`
-STATE_VERSION = 1
+#: the version of the layout of :meth:`RankAccumulator.state_dict` (2: weights)
+STATE_VERSION = 2
 _STATE_KEYS = frozenset(
     {"version", "metrics", "default_metrics", "rank_types", "average", "grouped", "labels", "sides"}
 )
+_WEIGHT_KEYS = frozenset({"weighted", "weight_sums"})
 #: the columns of each kind of table (besides ``count``)
 _TABLE_COLUMNS = {
     "pairs": (GROUP, "optimistic", "pessimistic"),
@@ -64,6 +68,11 @@ class _Snapshot:
     sides: dict[str, SideStatistics]
     labels: tuple[Hashable, ...]
     grouped: bool | None
+    #: whether weights were given (``None`` before the first batch)
+    weighted: bool | None = None
+    #: for weighted input: per side, per rank table, the exact weight sum of each row, in limbs
+    #: (:mod:`~rankstats.evaluation.weight_sums`); the rank tables themselves then hold counts
+    sums: dict[str, dict[str, Table]] = dataclasses.field(default_factory=dict)
 
 
 class RankAccumulator:
@@ -157,7 +166,15 @@ class RankAccumulator:
         """The sides seen so far."""
         return tuple(self._state.sides)
 
-    def update(self, ranks: Any, num_candidates: Any = None, *, groups: Any = None) -> None:
+    def update(
+        self,
+        ranks: Any,
+        num_candidates: Any = None,
+        *,
+        groups: Any = None,
+        weights: Any = None,
+        counts: Any = None,
+    ) -> None:
         """Add a batch of ranks, in any form :func:`~rankstats.evaluate` takes.
 
         Parameters
@@ -170,6 +187,14 @@ class RankAccumulator:
             same count for every rank of the batch.
         groups : array-like or mapping, optional
             The batch's group labels; give them with every batch or with none.
+        weights : array-like or mapping, optional
+            The batch's task weights (finite, non-negative); give them with every batch or with
+            none. The accumulator keeps the exact sum of the weights of each distinct rank (see
+            Notes of :class:`RankAccumulator`), so a batch whose weights are all zero is fine.
+        counts : array-like or mapping, optional
+            Non-negative integer multiplicities: row ``i`` stands for ``counts[i]`` tasks with
+            the same rank, candidate count, group and weight (e.g. a histogram computed on a
+            GPU or by a database); one array for a single side, a mapping for several.
 
         Raises
         ------
@@ -178,13 +203,20 @@ class RankAccumulator:
             left unchanged.
         """
         if _is_empty(ranks):
-            _check_empty_companions(num_candidates, groups)
+            _check_empty_companions(num_candidates, groups, weights, counts)
             return
         num_candidates = _broadcast_candidates(ranks, num_candidates)
         codes, batch_labels = _encode_groups(groups)
-        prepared = prepare_input(ranks, num_candidates, None, codes)
-        grouped = prepared.labels is not None
-        sides = prepared.sides
+        weighted = weights is not None
+        if counts is None and not weighted:
+            prepared = prepare_input(ranks, num_candidates, None, codes)
+            sums: dict[str, dict[str, Table]] = {}
+            sides, present = prepared.sides, prepared.labels
+        else:
+            sides, sums, present = _counted_tables(ranks, num_candidates, codes, weights, counts)
+            if not sides:
+                return  # every count was zero
+        grouped = codes is not None
         if self.rank_types is not None:
             first = next(iter(sides.values()))
             resolve_rank_types(self.rank_types, available_rank_types(first))
@@ -195,13 +227,25 @@ class RankAccumulator:
                     "groups must be given with every update or with none; this accumulator was "
                     f"{'' if state.grouped else 'not '}given groups before"
                 )
+            if state.weighted is not None and weighted != state.weighted:
+                raise ValueError(
+                    "weights must be given with every update or with none; this accumulator was "
+                    f"{'' if state.weighted else 'not '}given weights before"
+                )
             labels = state.labels
             if grouped:
-                assert prepared.labels is not None
-                batch = [batch_labels[int(code)] for code in prepared.labels]  # type: ignore[call-overload]
+                assert present is not None
+                # prepare_input numbers the groups by their sorted codes
+                batch = [batch_labels[int(code)] for code in present]  # type: ignore[call-overload]
                 labels, mapping = _add_labels(state.labels, batch)
-                sides = {side: stats.relabel_groups(mapping) for side, stats in sides.items()}
-            self._state = _Snapshot(_combine(state.sides, sides), labels, grouped)
+                sides, sums = _relabel(sides, sums, mapping)
+            self._state = _Snapshot(
+                _combine(state.sides, sides),
+                labels,
+                grouped,
+                weighted,
+                _combine_sums(state.sums, sums),
+            )
 
     def merge(self, other: RankAccumulator) -> None:
         """Add the ranks of another accumulator (e.g. another worker's) to this one.
@@ -231,12 +275,20 @@ class RankAccumulator:
             state = self._state
             if state.grouped is not None and incoming.grouped != state.grouped:
                 raise ValueError("cannot merge an accumulator with groups and one without")
-            sides = incoming.sides
+            if state.weighted is not None and incoming.weighted != state.weighted:
+                raise ValueError("cannot merge an accumulator with weights and one without")
+            sides, sums = incoming.sides, incoming.sums
             labels = state.labels
             if incoming.grouped:
                 labels, mapping = _add_labels(state.labels, list(incoming.labels))
-                sides = {side: stats.relabel_groups(mapping) for side, stats in sides.items()}
-            self._state = _Snapshot(_combine(state.sides, sides), labels, incoming.grouped)
+                sides, sums = _relabel(sides, sums, mapping)
+            self._state = _Snapshot(
+                _combine(state.sides, sides),
+                labels,
+                incoming.grouped,
+                incoming.weighted,
+                _combine_sums(state.sums, sums),
+            )
 
     def __add__(self, other: RankAccumulator) -> RankAccumulator:
         merged = copy.deepcopy(self)
@@ -262,6 +314,10 @@ class RankAccumulator:
         if not state.sides:
             raise ValueError("no ranks to evaluate: call update() first")
         sides = state.sides
+        if state.weighted:
+            sides = {side: _with_weights(stats, state.sums[side]) for side, stats in sides.items()}
+            if all(_total_weight(stats) == 0 for stats in sides.values()):
+                raise ValueError("every weight collected so far is zero: nothing to evaluate")
         labels: list[Hashable] | None = None
         if state.grouped:
             # label the groups in sorted order, as evaluate does
@@ -276,6 +332,7 @@ class RankAccumulator:
             self.metrics,
             self.rank_types,
             self.average,
+            weighted=bool(state.weighted),
             default_metrics=self._default_metrics,
         )
 
@@ -296,6 +353,11 @@ class RankAccumulator:
                 side: {name: table.state() for name, table in stats.tables().items()}
                 for side, stats in state.sides.items()
             },
+            "weighted": state.weighted,
+            "weight_sums": {
+                side: {name: table.state() for name, table in tables.items()}
+                for side, tables in state.sums.items()
+            },
         }
 
     @classmethod
@@ -310,17 +372,23 @@ class RankAccumulator:
             raise TypeError(
                 f"state must be a mapping from state_dict(), got {type(state).__name__}"
             )
-        unknown = sorted(map(str, set(state) - _STATE_KEYS))
+        unknown = sorted(map(str, set(state) - _STATE_KEYS - _WEIGHT_KEYS))
         if unknown:
             raise ValueError(f"state has unknown keys {unknown}; expected those of state_dict()")
         missing = sorted(_STATE_KEYS - {"version"} - set(state))
         if missing:
             raise ValueError(f"state lacks the keys {missing}")
-        version = state.get("version", STATE_VERSION)
-        if isinstance(version, bool) or version != STATE_VERSION:
+        # a state without a version is read as its keys say
+        version = state.get("version", STATE_VERSION if set(state) & _WEIGHT_KEYS else 1)
+        if isinstance(version, bool) or version not in (1, STATE_VERSION):
             raise ValueError(
-                f"state has version {version!r}; this version of rankstats reads {STATE_VERSION}"
+                f"state has version {version!r}; this version of rankstats reads 1 to "
+                f"{STATE_VERSION}"
             )
+        if version == 1 and set(state) & _WEIGHT_KEYS:
+            raise ValueError(f"a state of version 1 has no {sorted(_WEIGHT_KEYS)}")
+        if version != 1 and not set(state) >= _WEIGHT_KEYS:
+            raise ValueError(f"state lacks the keys {sorted(_WEIGHT_KEYS - set(state))}")
         if not isinstance(state["default_metrics"], bool):
             raise TypeError(
                 f"state['default_metrics'] must be a bool, got {state['default_metrics']!r}"
@@ -357,11 +425,30 @@ class RankAccumulator:
                 "state['grouped'] must be None exactly when state['sides'] is empty, got "
                 f"{grouped!r} with {len(raw_sides)} sides"
             )
+        weighted = state.get("weighted")
+        if weighted is not None and not isinstance(weighted, bool):
+            raise TypeError(f"state['weighted'] must be None or a bool, got {weighted!r}")
+        if version != 1 and (weighted is None) != (not raw_sides):
+            raise ValueError("state['weighted'] must be None exactly when state['sides'] is empty")
         sides = {
             _check_side_name(side): _side_from_state(
-                tables, f"state['sides'][{side!r}]", len(labels) if grouped else 1
+                tables, f"state['sides'][{side!r}]", len(labels) if grouped else 1, bool(weighted)
             )
             for side, tables in raw_sides.items()
+        }
+        raw_sums = state.get("weight_sums", {})
+        if not isinstance(raw_sums, Mapping):
+            raise TypeError(
+                f"state['weight_sums'] must be a mapping, got {type(raw_sums).__name__}"
+            )
+        if set(raw_sums) != (set(sides) if weighted else set()):
+            raise ValueError(
+                "state['weight_sums'] must have one entry per side for weighted states and none "
+                f"otherwise, got {sorted(map(str, raw_sums))}"
+            )
+        sums = {
+            side: _sums_from_state(tables, f"state['weight_sums'][{side!r}]", sides[side])
+            for side, tables in raw_sums.items()
         }
         if sides:
             layouts = {stats.layout() for stats in sides.values()}
@@ -370,7 +457,9 @@ class RankAccumulator:
             if accumulator.rank_types is not None:
                 first = next(iter(sides.values()))
                 resolve_rank_types(accumulator.rank_types, available_rank_types(first))
-        accumulator._state = _Snapshot(sides, labels, grouped)
+        if version == 1 and sides:
+            weighted = False
+        accumulator._state = _Snapshot(sides, labels, grouped, weighted, sums)
         return accumulator
 
     def __repr__(self) -> str:
@@ -396,8 +485,13 @@ def _is_empty(ranks: Any) -> bool:
         return False
 
 
-def _check_empty_companions(num_candidates: Any, groups: Any) -> None:
-    for name, value in (("num_candidates", num_candidates), ("groups", groups)):
+def _check_empty_companions(num_candidates: Any, groups: Any, weights: Any, counts: Any) -> None:
+    for name, value in (
+        ("num_candidates", num_candidates),
+        ("groups", groups),
+        ("weights", weights),
+        ("counts", counts),
+    ):
         if value is None or (name == "num_candidates" and np.ndim(value) == 0):
             continue
         values = value.values() if isinstance(value, Mapping) else [value]
@@ -563,6 +657,170 @@ def _combine(
     return {side: SideStatistics.concatenate([current[side], incoming[side]]) for side in current}
 
 
+# --- weights and counts --------------------------------------------------------------------------
+
+
+#: the tables that hold ranks (and, for weighted input, get exact weight sums)
+def _rank_tables(stats: SideStatistics) -> dict[str, Table]:
+    return {name: t for name, t in stats.tables().items() if name != "candidates"}
+
+
+def _rebuild(stats: SideStatistics, tables: Mapping[str, Table]) -> SideStatistics:
+    return SideStatistics(
+        pairs=tables.get("pairs"),
+        ranks={name.removeprefix("ranks."): t for name, t in tables.items() if name != "pairs"},
+        candidates=stats.candidates,
+    )
+
+
+def _row_values(value: Any, name: str, sides: Sequence[str], sizes: Mapping[str, int]) -> Any:
+    """``counts`` or ``weights`` as a flat array per side, checked for length."""
+    if value is None:
+        return dict.fromkeys(sides)
+    if isinstance(value, Mapping):
+        unknown = [key for key in value if key not in sides]
+        if unknown or len(value) != len(sides):
+            raise ValueError(f"{name} must give one array for each side {list(sides)}")
+        values = dict(value)
+    elif len(sides) == 1:
+        values = {sides[0]: value}
+    else:
+        values = dict.fromkeys(sides, value)
+    out = {}
+    for side, item in values.items():
+        array = as_array(item, name).reshape(-1)
+        if array.size != sizes[side]:
+            raise ValueError(
+                f"{name} must have one entry per rank ({sizes[side]}), got {array.size}"
+            )
+        out[side] = array
+    return out
+
+
+def _check_counts(array: npt.NDArray[Any]) -> npt.NDArray[np.int64]:
+    if array.dtype == np.bool_ or array.dtype.kind not in "iuf":
+        raise TypeError(f"counts must be integers, got an array of dtype {array.dtype}")
+    with np.errstate(invalid="ignore"):
+        bad = ~(array >= 0) | ~(array <= 2**53) | (array != np.floor(array))
+    if bad.any():
+        index = int(np.flatnonzero(bad)[0])
+        raise ValueError(
+            f"counts must be non-negative integers, got {array[index].item()!r} at index {index}"
+        )
+    return array.astype(np.int64)
+
+
+def _check_batch_weights(array: npt.NDArray[Any]) -> npt.NDArray[np.float64]:
+    if array.dtype == np.bool_ or array.dtype.kind not in "iuf":
+        raise TypeError(f"weights must be numbers, got an array of dtype {array.dtype}")
+    clean = array.astype(np.float64)
+    bad = ~((clean >= 0) & np.isfinite(clean))
+    if bad.any():
+        index = int(np.flatnonzero(bad)[0])
+        raise ValueError(
+            f"weights must be finite and non-negative, got {array[index].item()!r} at index {index}"
+        )
+    return clean
+
+
+def _side_sizes(ranks: Any) -> dict[str, int]:
+    from rankstats.base import RANK_TYPES
+    from rankstats.evaluation.results import SIDE_BOTH
+
+    by_side = isinstance(ranks, Mapping) and not all(key in RANK_TYPES for key in ranks)
+    parts = dict(ranks) if by_side else {SIDE_BOTH: ranks}
+    sizes = {}
+    for side, value in parts.items():
+        size = _batch_size(value)
+        if size is None:
+            raise ValueError(f"the ranks of side {side!r} must be one flat array per rank type")
+        sizes[side] = size
+    return sizes
+
+
+def _counted_tables(
+    ranks: Any, num_candidates: Any, codes: Any, weights: Any, counts: Any
+) -> tuple[dict[str, SideStatistics], dict[str, dict[str, Table]], list[Hashable] | None]:
+    """The tables of a batch with weights or counts: rank tables count, weights summed exactly.
+
+    Every row is validated by :func:`prepare_input`, with its index as a (unique) weight, so the
+    tables keep one row per input row and say which; then counts and weights are put in.
+    """
+    sizes = _side_sizes(ranks)
+    names = list(sizes)
+    side_counts = _row_values(counts, "counts", names, sizes)
+    side_weights = _row_values(weights, "weights", names, sizes)
+    ids = {side: np.arange(1, size + 1, dtype=np.float64) for side, size in sizes.items()}
+    prepared = prepare_input(ranks, num_candidates, ids if len(ids) > 1 else ids[names[0]], codes)
+    if prepared.sides.keys() != sizes.keys():  # pragma: no cover - sides are named alike
+        raise ValueError(f"unexpected sides {list(prepared.sides)}")
+    sides: dict[str, SideStatistics] = {}
+    sums: dict[str, dict[str, Table]] = {}
+    for side, stats in prepared.sides.items():
+        count = None if side_counts[side] is None else _check_counts(side_counts[side])
+        weight = None if side_weights[side] is None else _check_batch_weights(side_weights[side])
+        if count is not None and not count.any():
+            return {}, {}, None  # every count of the batch is zero: nothing to add
+        tables: dict[str, Table] = {}
+        side_sums: dict[str, Table] = {}
+        for name, table in stats.tables().items():
+            row = table.columns[WEIGHT].astype(np.int64) - 1
+            row_count = np.ones(row.size, dtype=np.int64) if count is None else count[row]
+            keep = row_count > 0
+            row, row_count = row[keep], row_count[keep]
+            keys = {key: c[keep] for key, c in table.columns.items() if key != WEIGHT}
+            if name != "candidates" and weight is not None:
+                side_sums[name] = weight_limbs(keys, weight[row], row_count)
+            elif name == "candidates" and weight is not None:
+                keys[WEIGHT] = weight[row]
+            tables[name] = Table.build(keys, row_count)
+        sides[side] = _rebuild(SideStatistics(candidates=tables.pop("candidates", None)), tables)
+        sums[side] = side_sums
+    if any(not stats.size for stats in sides.values()):
+        raise ValueError("counts must not be zero for every rank of one side but not another")
+    return sides, sums if weights is not None else {}, prepared.labels
+
+
+def _relabel(
+    sides: Mapping[str, SideStatistics], sums: Mapping[str, dict[str, Table]], mapping: IntArray
+) -> tuple[dict[str, SideStatistics], dict[str, dict[str, Table]]]:
+    return (
+        {side: stats.relabel_groups(mapping) for side, stats in sides.items()},
+        {
+            side: {name: table.relabel_groups(mapping) for name, table in tables.items()}
+            for side, tables in sums.items()
+        },
+    )
+
+
+def _combine_sums(
+    current: Mapping[str, dict[str, Table]], incoming: Mapping[str, dict[str, Table]]
+) -> dict[str, dict[str, Table]]:
+    if not current:
+        return dict(incoming)
+    return {
+        side: {name: add_limbs([tables[name], incoming[side][name]]) for name in tables}
+        for side, tables in current.items()
+    }
+
+
+def _with_weights(stats: SideStatistics, sums: Mapping[str, Table]) -> SideStatistics:
+    """The tables :func:`compute_results` takes: each distinct rank once, weighing its sum."""
+    tables = {}
+    for name, table in _rank_tables(stats).items():
+        names = list(table.columns)
+        rows, values = rounded_sums(sums[name], names)
+        weights = align(rows, values, table.columns)
+        tables[name] = Table(
+            {**table.columns, WEIGHT: weights}, np.ones(len(table), dtype=np.int64)
+        )
+    return _rebuild(stats, tables)
+
+
+def _total_weight(stats: SideStatistics) -> float:
+    return float(next(iter(_rank_tables(stats).values())).weights().sum())
+
+
 # --- state ---------------------------------------------------------------------------------------
 
 
@@ -573,7 +831,7 @@ def _check_side_name(side: Any) -> str:
 
 
 def _column(
-    values: Any, name: str, *, low: float, high: float, half: bool = False
+    values: Any, name: str, *, low: float, high: float, half: bool = False, real: bool = False
 ) -> npt.NDArray[Any]:
     """A state column: a list of integers (or half-integers) in [low, high]."""
     if isinstance(values, str | bytes) or not isinstance(values, Sequence | np.ndarray):
@@ -585,21 +843,26 @@ def _column(
         raise TypeError(f"{name} must hold numbers, got an array of dtype {array.dtype}")
     values_f = array.astype(np.float64) * (2.0 if half else 1.0)
     with np.errstate(invalid="ignore"):
-        bad = ~(array >= low) | ~(array <= high) | (values_f != np.floor(values_f))
+        bad = ~(array >= low) | ~(array <= high) | ~np.isfinite(values_f)
+        if not real:
+            bad |= values_f != np.floor(values_f)
     if bad.any():
         index = int(np.flatnonzero(bad)[0])
-        kind = "integers or half-integers" if half else "integers"
+        kind = "finite numbers" if real else "integers or half-integers" if half else "integers"
         raise ValueError(
             f"{name} must hold {kind} between {low:g} and {high:g}, got "
             f"{array[index].item()!r} at index {index}"
         )
-    return array.astype(np.float64 if half else np.int64)
+    return array.astype(np.float64 if half or real else np.int64)
 
 
-def _table_from_state(state: Any, name: str, kind: str, num_groups: int) -> Table:
+def _table_from_state(
+    state: Any, name: str, kind: str, num_groups: int, weighted: bool = False
+) -> Table:
     if not isinstance(state, Mapping):
         raise TypeError(f"{name} must be a mapping of columns, got {type(state).__name__}")
-    expected = {*_TABLE_COLUMNS[kind], "count"}
+    with_weight = weighted and kind == "candidates"
+    expected = {*_TABLE_COLUMNS[kind], "count", *([WEIGHT] if with_weight else [])}
     if set(state) != expected:
         raise ValueError(
             f"{name} must have the columns {sorted(expected)}, got {sorted(map(str, state))}"
@@ -619,6 +882,10 @@ def _table_from_state(state: Any, name: str, kind: str, num_groups: int) -> Tabl
                 f"{where} must have one entry per row like {name}['count'] ({count.size}), "
                 f"got {columns[column].size}"
             )
+    if with_weight:
+        columns[WEIGHT] = _column(state[WEIGHT], f"{name}['weight']", low=0, high=np.inf, real=True)
+        if columns[WEIGHT].size != count.size:
+            raise ValueError(f"{name}['weight'] must have one entry per row like {name}['count']")
     if count.size == 0:
         raise ValueError(f"{name} must not be empty")
     if float(count.astype(np.float64).sum()) >= 2.0**62:
@@ -634,14 +901,16 @@ def _group_totals(table: Table, num_groups: int) -> npt.NDArray[np.int64]:
     )
 
 
-def _side_from_state(tables: Any, name: str, num_groups: int) -> SideStatistics:
+def _side_from_state(
+    tables: Any, name: str, num_groups: int, weighted: bool = False
+) -> SideStatistics:
     if not isinstance(tables, Mapping):
         raise TypeError(f"{name} must be a mapping of tables, got {type(tables).__name__}")
     unknown = sorted(str(table) for table in tables if table not in _TABLE_COLUMNS)
     if unknown:
         raise ValueError(f"{name} has unknown tables {unknown}; expected {sorted(_TABLE_COLUMNS)}")
     built = {
-        table: _table_from_state(state, f"{name}[{table!r}]", table, num_groups)
+        table: _table_from_state(state, f"{name}[{table!r}]", table, num_groups, weighted)
         for table, state in tables.items()
     }
     pairs = built.pop("pairs", None)
@@ -667,3 +936,62 @@ def _side_from_state(tables: Any, name: str, num_groups: int) -> SideStatistics:
         if (largest > most[reference.columns[GROUP]]).any():
             raise ValueError(f"{name}: a rank exceeds every candidate count of its group")
     return SideStatistics(pairs=pairs, ranks=ranks, candidates=candidates)
+
+
+def _sums_from_state(state: Any, name: str, stats: SideStatistics) -> dict[str, Table]:
+    """The exact weight sums of one side's rank tables, checked against those tables."""
+    if not isinstance(state, Mapping):
+        raise TypeError(f"{name} must be a mapping of tables, got {type(state).__name__}")
+    tables = _rank_tables(stats)
+    if set(state) != set(tables):
+        raise ValueError(
+            f"{name} must have the tables {sorted(tables)}, got {sorted(map(str, state))}"
+        )
+    sums = {}
+    for table_name, table in tables.items():
+        where = f"{name}[{table_name!r}]"
+        columns_state = state[table_name]
+        if not isinstance(columns_state, Mapping):
+            raise TypeError(f"{where} must be a mapping of columns")
+        expected = {*table.columns, LIMB, "count"}
+        if set(columns_state) != expected:
+            raise ValueError(
+                f"{where} must have the columns {sorted(expected)}, got "
+                f"{sorted(map(str, columns_state))}"
+            )
+        digits = _column(columns_state["count"], f"{where}['count']", low=1, high=2**32 - 1)
+        columns = {
+            column: np.asarray(columns_state[column], dtype=table.columns[column].dtype)
+            if np.size(columns_state[column])
+            else table.columns[column][:0]
+            for column in table.columns
+        }
+        columns[LIMB] = _column(columns_state[LIMB], f"{where}['limb']", low=0, high=80)
+        if any(column.shape != digits.shape for column in columns.values()):
+            raise ValueError(f"{where} must have one entry per row in every column")
+        limbs = Table.build(columns, digits)
+        if len(limbs) != digits.size or (limbs.count >= 2**32).any():
+            raise ValueError(f"{where} must hold each (row, limb) once, with digits below 2**32")
+        keys, _ = rounded_sums(limbs, list(table.columns))  # the distinct rows
+        if not _rows_within(keys, table.columns):
+            raise ValueError(f"{where} has weight sums for rows that {table_name!r} does not have")
+        sums[table_name] = limbs
+    return sums
+
+
+def _rows_within(rows: Mapping[str, npt.NDArray[Any]], target: Mapping[str, Any]) -> bool:
+    """Whether every row of ``rows`` (distinct rows) is a row of ``target``."""
+    names = list(target)
+    size = next(iter(target.values())).size
+    count = next(iter(rows.values())).size
+    if not count:
+        return True
+    tag = np.concatenate([np.zeros(size, dtype=np.int64), np.ones(count, dtype=np.int64)])
+    combined = [np.concatenate([target[name], rows[name]]) for name in names]
+    order = np.lexsort((tag, *reversed(combined)))
+    positions = np.flatnonzero(tag[order] == 1)
+    previous = order[np.maximum(positions - 1, 0)]
+    ok = (positions > 0) & (tag[previous] == 0)
+    for column in combined:
+        ok &= column[previous] == column[order[positions]]
+    return bool(ok.all())
