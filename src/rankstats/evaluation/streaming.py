@@ -37,12 +37,20 @@ from rankstats.evaluation.evaluate import (
     resolve_rank_types,
 )
 from rankstats.evaluation.results import EvaluationResults
-from rankstats.evaluation.scores import EVALUATION_RANK_TYPES, MAX_RANK, Ranks
+from rankstats.evaluation.scores import EVALUATION_RANK_TYPES, MAX_RANK, RANK_EXPECTED, Ranks
 from rankstats.evaluation.tables import GROUP, WEIGHT, SideStatistics, Table
 from rankstats.evaluation.weight_sums import LIMB, add_limbs, align, rounded_sums, weight_limbs
+from rankstats.metrics.central import GeometricMeanRank, InverseGeometricMeanRank
+from rankstats.metrics.derived import DerivedRankBasedMetric
+from rankstats.metrics.dispersion import Variance
 from rankstats.validation import MAX_NUM_CANDIDATES, as_array
 
 __all__ = ["RankAccumulator"]
+
+#: metrics whose expectation over ties is not linear in the task weights (geometric means are
+#: products of E[r_i ** a_i]; the variance has a_i ** 2 terms): the weighted accumulator cannot
+#: give their rank type 'expected' from weight sums
+_NONLINEAR_TIE_RULES = (GeometricMeanRank, InverseGeometricMeanRank, Variance)
 
 #: the version of the layout of :meth:`RankAccumulator.state_dict` (2: weights)
 STATE_VERSION = 2
@@ -217,9 +225,11 @@ class RankAccumulator:
             if not sides:
                 return  # every count was zero
         grouped = codes is not None
+        first = next(iter(sides.values()))
         if self.rank_types is not None:
-            first = next(iter(sides.values()))
             resolve_rank_types(self.rank_types, available_rank_types(first))
+        if weighted:
+            self._check_weighted_ties(available_rank_types(first))
         with self._lock:
             state = self._state
             if state.grouped is not None and grouped != state.grouped:
@@ -245,6 +255,24 @@ class RankAccumulator:
                 grouped,
                 weighted,
                 _combine_sums(state.sums, sums),
+            )
+
+    def _check_weighted_ties(self, available: Sequence[str]) -> None:
+        """Refuse weighted expectations over ties that need every task's own weight."""
+        if RANK_EXPECTED not in (available if self.rank_types is None else self.rank_types):
+            return
+        bad = [
+            metric.key
+            for metric in self.metrics
+            if type(metric.base if isinstance(metric, DerivedRankBasedMetric) else metric)
+            in _NONLINEAR_TIE_RULES
+        ]
+        if bad:
+            raise ValueError(
+                f"with weights, the expectation over ties (rank type 'expected') of {bad} "
+                "depends on the weight of every tied task, which an accumulator does not keep "
+                "(it keeps the weight sum per distinct rank); pass rank_types without "
+                "'expected' (e.g. ['optimistic', 'realistic', 'pessimistic']), or use evaluate()"
             )
 
     def merge(self, other: RankAccumulator) -> None:
@@ -459,6 +487,8 @@ class RankAccumulator:
                 resolve_rank_types(accumulator.rank_types, available_rank_types(first))
         if version == 1 and sides:
             weighted = False
+        if weighted:
+            accumulator._check_weighted_ties(available_rank_types(next(iter(sides.values()))))
         accumulator._state = _Snapshot(sides, labels, grouped, weighted, sums)
         return accumulator
 
