@@ -367,8 +367,12 @@ class RankAccumulator:
     # --- state --------------------------------------------------------------------------------
 
     def state_dict(self) -> dict[str, Any]:
-        """The accumulator's configuration and collected counts as JSON-able Python objects."""
-        state = self._state
+        """The accumulator's configuration and collected counts as JSON-able Python objects.
+
+        The state is canonical: groups are listed in sorted order, so accumulators holding the
+        same ranks give equal states, however the ranks were split into batches and merged.
+        """
+        state = _sorted_labels(self._state)
         return {
             "version": STATE_VERSION,
             "metrics": [metric.key for metric in self.metrics],
@@ -821,6 +825,18 @@ def _relabel(
             for side, tables in sums.items()
         },
     )
+
+
+def _sorted_labels(state: _Snapshot) -> _Snapshot:
+    """The same snapshot with the group ids renumbered in the sorted order of their labels."""
+    if not state.grouped:
+        return state
+    order = _label_order(state.labels)
+    mapping = np.empty(len(order), dtype=np.int64)
+    mapping[order] = np.arange(len(order), dtype=np.int64)
+    sides, sums = _relabel(state.sides, state.sums, mapping)
+    labels = tuple(state.labels[index] for index in order)
+    return _Snapshot(sides, labels, state.grouped, state.weighted, sums)
 
 
 def _combine_sums(

@@ -23,6 +23,7 @@ the correctly rounded sum, as :func:`math.fsum` gives.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -41,8 +42,9 @@ _BITS = 32
 _MASK = (1 << _BITS) - 1
 #: the exponent of the unit of the fixed-point grid: every float64 is a multiple of 2**-1126
 _OFFSET = 1126
-#: the largest count of one row in one call of :func:`weight_limbs`: digit times count < 2**63
-MAX_COUNT = 2**31 - 1
+#: the largest count of one row in one call of :func:`weight_limbs` (rows are added in chunks
+#: whose counts add up to less than twice this, so that digits times counts stay below 2**63)
+MAX_COUNT = 2**30
 
 AnyArray = npt.NDArray[Any]
 
@@ -57,7 +59,7 @@ def weight_limbs(keys: Mapping[str, AnyArray], weights: FloatArray, count: IntAr
     weights : numpy.ndarray of float64, shape (n,)
         Finite, non-negative weights.
     count : numpy.ndarray of int64, shape (n,)
-        How many times each row occurs (each at most ``2**31 - 1``).
+        How many times each row occurs (each at most ``2**30``).
 
     Examples
     --------
@@ -69,6 +71,20 @@ def weight_limbs(keys: Mapping[str, AnyArray], weights: FloatArray, count: IntAr
     """
     if count.size and int(count.max()) > MAX_COUNT:
         raise ValueError(f"a row occurs more than {MAX_COUNT} times in one batch; split the batch")
+    # the digits of one (row, limb) are added as int64: each is below 2**32 * count, so the counts
+    # added at once must stay below 2**31; chunks of rows whose counts add up to less do
+    chunk = (np.cumsum(count) - count) // MAX_COUNT
+    if count.size and chunk[-1] > 0:
+        starts = np.flatnonzero(np.diff(chunk, prepend=-1))
+        bounds = [*starts.tolist(), count.size]
+        return add_limbs(
+            [
+                weight_limbs(
+                    {name: column[a:b] for name, column in keys.items()}, weights[a:b], count[a:b]
+                )
+                for a, b in itertools.pairwise(bounds)
+            ]
+        )
     mantissa, exponent = np.frexp(weights)
     # w = M * 2**E with an integer M < 2**53 (exact, also for subnormals); position p = E + offset
     digits = (mantissa * 2.0**53).astype(np.int64)
@@ -79,9 +95,7 @@ def weight_limbs(keys: Mapping[str, AnyArray], weights: FloatArray, count: IntAr
     rest = digits >> room
     pieces = (low, rest & _MASK, rest >> _BITS)
     names = list(keys)
-    columns = {
-        name: np.concatenate([keys[name]] * len(pieces)) for name in names
-    }  # one row per piece
+    columns = {name: np.concatenate([keys[name]] * len(pieces)) for name in names}
     columns[LIMB] = np.concatenate([limb, limb + 1, limb + 2])
     values = np.concatenate(pieces) * np.tile(count, len(pieces))
     keep = values != 0
