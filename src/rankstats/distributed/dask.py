@@ -48,7 +48,7 @@ def _config(
     rank_types: Sequence[str] | str | None,
     average: Average,
 ) -> dict[str, Any]:
-    config = {"metrics": metrics, "rank_types": rank_types, "average": average}
+    config: dict[str, Any] = {"metrics": metrics, "rank_types": rank_types, "average": average}
     RankAccumulator(**config)  # check the configuration once, up front, on the driver
     return config
 
@@ -265,8 +265,7 @@ def accumulate_arrays(
     dask = require("dask", "dask")
     accumulate = dask.delayed(_accumulate_block, pure=True)
     parts = [
-        accumulate(config, *values)
-        for values in zip(*(blocks[key] for key in blocks), strict=True)
+        accumulate(config, *values) for values in zip(*(blocks[key] for key in blocks), strict=True)
     ]
     return _tree(parts, split_every)
 
