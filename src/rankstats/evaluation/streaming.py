@@ -97,12 +97,28 @@ class RankAccumulator:
 
     Notes
     -----
-    The accumulator is unweighted: weights are real numbers whose sums depend on the order of
-    addition, which would break the exact equality with one-shot evaluation.
+    The state is the tables of distinct (group, rank) and (group, candidate count) cells with
+    their counts: it grows with the number of distinct cells, not of ranks, and merging adds
+    integers, exactly.
 
-    It is picklable, and its state is small, so workers can gather their accumulators (e.g.
-    ``torch.distributed.all_gather_object``) and :meth:`merge` them; :meth:`state_dict` gives the
-    state as JSON-able lists.
+    **Weights** (``update(..., weights=...)``) are kept as the exact sum of the weights of each
+    distinct rank cell: every float64 is an integer multiple of :math:`2^{-1126}`, so the sum is
+    kept as an integer, in base-:math:`2^{32}` digits (:mod:`~rankstats.evaluation.weight_sums`),
+    and rounded to the nearest float64 only by :meth:`compute`. The results therefore do not
+    depend on how the ranks were split into batches and shards, nor on the order of the merges,
+    to the last bit. They equal :func:`~rankstats.evaluate` with the same weights up to the
+    rounding of evaluate's own weight sums (bit for bit where those are exact, e.g. integer
+    weights). The null model needs each task's weight next to its candidate count, so the
+    candidate table keeps one cell per distinct (group, candidate count, weight): bounded when
+    weights take few values (per group, per relation, integers), growing with the data for
+    weights that differ task by task. With weights, the expectation over ties (rank type
+    ``expected``) of the geometric means and the variance depends on every tied task's own
+    weight; the accumulator refuses that combination. ``counts=`` gives rows that stand for
+    several tasks each (a histogram).
+
+    It is picklable, and its state is small, so workers can gather their accumulators and
+    :meth:`merge` them (:mod:`rankstats.distributed` does this on torch.distributed and Dask);
+    :meth:`state_dict` gives the state as JSON-able lists.
 
     Group labels are the same group exactly when they are equal in Python: ``1``, ``1.0`` and
     ``np.int64(1)`` are one group, but ``1`` and ``"1"`` are two. Labels must be hashable and not
@@ -250,11 +266,11 @@ class RankAccumulator:
                 labels, mapping = _add_labels(state.labels, batch)
                 sides, sums = _relabel(sides, sums, mapping)
             self._state = _Snapshot(
-                _combine(state.sides, sides),
+                _combine([state.sides, sides]),
                 labels,
                 grouped,
                 weighted,
-                _combine_sums(state.sums, sums),
+                _combine_sums([state.sums, sums]),
             )
 
     def _check_weighted_ties(self, available: Sequence[str]) -> None:
@@ -284,6 +300,9 @@ class RankAccumulator:
             If the accumulators were built for different metrics, rank types or averaging, or
             hold different sides or kinds of ranks; this accumulator is then left unchanged.
         """
+        self._merge_all([other])
+
+    def _check_mergeable(self, other: Any) -> None:
         if not isinstance(other, RankAccumulator):
             raise TypeError(f"can only merge a RankAccumulator, got {type(other).__name__}")
         if set(other.metrics) != set(self.metrics):
@@ -296,26 +315,37 @@ class RankAccumulator:
                 "cannot merge accumulators with different rank_types or average: "
                 f"({self.rank_types}, {self.average!r}) and ({other.rank_types}, {other.average!r})"
             )
-        incoming = other._state  # one immutable snapshot: no lock on other needed
-        if not incoming.sides:
+
+    def _merge_all(self, others: Sequence[RankAccumulator]) -> None:
+        """Add several accumulators at once: one concatenation and one sort per table."""
+        for other in others:
+            self._check_mergeable(other)
+        # one immutable snapshot each: no lock on the others needed
+        incoming = [other._state for other in others if other._state.sides]
+        if not incoming:
             return
         with self._lock:
             state = self._state
-            if state.grouped is not None and incoming.grouped != state.grouped:
-                raise ValueError("cannot merge an accumulator with groups and one without")
-            if state.weighted is not None and incoming.weighted != state.weighted:
-                raise ValueError("cannot merge an accumulator with weights and one without")
-            sides, sums = incoming.sides, incoming.sums
+            grouped, weighted = state.grouped, state.weighted
             labels = state.labels
-            if incoming.grouped:
-                labels, mapping = _add_labels(state.labels, list(incoming.labels))
-                sides, sums = _relabel(sides, sums, mapping)
+            parts = [(state.sides, state.sums)] if state.sides else []
+            for snapshot in incoming:
+                if grouped is not None and snapshot.grouped != grouped:
+                    raise ValueError("cannot merge an accumulator with groups and one without")
+                if weighted is not None and snapshot.weighted != weighted:
+                    raise ValueError("cannot merge an accumulator with weights and one without")
+                grouped, weighted = snapshot.grouped, snapshot.weighted
+                sides, sums = snapshot.sides, snapshot.sums
+                if grouped:
+                    labels, mapping = _add_labels(labels, list(snapshot.labels))
+                    sides, sums = _relabel(sides, sums, mapping, sort=False)
+                parts.append((sides, sums))
             self._state = _Snapshot(
-                _combine(state.sides, sides),
+                _combine([sides for sides, _ in parts]),
                 labels,
-                incoming.grouped,
-                incoming.weighted,
-                _combine_sums(state.sums, sums),
+                grouped,
+                weighted,
+                _combine_sums([sums for _, sums in parts]),
             )
 
     def __add__(self, other: RankAccumulator) -> RankAccumulator:
@@ -325,15 +355,18 @@ class RankAccumulator:
 
     @classmethod
     def merged(cls, accumulators: Iterable[RankAccumulator]) -> RankAccumulator:
-        """One accumulator holding the ranks of all the given ones (which are left unchanged)."""
+        """One accumulator holding the ranks of all the given ones (which are left unchanged).
+
+        Merging many at once concatenates and sorts each table once, faster than merging them
+        one by one.
+        """
         items = list(accumulators)
         if not items:
             raise ValueError("merged needs at least one accumulator")
         if not isinstance(items[0], RankAccumulator):
             raise TypeError(f"can only merge RankAccumulators, got {type(items[0]).__name__}")
         result = copy.deepcopy(items[0])
-        for item in items[1:]:
-            result.merge(item)
+        result._merge_all(items[1:])
         return result
 
     def compute(self) -> EvaluationResults:
@@ -672,23 +705,27 @@ def _label_order(labels: Sequence[Hashable]) -> list[int]:
         return sorted(positions, key=lambda i: (type(items[i]).__name__, repr(items[i])))
 
 
-def _combine(
-    current: Mapping[str, SideStatistics], incoming: Mapping[str, SideStatistics]
-) -> dict[str, SideStatistics]:
-    """The statistics of both, as a new mapping (neither argument is changed)."""
-    if not current:
-        return dict(incoming)
-    if set(incoming) != set(current):
-        raise ValueError(
-            f"every update must give the same sides; expected {list(current)}, got {list(incoming)}"
-        )
-    for side, stats in incoming.items():
-        if stats.layout() != current[side].layout():
+def _combine(parts: Sequence[Mapping[str, SideStatistics]]) -> dict[str, SideStatistics]:
+    """The statistics of all parts together, as a new mapping (no part is changed)."""
+    parts = [part for part in parts if part]
+    if not parts:
+        return {}
+    if len(parts) == 1:
+        return dict(parts[0])
+    first = parts[0]
+    for incoming in parts[1:]:
+        if set(incoming) != set(first):
             raise ValueError(
-                f"every update must give the same kinds of ranks (rank types, candidate "
-                f"counts); side {side!r} differs from the earlier updates"
+                f"every update must give the same sides; expected {list(first)}, got "
+                f"{list(incoming)}"
             )
-    return {side: SideStatistics.concatenate([current[side], incoming[side]]) for side in current}
+        for side, stats in incoming.items():
+            if stats.layout() != first[side].layout():
+                raise ValueError(
+                    f"every update must give the same kinds of ranks (rank types, candidate "
+                    f"counts); side {side!r} differs from the earlier updates"
+                )
+    return {side: SideStatistics.concatenate([part[side] for part in parts]) for side in first}
 
 
 # --- weights and counts --------------------------------------------------------------------------
@@ -816,14 +853,32 @@ def _counted_tables(
 
 
 def _relabel(
-    sides: Mapping[str, SideStatistics], sums: Mapping[str, dict[str, Table]], mapping: IntArray
+    sides: Mapping[str, SideStatistics],
+    sums: Mapping[str, dict[str, Table]],
+    mapping: IntArray,
+    *,
+    sort: bool = True,
 ) -> tuple[dict[str, SideStatistics], dict[str, dict[str, Table]]]:
+    """Replace group ids through ``mapping``.
+
+    Without ``sort`` the tables are left unsorted, to be concatenated (which sorts) right after.
+    """
+
+    def table(t: Table) -> Table:
+        if sort:
+            return t.relabel_groups(mapping)
+        return Table({**t.columns, GROUP: mapping[t.columns[GROUP]]}, t.count)
+
+    def side(stats: SideStatistics) -> SideStatistics:
+        return SideStatistics(
+            pairs=None if stats.pairs is None else table(stats.pairs),
+            ranks={rank_type: table(t) for rank_type, t in stats.ranks.items()},
+            candidates=None if stats.candidates is None else table(stats.candidates),
+        )
+
     return (
-        {side: stats.relabel_groups(mapping) for side, stats in sides.items()},
-        {
-            side: {name: table.relabel_groups(mapping) for name, table in tables.items()}
-            for side, tables in sums.items()
-        },
+        {name: side(stats) for name, stats in sides.items()},
+        {name: {key: table(t) for key, t in tables.items()} for name, tables in sums.items()},
     )
 
 
@@ -840,13 +895,15 @@ def _sorted_labels(state: _Snapshot) -> _Snapshot:
 
 
 def _combine_sums(
-    current: Mapping[str, dict[str, Table]], incoming: Mapping[str, dict[str, Table]]
+    parts: Sequence[Mapping[str, dict[str, Table]]],
 ) -> dict[str, dict[str, Table]]:
-    if not current:
-        return dict(incoming)
+    """The exact weight sums of all parts together (sides already checked by :func:`_combine`)."""
+    parts = [part for part in parts if part]
+    if not parts:
+        return {}
     return {
-        side: {name: add_limbs([tables[name], incoming[side][name]]) for name in tables}
-        for side, tables in current.items()
+        side: {name: add_limbs([part[side][name] for part in parts]) for name in tables}
+        for side, tables in parts[0].items()
     }
 
 
