@@ -11,6 +11,11 @@ Every change is all or nothing: :meth:`~RankAccumulator.update`, :meth:`~RankAcc
 and :meth:`~RankAccumulator.from_state_dict` validate and build the new state first and only then
 replace the old one, under a lock, so a failed call leaves the accumulator exactly as it was and
 several threads may update one accumulator at once.
+
+The module is long because one class owns its state and must check all of it when reading it
+back (:meth:`RankAccumulator.from_state_dict`); the parts that do not touch that state live
+beside it: exact weight sums in :mod:`~rankstats.evaluation.weight_sums`, weighted and counted
+batches in :mod:`~rankstats.evaluation.weighted_tables`.
 """
 
 from __future__ import annotations
@@ -39,11 +44,19 @@ from rankstats.evaluation.evaluate import (
 from rankstats.evaluation.results import EvaluationResults
 from rankstats.evaluation.scores import EVALUATION_RANK_TYPES, MAX_RANK, RANK_EXPECTED, Ranks
 from rankstats.evaluation.tables import GROUP, WEIGHT, SideStatistics, Table
-from rankstats.evaluation.weight_sums import LIMB, add_limbs, align, rounded_sums, weight_limbs
+from rankstats.evaluation.weight_sums import LIMB, rounded_sums
+from rankstats.evaluation.weighted_tables import (
+    combine_sums,
+    counted_tables,
+    rank_tables,
+    rows_within,
+    total_weight,
+    with_weights,
+)
 from rankstats.metrics.central import GeometricMeanRank, InverseGeometricMeanRank
 from rankstats.metrics.derived import DerivedRankBasedMetric
 from rankstats.metrics.dispersion import Variance
-from rankstats.validation import MAX_NUM_CANDIDATES, as_array
+from rankstats.validation import MAX_NUM_CANDIDATES
 
 __all__ = ["RankAccumulator"]
 
@@ -237,7 +250,9 @@ class RankAccumulator:
             sums: dict[str, dict[str, Table]] = {}
             sides, present = prepared.sides, prepared.labels
         else:
-            sides, sums, present = _counted_tables(ranks, num_candidates, codes, weights, counts)
+            sides, sums, present = counted_tables(
+                ranks, num_candidates, codes, weights, counts, _side_sizes(ranks)
+            )
             if not sides:
                 return  # every count was zero
         grouped = codes is not None
@@ -270,7 +285,7 @@ class RankAccumulator:
                 labels,
                 grouped,
                 weighted,
-                _combine_sums([state.sums, sums]),
+                combine_sums([state.sums, sums]),
             )
 
     def _check_weighted_ties(self, available: Sequence[str]) -> None:
@@ -345,7 +360,7 @@ class RankAccumulator:
                 labels,
                 grouped,
                 weighted,
-                _combine_sums([sums for _, sums in parts]),
+                combine_sums([sums for _, sums in parts]),
             )
 
     def __add__(self, other: RankAccumulator) -> RankAccumulator:
@@ -376,8 +391,8 @@ class RankAccumulator:
             raise ValueError("no ranks to evaluate: call update() first")
         sides = state.sides
         if state.weighted:
-            sides = {side: _with_weights(stats, state.sums[side]) for side, stats in sides.items()}
-            if all(_total_weight(stats) == 0 for stats in sides.values()):
+            sides = {side: with_weights(stats, state.sums[side]) for side, stats in sides.items()}
+            if all(total_weight(stats) == 0 for stats in sides.values()):
                 raise ValueError("every weight collected so far is zero: nothing to evaluate")
         labels: list[Hashable] | None = None
         if state.grouped:
@@ -740,69 +755,6 @@ def _combine(parts: Sequence[Mapping[str, SideStatistics]]) -> dict[str, SideSta
 # --- weights and counts --------------------------------------------------------------------------
 
 
-#: the tables that hold ranks (and, for weighted input, get exact weight sums)
-def _rank_tables(stats: SideStatistics) -> dict[str, Table]:
-    return {name: t for name, t in stats.tables().items() if name != "candidates"}
-
-
-def _rebuild(stats: SideStatistics, tables: Mapping[str, Table]) -> SideStatistics:
-    return SideStatistics(
-        pairs=tables.get("pairs"),
-        ranks={name.removeprefix("ranks."): t for name, t in tables.items() if name != "pairs"},
-        candidates=stats.candidates,
-    )
-
-
-def _row_values(value: Any, name: str, sides: Sequence[str], sizes: Mapping[str, int]) -> Any:
-    """``counts`` or ``weights`` as a flat array per side, checked for length."""
-    if value is None:
-        return dict.fromkeys(sides)
-    if isinstance(value, Mapping):
-        unknown = [key for key in value if key not in sides]
-        if unknown or len(value) != len(sides):
-            raise ValueError(f"{name} must give one array for each side {list(sides)}")
-        values = dict(value)
-    elif len(sides) == 1:
-        values = {sides[0]: value}
-    else:
-        values = dict.fromkeys(sides, value)
-    out = {}
-    for side, item in values.items():
-        array = as_array(item, name).reshape(-1)
-        if array.size != sizes[side]:
-            raise ValueError(
-                f"{name} must have one entry per rank ({sizes[side]}), got {array.size}"
-            )
-        out[side] = array
-    return out
-
-
-def _check_counts(array: npt.NDArray[Any]) -> npt.NDArray[np.int64]:
-    if array.dtype == np.bool_ or array.dtype.kind not in "iuf":
-        raise TypeError(f"counts must be integers, got an array of dtype {array.dtype}")
-    with np.errstate(invalid="ignore"):
-        bad = ~(array >= 0) | ~(array <= 2**53) | (array != np.floor(array))
-    if bad.any():
-        index = int(np.flatnonzero(bad)[0])
-        raise ValueError(
-            f"counts must be non-negative integers, got {array[index].item()!r} at index {index}"
-        )
-    return array.astype(np.int64)
-
-
-def _check_batch_weights(array: npt.NDArray[Any]) -> npt.NDArray[np.float64]:
-    if array.dtype == np.bool_ or array.dtype.kind not in "iuf":
-        raise TypeError(f"weights must be numbers, got an array of dtype {array.dtype}")
-    clean = array.astype(np.float64)
-    bad = ~((clean >= 0) & np.isfinite(clean))
-    if bad.any():
-        index = int(np.flatnonzero(bad)[0])
-        raise ValueError(
-            f"weights must be finite and non-negative, got {array[index].item()!r} at index {index}"
-        )
-    return clean
-
-
 def _side_sizes(ranks: Any) -> dict[str, int]:
     from rankstats.base import RANK_TYPES
     from rankstats.evaluation.results import SIDE_BOTH
@@ -816,49 +768,6 @@ def _side_sizes(ranks: Any) -> dict[str, int]:
             raise ValueError(f"the ranks of side {side!r} must be one flat array per rank type")
         sizes[side] = size
     return sizes
-
-
-def _counted_tables(
-    ranks: Any, num_candidates: Any, codes: Any, weights: Any, counts: Any
-) -> tuple[dict[str, SideStatistics], dict[str, dict[str, Table]], list[Hashable] | None]:
-    """The tables of a batch with weights or counts: rank tables count, weights summed exactly.
-
-    Every row is validated by :func:`prepare_input`, with its index as a (unique) weight, so the
-    tables keep one row per input row and say which; then counts and weights are put in.
-    """
-    sizes = _side_sizes(ranks)
-    names = list(sizes)
-    side_counts = _row_values(counts, "counts", names, sizes)
-    side_weights = _row_values(weights, "weights", names, sizes)
-    ids = {side: np.arange(1, size + 1, dtype=np.float64) for side, size in sizes.items()}
-    prepared = prepare_input(ranks, num_candidates, ids if len(ids) > 1 else ids[names[0]], codes)
-    if prepared.sides.keys() != sizes.keys():  # pragma: no cover - sides are named alike
-        raise ValueError(f"unexpected sides {list(prepared.sides)}")
-    sides: dict[str, SideStatistics] = {}
-    sums: dict[str, dict[str, Table]] = {}
-    for side, stats in prepared.sides.items():
-        count = None if side_counts[side] is None else _check_counts(side_counts[side])
-        weight = None if side_weights[side] is None else _check_batch_weights(side_weights[side])
-        if count is not None and not count.any():
-            return {}, {}, None  # every count of the batch is zero: nothing to add
-        tables: dict[str, Table] = {}
-        side_sums: dict[str, Table] = {}
-        for name, table in stats.tables().items():
-            row = table.columns[WEIGHT].astype(np.int64) - 1
-            row_count = np.ones(row.size, dtype=np.int64) if count is None else count[row]
-            keep = row_count > 0
-            row, row_count = row[keep], row_count[keep]
-            keys = {key: c[keep] for key, c in table.columns.items() if key != WEIGHT}
-            if name != "candidates" and weight is not None:
-                side_sums[name] = weight_limbs(keys, weight[row], row_count)
-            elif name == "candidates" and weight is not None:
-                keys[WEIGHT] = weight[row]
-            tables[name] = Table.build(keys, row_count)
-        sides[side] = _rebuild(SideStatistics(candidates=tables.pop("candidates", None)), tables)
-        sums[side] = side_sums
-    if any(not stats.size for stats in sides.values()):
-        raise ValueError("counts must not be zero for every rank of one side but not another")
-    return sides, sums if weights is not None else {}, prepared.labels
 
 
 def _relabel(
@@ -901,36 +810,6 @@ def _sorted_labels(state: _Snapshot) -> _Snapshot:
     sides, sums = _relabel(state.sides, state.sums, mapping)
     labels = tuple(state.labels[index] for index in order)
     return _Snapshot(sides, labels, state.grouped, state.weighted, sums)
-
-
-def _combine_sums(
-    parts: Sequence[Mapping[str, dict[str, Table]]],
-) -> dict[str, dict[str, Table]]:
-    """The exact weight sums of all parts together (sides already checked by :func:`_combine`)."""
-    parts = [part for part in parts if part]
-    if not parts:
-        return {}
-    return {
-        side: {name: add_limbs([part[side][name] for part in parts]) for name in tables}
-        for side, tables in parts[0].items()
-    }
-
-
-def _with_weights(stats: SideStatistics, sums: Mapping[str, Table]) -> SideStatistics:
-    """The tables :func:`compute_results` takes: each distinct rank once, weighing its sum."""
-    tables = {}
-    for name, table in _rank_tables(stats).items():
-        names = list(table.columns)
-        rows, values = rounded_sums(sums[name], names)
-        weights = align(rows, values, table.columns)
-        tables[name] = Table(
-            {**table.columns, WEIGHT: weights}, np.ones(len(table), dtype=np.int64)
-        )
-    return _rebuild(stats, tables)
-
-
-def _total_weight(stats: SideStatistics) -> float:
-    return float(next(iter(_rank_tables(stats).values())).weights().sum())
 
 
 # --- state ---------------------------------------------------------------------------------------
@@ -1054,7 +933,7 @@ def _sums_from_state(state: Any, name: str, stats: SideStatistics) -> dict[str, 
     """The exact weight sums of one side's rank tables, checked against those tables."""
     if not isinstance(state, Mapping):
         raise TypeError(f"{name} must be a mapping of tables, got {type(state).__name__}")
-    tables = _rank_tables(stats)
+    tables = rank_tables(stats)
     if set(state) != set(tables):
         raise ValueError(
             f"{name} must have the tables {sorted(tables)}, got {sorted(map(str, state))}"
@@ -1085,25 +964,7 @@ def _sums_from_state(state: Any, name: str, stats: SideStatistics) -> dict[str, 
         if len(limbs) != digits.size or (limbs.count >= 2**32).any():
             raise ValueError(f"{where} must hold each (row, limb) once, with digits below 2**32")
         keys, _ = rounded_sums(limbs, list(table.columns))  # the distinct rows
-        if not _rows_within(keys, table.columns):
+        if not rows_within(keys, table.columns):
             raise ValueError(f"{where} has weight sums for rows that {table_name!r} does not have")
         sums[table_name] = limbs
     return sums
-
-
-def _rows_within(rows: Mapping[str, npt.NDArray[Any]], target: Mapping[str, Any]) -> bool:
-    """Whether every row of ``rows`` (distinct rows) is a row of ``target``."""
-    names = list(target)
-    size = next(iter(target.values())).size
-    count = next(iter(rows.values())).size
-    if not count:
-        return True
-    tag = np.concatenate([np.zeros(size, dtype=np.int64), np.ones(count, dtype=np.int64)])
-    combined = [np.concatenate([target[name], rows[name]]) for name in names]
-    order = np.lexsort((tag, *reversed(combined)))
-    positions = np.flatnonzero(tag[order] == 1)
-    previous = order[np.maximum(positions - 1, 0)]
-    ok = (positions > 0) & (tag[previous] == 0)
-    for column in combined:
-        ok &= column[previous] == column[order[positions]]
-    return bool(ok.all())
