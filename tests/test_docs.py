@@ -188,11 +188,13 @@ def _docstrings() -> list[tuple[str, str]]:
         module = importlib.import_module(info.name)
         found.append((info.name, module.__doc__ or ""))
         for name, obj in vars(module).items():
-            if getattr(obj, "__module__", None) != module.__name__:
+            if name.startswith("_") or getattr(obj, "__module__", None) != module.__name__:
                 continue
             found.append((f"{info.name}.{name}", inspect.getdoc(obj) or ""))
             if inspect.isclass(obj):
                 for member, value in vars(obj).items():
+                    if member.startswith("_"):
+                        continue  # private members are not rendered
                     doc = (
                         inspect.getdoc(value)
                         if callable(value) or isinstance(value, property)

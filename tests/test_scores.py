@@ -248,6 +248,8 @@ RANKS_ERRORS = [
     (([1, 2], [1, 2], "5"), TypeError, r"num_candidates must be an array-like of numbers"),
     (([1, 2], [1, 2], 2.5), ValueError, r"num_candidates must be integers >= 1, got 2\.5"),
     (([True, True], [1, 1], None), TypeError, r"optimistic must hold integers"),
+    ((np.array([1 + 1j]), [1], None), TypeError, r"optimistic must hold integers, .* complex128"),
+    ((np.float16([1, 2.5]), [1, 3], None), ValueError, r"optimistic must be integers .* 2\.5"),
     (([1, 2], [1, 1], None), ValueError, r"pessimistic .* not be smaller .* 1 < 2 at index 1"),
     (([1, 2], [1, 2, 3], None), ValueError, r"pessimistic must have one entry per task"),
     (([1, 2], [1, 3], [5, 2]), ValueError, r"pessimistic rank 3 > num_candidates 2 at index 1"),
@@ -476,3 +478,40 @@ def test_eight_threads_ranking_at_once() -> None:
         assert ranks.num_candidates is not None
         assert reference.num_candidates is not None
         assert ranks.num_candidates.tolist() == reference.num_candidates.tolist()
+
+
+def test_copies_and_unpickled_ranks_stay_read_only() -> None:
+    import copy
+    import pickle
+
+    ranks = Ranks([1, 2], [1, 3], [4, 4])
+    for clone in (pickle.loads(pickle.dumps(ranks)), copy.deepcopy(ranks), copy.copy(ranks)):
+        assert clone.optimistic.tolist() == [1, 2]
+        assert clone.pessimistic.tolist() == [1, 3]
+        assert clone.num_candidates is not None
+        assert clone.num_candidates.tolist() == [4, 4]
+        for array in (clone.optimistic, clone.pessimistic, clone.num_candidates):
+            assert not array.flags.writeable
+    plain = pickle.loads(pickle.dumps(Ranks([1], [1])))
+    assert plain.num_candidates is None
+
+
+def test_float16_and_float32_ranks_without_warnings() -> None:
+    ranks = Ranks(np.float16([1, 2]), np.float32([1, 3]), [4, 4])
+    assert ranks.optimistic.tolist() == [1, 2]
+    assert ranks.pessimistic.tolist() == [1, 3]
+
+
+def test_float_target_scores_of_large_integer_scores_compare_exactly() -> None:
+    big = 2**53
+    scores = np.array([[big + 1, big, 3]], dtype=np.int64)
+    ranks = ranks_from_scores(scores, target_scores=[float(big)])
+    assert ranks.optimistic.tolist() == [2]  # big + 1 is better, not a tie
+    assert ranks.pessimistic.tolist() == [2]
+    assert ranks_from_scores(scores, [1]).optimistic.tolist() == [2]
+    with pytest.raises(ValueError, match=r"2\.5 is no int64 score, in row 0"):
+        ranks_from_scores(scores, target_scores=[2.5])
+    with pytest.raises(ValueError, match=r"is no uint8 score"):
+        ranks_from_scores(np.array([[1, 2]], dtype=np.uint8), target_scores=[300.0])
+    small = ranks_from_scores(np.array([[1, 2]], dtype=np.uint8), target_scores=[1.0])
+    assert small.optimistic.tolist() == [2]

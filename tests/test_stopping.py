@@ -21,6 +21,8 @@ def test_direction_comes_from_the_metric() -> None:
     assert not EarlyStopper("tail.pessimistic.median_rank").larger_is_better
     assert EarlyStopper("zmr").larger_is_better  # z-scores are oriented: larger is better
     assert EarlyStopper(HitsAtK(k=3)).key == "hits_at_3"
+    assert EarlyStopper(HitsAtK).key == "hits_at_10"
+    assert EarlyStopper("realistic.head.mrr").key == "realistic.head.mrr"
     assert not EarlyStopper("mrr", larger_is_better=False).larger_is_better
 
 
@@ -81,6 +83,14 @@ STOPPER_ERRORS = [
     ({"patience": 1.5}, TypeError, r"patience must be a positive integer, got 1\.5"),
     ({"relative_delta": -0.1}, ValueError, r"relative_delta must be a finite non-negative"),
     ({"absolute_delta": float("inf")}, ValueError, r"absolute_delta must be a finite"),
+    ({"relative_delta": float("nan")}, ValueError, r"relative_delta must be a finite"),
+    ({"relative_delta": True}, TypeError, r"relative_delta must be a finite non-negative number"),
+    ({"absolute_delta": "0.1"}, TypeError, r"absolute_delta must be a finite non-negative"),
+    ({"metric": "head.tail.mrr"}, ValueError, r"side and rank type at most once"),
+    ({"metric": "realistic.optimistic.mrr"}, ValueError, r"side and rank type at most once"),
+    ({"metric": ".mrr"}, ValueError, r"side and rank type at most once"),
+    ({"metric": "hits@-1"}, ValueError, r"k must be a positive integer"),
+    ({"metric": b"mrr"}, TypeError, r"metric must be a key or a metric, got bytes"),
     ({"larger_is_better": 1}, TypeError, r"larger_is_better must be a bool or None"),
 ]
 
@@ -338,3 +348,65 @@ def test_eight_threads_reporting_to_one_stopper() -> None:
     assert stopper.best_epoch == epochs[best_index]
     assert stopper.bad_evaluations == len(values) - 1 - best_index
     EarlyStopper.from_state_dict(stopper.state_dict())  # the state is consistent
+
+
+@pytest.mark.parametrize(
+    ("value", "match"),
+    [
+        (True, "got bool"),
+        (np.bool_(False), "got bool"),
+        (np.array([0.5]), "got ndarray"),
+        (np.array([0.5, 0.6]), "got ndarray"),
+        ([0.5], "got list"),
+        (None, "got NoneType"),
+        (0.5 + 0j, "got complex"),
+        (b"0.5", "got bytes"),
+    ],
+)
+def test_values_must_be_real_numbers(value: object, match: str) -> None:
+    stopper = EarlyStopper("mrr")
+    with pytest.raises(TypeError, match=match):
+        stopper.report(value)
+    with pytest.raises(TypeError, match=rf"{match} for the key 'mrr'"):
+        stopper.report({"mrr": value})
+    assert stopper.history == []
+
+
+def test_numpy_scalars_and_zero_dimensional_arrays_are_numbers() -> None:
+    stopper = EarlyStopper("mrr")
+    for value in (np.array(0.25), np.float16(0.5), np.int64(1), 0.75):
+        stopper.report(value)
+    assert [value for _, value in stopper.history] == [0.25, 0.5, 1.0, 0.75]
+
+
+@pytest.mark.parametrize(
+    ("key", "canonical"),
+    [
+        # PyKEEN's test_resolve_metric_name, with the keys of rankstats' flat dictionary
+        ("mrr", "both.realistic.inverse_harmonic_mean_rank"),
+        ("both.mean_rank", "both.realistic.arithmetic_mean_rank"),
+        ("avg.mean_rank", "both.realistic.arithmetic_mean_rank"),
+        ("tail.worst.mean_rank", "tail.pessimistic.arithmetic_mean_rank"),
+        ("avg.amri", "both.realistic.adjusted_arithmetic_mean_rank_index"),
+        ("hits_at_k", "both.realistic.hits_at_10"),
+        ("head.best.hits_at_k.3", "head.optimistic.hits_at_3"),
+        ("hits_at_1", "both.realistic.hits_at_1"),
+        ("H@10", "both.realistic.hits_at_10"),
+        ("average.hits@3", "both.realistic.hits_at_3"),
+    ],
+)
+def test_pykeen_key_spellings(key: str, canonical: str) -> None:
+    results = evaluate(
+        {"head": Ranks([1, 2, 5], [1, 3, 6], [9, 9, 9]), "tail": Ranks([2, 1], [2, 4], [9, 9])},
+        metrics=["mrr", "mr", "amri", "hits@1", "hits@3", "hits@10"],
+    )
+    flat = results.to_dict()
+    for result in (results, flat):
+        stopper = EarlyStopper(key)
+        stopper.report(result)
+        assert stopper.best_value == flat[canonical], (key, type(result))
+
+
+def test_a_dotted_cut_off_needs_a_metric_with_one() -> None:
+    with pytest.raises(ValueError, match="side and rank type at most once"):
+        EarlyStopper("mrr.3")

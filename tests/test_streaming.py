@@ -450,3 +450,11 @@ def test_eight_threads_computing_from_one_accumulator() -> None:
             )
         )
     assert set(texts) == {reference}
+
+
+def test_tuple_labels_survive_json() -> None:
+    accumulator = RankAccumulator(["count"])
+    accumulator.update([1.0, 2.0, 3.0], groups=[("a", 1), ("b", (2, 3)), None])
+    restored = RankAccumulator.from_state_dict(json.loads(json.dumps(accumulator.state_dict())))
+    assert list(restored.compute().by_group) == list(accumulator.compute().by_group)
+    assert restored.compute().by_group[("b", (2, 3))]["count"] == 1

@@ -64,9 +64,12 @@ def _integer_ranks(value: Any, name: str) -> IntArray:
         raise ValueError(f"{name} must be one-dimensional, got an array of shape {array.shape}")
     if array.size == 0:
         raise ValueError(f"{name} must not be empty")
-    if array.dtype == np.bool_ or not np.issubdtype(array.dtype, np.number):
+    if array.dtype == np.bool_ or not (
+        np.issubdtype(array.dtype, np.integer) or np.issubdtype(array.dtype, np.floating)
+    ):
         raise TypeError(f"{name} must hold integers, got an array of dtype {array.dtype}")
     if np.issubdtype(array.dtype, np.floating):
+        array = array.astype(np.float64, copy=False)  # float16 cannot hold the bound 2**53
         with np.errstate(invalid="ignore"):
             bad = ~(array >= 1) | ~(array <= MAX_RANK) | (array != np.floor(array))
     else:
@@ -182,6 +185,10 @@ class Ranks:
         raise KeyError(
             f"rank_type must be 'optimistic', 'realistic' or 'pessimistic', got {rank_type!r}"
         )
+
+    def __reduce__(self) -> tuple[type[Ranks], tuple[Any, ...]]:
+        # rebuilt through the constructor, so copies and unpickled objects are read-only too
+        return type(self), (self.optimistic, self.pessimistic, self.num_candidates)
 
     def __repr__(self) -> str:
         candidates = "None" if self.num_candidates is None else "array"
@@ -306,6 +313,27 @@ def _check_target_scores(value: Any, batch: int) -> npt.NDArray[Any]:
     return target_scores
 
 
+def _as_score_type(target_scores: npt.NDArray[Any], dtype: np.dtype[Any]) -> npt.NDArray[Any]:
+    """Float target scores of integer scores, as those integers, so comparisons stay exact.
+
+    Compared as floats, integer scores beyond :math:`2^{53}` would round and tie with the target
+    silently. A target score that is no integer of that type cannot occur among the scores.
+    """
+    if not (np.issubdtype(dtype, np.integer) and np.issubdtype(target_scores.dtype, np.floating)):
+        return target_scores
+    info = np.iinfo(dtype)
+    wide = target_scores.astype(np.float64)
+    bad = (wide != np.floor(wide)) | (wide < float(info.min)) | (wide >= 2.0 * (info.max // 2 + 1))
+    if bad.any():
+        row = int(np.flatnonzero(bad)[0])
+        raise ValueError(
+            f"target_scores must occur among the unfiltered scores of their row (the true "
+            f"candidate is one of them), but {target_scores[row].item()!r} is no {dtype} "
+            f"score, in row {row}"
+        )
+    return wide.astype(dtype)
+
+
 def _check_mask(value: Any, shape: tuple[int, ...]) -> BoolArray:
     mask = _as_numpy(value, "filter_mask")
     if mask.dtype != np.bool_:
@@ -408,6 +436,8 @@ def ranks_from_scores(
     clean_target_scores = (
         None if target_scores is None else _check_target_scores(target_scores, batch)
     )
+    if clean_target_scores is not None:
+        clean_target_scores = _as_score_type(clean_target_scores, clean_scores.dtype)
     mask = None if filter_mask is None else _check_mask(filter_mask, clean_scores.shape)
     if mask is not None and clean_targets is not None:
         excluded = mask[np.arange(batch), clean_targets]

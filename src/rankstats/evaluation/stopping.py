@@ -15,6 +15,8 @@ import threading
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import numpy as np
+
 from rankstats.base import RankBasedMetric
 from rankstats.evaluation.results import DEFAULT_RANK_TYPE, SIDE_BOTH
 from rankstats.evaluation.scores import EVALUATION_RANK_TYPES
@@ -43,6 +45,14 @@ _REQUIRED_STATE_KEYS = frozenset(
     {"metric", "larger_is_better", "best_value", "best_epoch", "bad_evaluations", "history"}
 )
 
+#: PyKEEN's synonyms of rank types in result keys
+_RANK_TYPE_SYNONYMS = {
+    "best": "optimistic",
+    "worst": "pessimistic",
+    "avg": "realistic",
+    "average": "realistic",
+}
+
 #: a parsed results key: side (None: not given), rank type (None: not given) and metric
 ParsedKey = tuple[str | None, str | None, RankBasedMetric]
 
@@ -51,14 +61,21 @@ ParsedKey = tuple[str | None, str | None, RankBasedMetric]
 def _parse_key(key: str) -> ParsedKey | None:
     """Split a results key ``[side.][rank_type.]metric`` into its parts; ``None`` if it is not one.
 
-    Keys such as ``"both.realistic.mrr.z_score"`` (statistics next to the values) are not keys of
-    a value and give ``None``.
+    PyKEEN's spellings are understood too: the rank-type synonyms ``best``, ``worst``, ``avg``
+    and ``average``, and a cut-off after a dot (``"head.best.hits_at_k.3"``). Keys such as
+    ``"both.realistic.mrr.z_score"`` (statistics next to the values) are not keys of a value and
+    give ``None``.
     """
-    *qualifiers, name = key.split(".")
+    parts = key.split(".")
+    cut_off = None
+    if len(parts) > 1 and parts[-1].isdigit():
+        cut_off = int(parts.pop())
+    *qualifiers, name = parts
     if len(qualifiers) > 2:
         return None
     side = rank_type = None
     for part in qualifiers:
+        part = _RANK_TYPE_SYNONYMS.get(part, part)
         if part in EVALUATION_RANK_TYPES and rank_type is None:
             rank_type = part
         elif part not in EVALUATION_RANK_TYPES and side is None and part:
@@ -66,7 +83,10 @@ def _parse_key(key: str) -> ParsedKey | None:
         else:
             return None
     try:
-        metric = metric_resolver.make(name)
+        if cut_off is None:
+            metric = metric_resolver.make(name)
+        else:
+            metric = metric_resolver.make(metric_resolver.lookup(name), k=cut_off)
     except (TypeError, ValueError):
         return None
     return side, rank_type, metric
@@ -133,16 +153,25 @@ class EarlyStopper:
         absolute_delta: float = 0.0,
         larger_is_better: bool | None = None,
     ) -> None:
+        if isinstance(metric, type) and issubclass(metric, RankBasedMetric):
+            metric = metric_resolver.make(metric)
         if isinstance(metric, RankBasedMetric):
             resolved = metric
             self.key: str = metric.key
         elif isinstance(metric, str):
-            *qualifiers, name = metric.split(".")
-            if len(qualifiers) > 2:
+            parsed = _parse_key(metric)
+            if parsed is None:
+                parts = metric.split(".")
+                if len(parts) > 1 and parts[-1].isdigit():
+                    parts.pop()
+                # an unknown name raises here, with suggestions of close ones
+                metric_resolver.make(parts[-1])
                 raise ValueError(
-                    f"metric must be a key of the form [side.][rank_type.]metric, got {metric!r}"
+                    f"metric must be a key of the form [side.][rank_type.]metric[.k], with each "
+                    f"of side and rank type at most once, and k only for a metric with a "
+                    f"cut-off, got {metric!r}"
                 )
-            resolved = metric_resolver.make(name)
+            resolved = parsed[2]
             self.key = metric
         else:
             raise TypeError(f"metric must be a key or a metric, got {type(metric).__name__}")
@@ -150,7 +179,9 @@ class EarlyStopper:
         deltas: dict[str, Any] = {"relative_delta": relative_delta}
         deltas["absolute_delta"] = absolute_delta
         for name, delta in deltas.items():
-            if not isinstance(delta, numbers.Real) or not 0.0 <= float(delta) < math.inf:
+            if isinstance(delta, bool) or not isinstance(delta, numbers.Real):
+                raise TypeError(f"{name} must be a finite non-negative number, got {delta!r}")
+            if not 0.0 <= float(delta) < math.inf:
                 raise ValueError(f"{name} must be a finite non-negative number, got {delta!r}")
         if larger_is_better is not None and not isinstance(larger_is_better, bool):
             raise TypeError(f"larger_is_better must be a bool or None, got {larger_is_better!r}")
@@ -253,15 +284,17 @@ class EarlyStopper:
                     f"got {type(result).__name__}"
                 )
         raw = self._lookup(result) if isinstance(result, Mapping) else result
-        try:
-            if isinstance(raw, str | bytes):
-                raise TypeError(raw)
-            value = float(raw)
-        except (TypeError, ValueError) as error:
+        # a real number: a Python or numpy scalar, or a 0-d array (not a bool, a string or an
+        # array of several values, which float() would take with a warning or by accident)
+        if isinstance(raw, np.ndarray) and raw.ndim == 0:
+            raw = raw[()]
+        if isinstance(raw, bool | np.bool_) or not isinstance(raw, numbers.Real):
+            shown = type(raw).__name__ if raw is not result else type(result).__name__
             raise TypeError(
-                f"result must be evaluation results, a mapping or a number, "
-                f"got {type(result).__name__}"
-            ) from error
+                f"result must be evaluation results, a mapping or a number, got {shown}"
+                + (f" for the key {self.key!r}" if raw is not result else "")
+            )
+        value = float(raw)
         if not math.isfinite(value):
             raise ValueError(f"the value of {self.key!r} must be finite, got {value!r}")
         return value

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-import math
 import threading
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -40,6 +39,13 @@ from rankstats.evaluation.evaluate import (
     prepare_input,
     resolve_metrics,
     resolve_rank_types,
+)
+from rankstats.evaluation.labels import (
+    add_labels,
+    check_label,
+    encode_groups,
+    label_from_json,
+    label_order,
 )
 from rankstats.evaluation.results import EvaluationResults
 from rankstats.evaluation.scores import EVALUATION_RANK_TYPES, MAX_RANK, RANK_EXPECTED, Ranks
@@ -243,7 +249,7 @@ class RankAccumulator:
             _check_empty_companions(num_candidates, groups, weights, counts)
             return
         num_candidates = _broadcast_candidates(ranks, num_candidates)
-        codes, batch_labels = _encode_groups(groups)
+        codes, batch_labels = encode_groups(groups)
         weighted = weights is not None
         if counts is None and not weighted:
             prepared = prepare_input(ranks, num_candidates, None, codes)
@@ -278,7 +284,7 @@ class RankAccumulator:
                 assert present is not None
                 # prepare_input numbers the groups by their sorted codes
                 batch = [batch_labels[int(code)] for code in present]  # type: ignore[call-overload]
-                labels, mapping = _add_labels(state.labels, batch)
+                labels, mapping = add_labels(state.labels, batch)
                 sides, sums = _relabel(sides, sums, mapping)
             self._state = _Snapshot(
                 _combine([state.sides, sides]),
@@ -352,7 +358,7 @@ class RankAccumulator:
                 grouped, weighted = snapshot.grouped, snapshot.weighted
                 sides, sums = snapshot.sides, snapshot.sums
                 if grouped:
-                    labels, mapping = _add_labels(labels, list(snapshot.labels))
+                    labels, mapping = add_labels(labels, list(snapshot.labels))
                     sides, sums = _relabel(sides, sums, mapping, sort=False)
                 parts.append((sides, sums))
             self._state = _Snapshot(
@@ -397,7 +403,7 @@ class RankAccumulator:
         labels: list[Hashable] | None = None
         if state.grouped:
             # label the groups in sorted order, as evaluate does
-            order = _label_order(state.labels)
+            order = label_order(state.labels)
             labels = [state.labels[index] for index in order]
             mapping = np.empty(len(order), dtype=np.int64)
             mapping[order] = np.arange(len(order), dtype=np.int64)
@@ -492,7 +498,7 @@ class RankAccumulator:
         raw_labels = state["labels"]
         if isinstance(raw_labels, str | bytes) or not isinstance(raw_labels, Sequence):
             raise TypeError(f"state['labels'] must be a list, got {raw_labels!r}")
-        labels, _ = _add_labels((), [_check_label(label) for label in raw_labels])
+        labels, _ = add_labels((), [check_label(label_from_json(label)) for label in raw_labels])
         if len(labels) != len(raw_labels):
             raise ValueError("state['labels'] must not repeat a label")
         if not grouped and labels:
@@ -619,116 +625,6 @@ def _broadcast_candidates(ranks: Any, num_candidates: Any) -> Any:
     return num_candidates
 
 
-def _check_label(label: Any) -> Hashable:
-    """A group label as a plain Python object (numpy scalars converted), hashable and not NaN."""
-    if isinstance(label, np.generic):
-        label = label.item()
-    try:
-        hash(label)
-    except TypeError as error:
-        raise TypeError(f"group labels must be hashable, got {label!r}") from error
-    if isinstance(label, float) and math.isnan(label):
-        raise ValueError("group labels must not be NaN (a missing label?)")
-    return label  # type: ignore[no-any-return]
-
-
-def _encode_groups(groups: Any) -> tuple[Any, list[Hashable]]:
-    """Replace group labels by integer codes, keeping labels apart that Python keeps apart.
-
-    numpy turns ``[1, "1"]`` into two equal strings; here labels are compared as Python objects.
-    Returns the codes (an array, or a mapping of arrays per side, as ``groups`` was) and the label
-    of each code.
-    """
-    if groups is None:
-        return None, []
-    labels: list[Hashable] = []
-    index: dict[Hashable, int] = {}
-    if isinstance(groups, Mapping):
-        return {side: _encode(value, labels, index) for side, value in groups.items()}, labels
-    return _encode(groups, labels, index), labels
-
-
-def _encode(value: Any, labels: list[Hashable], index: dict[Hashable, int]) -> npt.NDArray[Any]:
-    if isinstance(value, str | bytes):
-        raise TypeError(f"groups must be an array-like of labels, got {type(value).__name__}")
-    array = value if isinstance(value, np.ndarray) else None
-    if array is None:
-        try:
-            array = np.asarray(value)
-        except (TypeError, ValueError):
-            array = None
-        if (
-            array is not None
-            and array.dtype.kind in "US"
-            and not all(isinstance(item, str | bytes | np.str_ | np.bytes_) for item in value)
-        ):
-            array = None  # numpy made strings of numbers mixed with strings
-    if array is not None and array.ndim != 1:
-        if isinstance(value, np.ndarray) or array.dtype != object:
-            raise ValueError(f"groups must be a 1-D array of labels, got shape {array.shape}")
-        array = None
-    if array is not None and array.dtype.kind in "iu" and array.size:
-        # integer labels of a small span (relation ids, ...): a lookup table, no sort
-        low, high = int(array.min()), int(array.max())
-        if high - low <= 4 * array.size + 1024:
-            offsets = (array - low).astype(np.intp)
-            present = np.flatnonzero(np.bincount(offsets, minlength=high - low + 1))
-            lookup = np.zeros(high - low + 1, dtype=np.int64)
-            lookup[present] = [_code(int(label) + low, labels, index) for label in present]
-            return lookup[offsets]
-    if array is not None and array.dtype.kind in "biufUS":
-        unique, inverse = np.unique(array, return_inverse=True)
-        if unique.dtype.kind == "f" and np.isnan(unique).any():
-            raise ValueError("group labels must not be NaN (a missing label?)")
-        codes = np.array([_code(label, labels, index) for label in unique.tolist()], dtype=np.int64)
-        return codes[inverse.reshape(-1)] if codes.size else np.zeros(0, dtype=np.int64)
-    items = list(array) if array is not None else list(value)
-    return np.fromiter(
-        (_code(_check_label(item), labels, index) for item in items),
-        dtype=np.int64,
-        count=len(items),
-    )
-
-
-def _code(label: Hashable, labels: list[Hashable], index: dict[Hashable, int]) -> int:
-    label = _check_label(label)
-    found = index.get(label)
-    if found is None:
-        found = index[label] = len(labels)
-        labels.append(label)
-    return found
-
-
-def _add_labels(
-    known: tuple[Hashable, ...], new: Sequence[Hashable]
-) -> tuple[tuple[Hashable, ...], npt.NDArray[np.int64]]:
-    """The labels with ``new`` ones appended, and the id of each of ``new`` among them."""
-    ids = {label: position for position, label in enumerate(known)}
-    extended = list(known)
-    mapping = np.empty(len(new), dtype=np.int64)
-    for position, label in enumerate(new):
-        found = ids.get(label)
-        if found is None:
-            found = ids[label] = len(extended)
-            extended.append(label)
-        mapping[position] = found
-    return tuple(extended), mapping
-
-
-def _label_order(labels: Sequence[Hashable]) -> list[int]:
-    """The positions of the labels in sorted order; by type name first where types are mixed."""
-    items: list[Any] = list(labels)
-    positions = range(len(items))
-    try:
-        return sorted(positions, key=lambda i: items[i])
-    except TypeError:
-        pass
-    try:
-        return sorted(positions, key=lambda i: (type(items[i]).__name__, items[i]))
-    except TypeError:
-        return sorted(positions, key=lambda i: (type(items[i]).__name__, repr(items[i])))
-
-
 def _combine(parts: Sequence[Mapping[str, SideStatistics]]) -> dict[str, SideStatistics]:
     """The statistics of all parts together, as a new mapping (no part is changed)."""
     parts = [part for part in parts if part]
@@ -804,7 +700,7 @@ def _sorted_labels(state: _Snapshot) -> _Snapshot:
     """The same snapshot with the group ids renumbered in the sorted order of their labels."""
     if not state.grouped:
         return state
-    order = _label_order(state.labels)
+    order = label_order(state.labels)
     mapping = np.empty(len(order), dtype=np.int64)
     mapping[order] = np.arange(len(order), dtype=np.int64)
     sides, sums = _relabel(state.sides, state.sums, mapping)
