@@ -12,7 +12,8 @@ Measured:
 
 1. one process: read every partition into memory and call :func:`rankstats.evaluate` (in a
    child process, so that its peak memory is its own);
-2. a LocalCluster of 1 and of 2 worker processes (one thread each):
+2. a LocalCluster of 1 and of 2 worker processes (one thread each), each driven from a fresh
+   process:
    :func:`rankstats.distributed.dask.evaluate_dataframe` on ``read_parquet`` of the folder; the
    wall time, the throughput per worker, every worker's and the driver's peak resident memory,
    and the reduction: gathering the per-partition accumulators, merging them and ``compute()``;
@@ -97,14 +98,23 @@ def _single_process(folder: str, queue: Any) -> None:
     )
 
 
-def single_process(folder: Path) -> dict[str, float]:
+def _in_child(target: Any, *args: Any) -> dict[str, float]:
+    """Run ``target(*args, queue)`` in a fresh process, so that its peak memory is its own."""
     context = multiprocessing.get_context("spawn")
     queue = context.Queue()
-    process = context.Process(target=_single_process, args=(str(folder), queue))
+    process = context.Process(target=target, args=(*args, queue))
     process.start()
     result: dict[str, float] = queue.get(timeout=3600)
     process.join(timeout=60)
     return result
+
+
+def single_process(folder: Path) -> dict[str, float]:
+    return _in_child(_single_process, str(folder))
+
+
+def _cluster_child(folder: str, workers: int, queue: Any) -> None:
+    queue.put(on_cluster(Path(folder), workers))
 
 
 def _timed_partition(frame: Any) -> tuple[Any, float]:
@@ -222,7 +232,8 @@ def measure(size: int, partition_size: int, folder: Path) -> dict[str, Any]:
         file=sys.stderr,
     )
     single = single_process(folder)
-    clusters = {workers: on_cluster(folder, workers) for workers in (1, 2)}
+    # each cluster's driver in a fresh process too: its peak memory is that run's alone
+    clusters = {workers: _in_child(_cluster_child, str(folder), workers) for workers in (1, 2)}
     for workers, found in clusters.items():
         assert found["mrr"] == single["mrr"], (workers, found["mrr"], single["mrr"])
     return {
