@@ -314,3 +314,10 @@ def test_the_rank_tables_stay_bounded_as_weighted_data_grow() -> None:
     # at most 100 distinct ranks, at most ~3 limbs each, whatever the number of weights
     assert sizes[1][0] <= 100
     assert sizes[1][1] <= 4 * 100
+
+
+def test_a_missing_engine_says_how_to_install_it() -> None:
+    from rankstats.distributed import require
+
+    with pytest.raises(ImportError, match=r"pip install 'rankstats\[engine\]'"):
+        require("no_such_engine_module", "engine")
