@@ -97,11 +97,13 @@ def run(rank: int, world_size: int, init_file: str, out_file: str) -> None:
     out["weighted"] = reduced.compute().to_json()
     out["weighted_state"] = json.dumps(reduced.state_dict())
 
-    # 4. a sub-group: the first and the last process only
+    # 4. a sub-group: the first and the last process only; by gather and broadcast too
     members = [0, world_size - 1]
     sub = dist.new_group(members)
     if rank in members:
         out["subgroup"] = compute(grouped, group=sub).to_json()
+        out["subgroup_gather"] = compute(grouped, group=sub, method="gather").to_json()
+    out["gather"] = all_reduce(weighted, method="gather").compute().to_json()
 
     dist.barrier()
     dist.destroy_process_group()

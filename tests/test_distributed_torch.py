@@ -115,6 +115,9 @@ def test_every_process_gets_the_results_of_evaluate(world_size: int, tmp_path: P
     ).to_json()
     for rank in members:
         assert outputs[rank]["subgroup"] == sub
+        assert outputs[rank]["subgroup_gather"] == sub
+    for output in outputs:
+        assert output["gather"] == weighted
     for rank in range(world_size):
         assert ("subgroup" in outputs[rank]) == (rank in members)
 
@@ -170,6 +173,8 @@ def test_bad_tensors(kwargs: dict[str, object], error: type, match: str) -> None
 
 def test_without_a_process_group() -> None:
     accumulator = RankAccumulator(["mrr"])
+    with pytest.raises(ValueError, match="method must be"):
+        all_reduce(accumulator, method="tree")
     with pytest.raises(RuntimeError, match="init_process_group"):
         compute(accumulator)
     with pytest.raises(TypeError, match="RankAccumulator"):

@@ -59,7 +59,9 @@ def _dist() -> Any:
     return dist
 
 
-def all_reduce(accumulator: RankAccumulator, group: Any = None) -> RankAccumulator:
+def all_reduce(
+    accumulator: RankAccumulator, group: Any = None, *, method: str = "all_gather"
+) -> RankAccumulator:
     """The accumulators of every process of ``group`` merged, on every process alike.
 
     A collective call: every process of the group must call it (with an accumulator built for
@@ -72,6 +74,11 @@ def all_reduce(accumulator: RankAccumulator, group: Any = None) -> RankAccumulat
         This process's accumulator.
     group : torch.distributed.ProcessGroup, optional
         The process group; ``None`` for the default (world) group.
+    method : {"all_gather", "gather"}, default="all_gather"
+        ``"all_gather"``: every process receives every state and merges them (one collective;
+        each process receives :math:`P - 1` states). ``"gather"``: the group's first process
+        receives every state, merges them and broadcasts the merged state (two collectives;
+        the other processes receive one state), for groups of hundreds of processes.
 
     Returns
     -------
@@ -88,22 +95,43 @@ def all_reduce(accumulator: RankAccumulator, group: Any = None) -> RankAccumulat
     """
     if not isinstance(accumulator, RankAccumulator):
         raise TypeError(f"accumulator must be a RankAccumulator, got {type(accumulator).__name__}")
+    if method not in ("all_gather", "gather"):
+        raise ValueError(f"method must be 'all_gather' or 'gather', got {method!r}")
     dist = _dist()
-    if dist.get_rank(group) < 0:
+    rank = dist.get_rank(group)
+    if rank < 0:
         raise RuntimeError("this process is not a member of the process group it reduces over")
-    gathered: list[Any] = [None] * dist.get_world_size(group)
-    dist.all_gather_object(gathered, accumulator, group=group)
-    # merging adds integer counts (and exact weight sums): the result does not depend on the
-    # order, but every process merges in the same (rank) order anyway
-    return RankAccumulator.merged(gathered)
+    size = dist.get_world_size(group)
+    if method == "all_gather":
+        gathered: list[Any] = [None] * size
+        dist.all_gather_object(gathered, accumulator, group=group)
+        # merging adds integer counts (and exact weight sums): the result does not depend on
+        # the order, but every process merges in the same (rank) order anyway
+        return RankAccumulator.merged(gathered)
+    root = 0 if group is None else dist.get_global_rank(group, 0)
+    collected: list[Any] | None = [None] * size if rank == 0 else None
+    dist.gather_object(accumulator, collected, dst=root, group=group)
+    box: list[Any] = [None]
+    if collected is not None:
+        try:
+            box[0] = RankAccumulator.merged(collected)
+        except (TypeError, ValueError) as error:
+            box[0] = error  # every process raises it, not only the first
+    dist.broadcast_object_list(box, src=root, group=group)
+    if isinstance(box[0], Exception):
+        raise box[0]
+    merged: RankAccumulator = box[0]
+    return merged
 
 
-def compute(accumulator: RankAccumulator, group: Any = None) -> EvaluationResults:
+def compute(
+    accumulator: RankAccumulator, group: Any = None, *, method: str = "all_gather"
+) -> EvaluationResults:
     """The results over every process of ``group``: :func:`all_reduce`, then ``compute()``.
 
     A collective call; every process gets the same results. See :func:`all_reduce`.
     """
-    return all_reduce(accumulator, group).compute()
+    return all_reduce(accumulator, group, method=method).compute()
 
 
 def update_from_tensors(
