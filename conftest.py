@@ -2,5 +2,10 @@
 
 import importlib.util
 
-#: the plotting module's examples need matplotlib, an optional extra (tests/test_plot.py skips too)
-collect_ignore = [] if importlib.util.find_spec("matplotlib") else ["src/rankstats/plot.py"]
+#: modules whose examples need an optional extra (their tests in tests/ skip too)
+_NEEDS = {
+    "src/rankstats/plot.py": "matplotlib",
+    "src/rankstats/distributed/torch.py": "torch",
+    "src/rankstats/distributed/dask.py": "dask",
+}
+collect_ignore = [path for path, module in _NEEDS.items() if not importlib.util.find_spec(module)]

@@ -341,7 +341,7 @@ def edit(path: tuple[object, ...], value: object, delete: bool = False) -> dict:
 
 PAIRS = ("sides", "head", "pairs")
 STATE_ERRORS = [
-    (edit(("version",), 2), ValueError, r"state has version 2"),
+    (edit(("version",), 99), ValueError, r"state has version 99"),
     (edit(("extra",), 1), ValueError, r"state has unknown keys \['extra'\]"),
     (edit(("labels",), None, delete=True), ValueError, r"state lacks the keys \['labels'\]"),
     (edit(("metrics",), "mrr"), TypeError, r"state\['metrics'\] must be a list"),

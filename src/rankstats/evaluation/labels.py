@@ -73,6 +73,15 @@ def _encode(value: Any, labels: list[Hashable], index: dict[Hashable, int]) -> n
         if isinstance(value, np.ndarray) or array.dtype != object:
             raise ValueError(f"groups must be a 1-D array of labels, got shape {array.shape}")
         array = None
+    if array is not None and array.dtype.kind in "iu" and array.size:
+        # integer labels of a small span (relation ids, ...): a lookup table, no sort
+        low, high = int(array.min()), int(array.max())
+        if high - low <= 4 * array.size + 1024:
+            offsets = (array - low).astype(np.intp)
+            present = np.flatnonzero(np.bincount(offsets, minlength=high - low + 1))
+            lookup = np.zeros(high - low + 1, dtype=np.int64)
+            lookup[present] = [_code(int(label) + low, labels, index) for label in present]
+            return lookup[offsets]
     if array is not None and array.dtype.kind in "biufUS":
         unique, inverse = np.unique(array, return_inverse=True)
         if unique.dtype.kind == "f" and np.isnan(unique).any():

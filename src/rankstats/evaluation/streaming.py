@@ -11,11 +11,17 @@ Every change is all or nothing: :meth:`~RankAccumulator.update`, :meth:`~RankAcc
 and :meth:`~RankAccumulator.from_state_dict` validate and build the new state first and only then
 replace the old one, under a lock, so a failed call leaves the accumulator exactly as it was and
 several threads may update one accumulator at once.
+
+The module is long because one class owns its state and must check all of it when reading it
+back (:meth:`RankAccumulator.from_state_dict`); the parts that do not touch that state live
+beside it: exact weight sums in :mod:`~rankstats.evaluation.weight_sums`, weighted and counted
+batches in :mod:`~rankstats.evaluation.weighted_tables`.
 """
 
 from __future__ import annotations
 
 import copy
+import dataclasses
 import threading
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -24,6 +30,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from rankstats.arrays import IntArray
 from rankstats.evaluation.evaluate import (
     Average,
     MetricHint,
@@ -41,17 +48,35 @@ from rankstats.evaluation.labels import (
     label_order,
 )
 from rankstats.evaluation.results import EvaluationResults
-from rankstats.evaluation.scores import EVALUATION_RANK_TYPES, MAX_RANK, Ranks
-from rankstats.evaluation.tables import GROUP, SideStatistics, Table
+from rankstats.evaluation.scores import EVALUATION_RANK_TYPES, MAX_RANK, RANK_EXPECTED, Ranks
+from rankstats.evaluation.tables import GROUP, WEIGHT, SideStatistics, Table
+from rankstats.evaluation.weight_sums import LIMB, rounded_sums
+from rankstats.evaluation.weighted_tables import (
+    combine_sums,
+    counted_tables,
+    rank_tables,
+    rows_within,
+    total_weight,
+    with_weights,
+)
+from rankstats.metrics.central import GeometricMeanRank, InverseGeometricMeanRank
+from rankstats.metrics.derived import DerivedRankBasedMetric
+from rankstats.metrics.dispersion import Variance
 from rankstats.validation import MAX_NUM_CANDIDATES
 
 __all__ = ["RankAccumulator"]
 
-#: the version of the layout of :meth:`RankAccumulator.state_dict`
-STATE_VERSION = 1
+#: metrics whose expectation over ties is not linear in the task weights (geometric means are
+#: products of E[r_i ** a_i]; the variance has a_i ** 2 terms): the weighted accumulator cannot
+#: give their rank type 'expected' from weight sums
+_NONLINEAR_TIE_RULES = (GeometricMeanRank, InverseGeometricMeanRank, Variance)
+
+#: the version of the layout of :meth:`RankAccumulator.state_dict` (2: weights)
+STATE_VERSION = 2
 _STATE_KEYS = frozenset(
     {"version", "metrics", "default_metrics", "rank_types", "average", "grouped", "labels", "sides"}
 )
+_WEIGHT_KEYS = frozenset({"weighted", "weight_sums"})
 #: the columns of each kind of table (besides ``count``)
 _TABLE_COLUMNS = {
     "pairs": (GROUP, "optimistic", "pessimistic"),
@@ -70,6 +95,11 @@ class _Snapshot:
     sides: dict[str, SideStatistics]
     labels: tuple[Hashable, ...]
     grouped: bool | None
+    #: whether weights were given (``None`` before the first batch)
+    weighted: bool | None = None
+    #: for weighted input: per side, per rank table, the exact weight sum of each row, in limbs
+    #: (:mod:`~rankstats.evaluation.weight_sums`); the rank tables themselves then hold counts
+    sums: dict[str, dict[str, Table]] = dataclasses.field(default_factory=dict)
 
 
 class RankAccumulator:
@@ -86,12 +116,28 @@ class RankAccumulator:
 
     Notes
     -----
-    The accumulator is unweighted: weights are real numbers whose sums depend on the order of
-    addition, which would break the exact equality with one-shot evaluation.
+    The state is the tables of distinct (group, rank) and (group, candidate count) cells with
+    their counts: it grows with the number of distinct cells, not of ranks, and merging adds
+    integers, exactly.
 
-    It is picklable, and its state is small, so workers can gather their accumulators (e.g.
-    ``torch.distributed.all_gather_object``) and :meth:`merge` them; :meth:`state_dict` gives the
-    state as JSON-able lists.
+    **Weights** (``update(..., weights=...)``) are kept as the exact sum of the weights of each
+    distinct rank cell: every float64 is an integer multiple of :math:`2^{-1126}`, so the sum is
+    kept as an integer, in base-:math:`2^{32}` digits (:mod:`~rankstats.evaluation.weight_sums`),
+    and rounded to the nearest float64 only by :meth:`compute`. The results therefore do not
+    depend on how the ranks were split into batches and shards, nor on the order of the merges,
+    to the last bit. They equal :func:`~rankstats.evaluate` with the same weights up to the
+    rounding of evaluate's own weight sums (bit for bit where those are exact, e.g. integer
+    weights). The null model needs each task's weight next to its candidate count, so the
+    candidate table keeps one cell per distinct (group, candidate count, weight): bounded when
+    weights take few values (per group, per relation, integers), growing with the data for
+    weights that differ task by task. With weights, the expectation over ties (rank type
+    ``expected``) of the geometric means and the variance depends on every tied task's own
+    weight; the accumulator refuses that combination. ``counts=`` gives rows that stand for
+    several tasks each (a histogram).
+
+    It is picklable, and its state is small, so workers can gather their accumulators and
+    :meth:`merge` them (:mod:`rankstats.distributed` does this on torch.distributed and Dask);
+    :meth:`state_dict` gives the state as JSON-able lists.
 
     Group labels are the same group exactly when they are equal in Python: ``1``, ``1.0`` and
     ``np.int64(1)`` are one group, but ``1`` and ``"1"`` are two. Labels must be hashable and not
@@ -163,7 +209,15 @@ class RankAccumulator:
         """The sides seen so far."""
         return tuple(self._state.sides)
 
-    def update(self, ranks: Any, num_candidates: Any = None, *, groups: Any = None) -> None:
+    def update(
+        self,
+        ranks: Any,
+        num_candidates: Any = None,
+        *,
+        groups: Any = None,
+        weights: Any = None,
+        counts: Any = None,
+    ) -> None:
         """Add a batch of ranks, in any form :func:`~rankstats.evaluate` takes.
 
         Parameters
@@ -176,6 +230,14 @@ class RankAccumulator:
             same count for every rank of the batch.
         groups : array-like or mapping, optional
             The batch's group labels; give them with every batch or with none.
+        weights : array-like or mapping, optional
+            The batch's task weights (finite, non-negative); give them with every batch or with
+            none. The accumulator keeps the exact sum of the weights of each distinct rank (see
+            Notes of :class:`RankAccumulator`), so a batch whose weights are all zero is fine.
+        counts : array-like or mapping, optional
+            Non-negative integer multiplicities: row ``i`` stands for ``counts[i]`` tasks with
+            the same rank, candidate count, group and weight (e.g. a histogram computed on a
+            GPU or by a database); one array for a single side, a mapping for several.
 
         Raises
         ------
@@ -184,16 +246,27 @@ class RankAccumulator:
             left unchanged.
         """
         if _is_empty(ranks):
-            _check_empty_companions(num_candidates, groups)
+            _check_empty_companions(num_candidates, groups, weights, counts)
             return
         num_candidates = _broadcast_candidates(ranks, num_candidates)
         codes, batch_labels = encode_groups(groups)
-        prepared = prepare_input(ranks, num_candidates, None, codes)
-        grouped = prepared.labels is not None
-        sides = prepared.sides
+        weighted = weights is not None
+        if counts is None and not weighted:
+            prepared = prepare_input(ranks, num_candidates, None, codes)
+            sums: dict[str, dict[str, Table]] = {}
+            sides, present = prepared.sides, prepared.labels
+        else:
+            sides, sums, present = counted_tables(
+                ranks, num_candidates, codes, weights, counts, _side_sizes(ranks)
+            )
+            if not sides:
+                return  # every count was zero
+        grouped = codes is not None
+        first = next(iter(sides.values()))
         if self.rank_types is not None:
-            first = next(iter(sides.values()))
             resolve_rank_types(self.rank_types, available_rank_types(first))
+        if weighted:
+            self._check_weighted_ties(available_rank_types(first))
         with self._lock:
             state = self._state
             if state.grouped is not None and grouped != state.grouped:
@@ -201,13 +274,43 @@ class RankAccumulator:
                     "groups must be given with every update or with none; this accumulator was "
                     f"{'' if state.grouped else 'not '}given groups before"
                 )
+            if state.weighted is not None and weighted != state.weighted:
+                raise ValueError(
+                    "weights must be given with every update or with none; this accumulator was "
+                    f"{'' if state.weighted else 'not '}given weights before"
+                )
             labels = state.labels
             if grouped:
-                assert prepared.labels is not None
-                batch = [batch_labels[int(code)] for code in prepared.labels]  # type: ignore[call-overload]
+                assert present is not None
+                # prepare_input numbers the groups by their sorted codes
+                batch = [batch_labels[int(code)] for code in present]  # type: ignore[call-overload]
                 labels, mapping = add_labels(state.labels, batch)
-                sides = {side: stats.relabel_groups(mapping) for side, stats in sides.items()}
-            self._state = _Snapshot(_combine(state.sides, sides), labels, grouped)
+                sides, sums = _relabel(sides, sums, mapping)
+            self._state = _Snapshot(
+                _combine([state.sides, sides]),
+                labels,
+                grouped,
+                weighted,
+                combine_sums([state.sums, sums]),
+            )
+
+    def _check_weighted_ties(self, available: Sequence[str]) -> None:
+        """Refuse weighted expectations over ties that need every task's own weight."""
+        if RANK_EXPECTED not in (available if self.rank_types is None else self.rank_types):
+            return
+        bad = [
+            metric.key
+            for metric in self.metrics
+            if type(metric.base if isinstance(metric, DerivedRankBasedMetric) else metric)
+            in _NONLINEAR_TIE_RULES
+        ]
+        if bad:
+            raise ValueError(
+                f"with weights, the expectation over ties (rank type 'expected') of {bad} "
+                "depends on the weight of every tied task, which an accumulator does not keep "
+                "(it keeps the weight sum per distinct rank); pass rank_types without "
+                "'expected' (e.g. ['optimistic', 'realistic', 'pessimistic']), or use evaluate()"
+            )
 
     def merge(self, other: RankAccumulator) -> None:
         """Add the ranks of another accumulator (e.g. another worker's) to this one.
@@ -218,6 +321,9 @@ class RankAccumulator:
             If the accumulators were built for different metrics, rank types or averaging, or
             hold different sides or kinds of ranks; this accumulator is then left unchanged.
         """
+        self._merge_all([other])
+
+    def _check_mergeable(self, other: Any) -> None:
         if not isinstance(other, RankAccumulator):
             raise TypeError(f"can only merge a RankAccumulator, got {type(other).__name__}")
         if set(other.metrics) != set(self.metrics):
@@ -230,19 +336,38 @@ class RankAccumulator:
                 "cannot merge accumulators with different rank_types or average: "
                 f"({self.rank_types}, {self.average!r}) and ({other.rank_types}, {other.average!r})"
             )
-        incoming = other._state  # one immutable snapshot: no lock on other needed
-        if not incoming.sides:
+
+    def _merge_all(self, others: Sequence[RankAccumulator]) -> None:
+        """Add several accumulators at once: one concatenation and one sort per table."""
+        for other in others:
+            self._check_mergeable(other)
+        # one immutable snapshot each: no lock on the others needed
+        incoming = [other._state for other in others if other._state.sides]
+        if not incoming:
             return
         with self._lock:
             state = self._state
-            if state.grouped is not None and incoming.grouped != state.grouped:
-                raise ValueError("cannot merge an accumulator with groups and one without")
-            sides = incoming.sides
+            grouped, weighted = state.grouped, state.weighted
             labels = state.labels
-            if incoming.grouped:
-                labels, mapping = add_labels(state.labels, list(incoming.labels))
-                sides = {side: stats.relabel_groups(mapping) for side, stats in sides.items()}
-            self._state = _Snapshot(_combine(state.sides, sides), labels, incoming.grouped)
+            parts = [(state.sides, state.sums)] if state.sides else []
+            for snapshot in incoming:
+                if grouped is not None and snapshot.grouped != grouped:
+                    raise ValueError("cannot merge an accumulator with groups and one without")
+                if weighted is not None and snapshot.weighted != weighted:
+                    raise ValueError("cannot merge an accumulator with weights and one without")
+                grouped, weighted = snapshot.grouped, snapshot.weighted
+                sides, sums = snapshot.sides, snapshot.sums
+                if grouped:
+                    labels, mapping = add_labels(labels, list(snapshot.labels))
+                    sides, sums = _relabel(sides, sums, mapping, sort=False)
+                parts.append((sides, sums))
+            self._state = _Snapshot(
+                _combine([sides for sides, _ in parts]),
+                labels,
+                grouped,
+                weighted,
+                combine_sums([sums for _, sums in parts]),
+            )
 
     def __add__(self, other: RankAccumulator) -> RankAccumulator:
         merged = copy.deepcopy(self)
@@ -251,15 +376,18 @@ class RankAccumulator:
 
     @classmethod
     def merged(cls, accumulators: Iterable[RankAccumulator]) -> RankAccumulator:
-        """One accumulator holding the ranks of all the given ones (which are left unchanged)."""
+        """One accumulator holding the ranks of all the given ones (which are left unchanged).
+
+        Merging many at once concatenates and sorts each table once, faster than merging them
+        one by one.
+        """
         items = list(accumulators)
         if not items:
             raise ValueError("merged needs at least one accumulator")
         if not isinstance(items[0], RankAccumulator):
             raise TypeError(f"can only merge RankAccumulators, got {type(items[0]).__name__}")
         result = copy.deepcopy(items[0])
-        for item in items[1:]:
-            result.merge(item)
+        result._merge_all(items[1:])
         return result
 
     def compute(self) -> EvaluationResults:
@@ -268,6 +396,10 @@ class RankAccumulator:
         if not state.sides:
             raise ValueError("no ranks to evaluate: call update() first")
         sides = state.sides
+        if state.weighted:
+            sides = {side: with_weights(stats, state.sums[side]) for side, stats in sides.items()}
+            if all(total_weight(stats) == 0 for stats in sides.values()):
+                raise ValueError("every weight collected so far is zero: nothing to evaluate")
         labels: list[Hashable] | None = None
         if state.grouped:
             # label the groups in sorted order, as evaluate does
@@ -282,14 +414,19 @@ class RankAccumulator:
             self.metrics,
             self.rank_types,
             self.average,
+            weighted=bool(state.weighted),
             default_metrics=self._default_metrics,
         )
 
     # --- state --------------------------------------------------------------------------------
 
     def state_dict(self) -> dict[str, Any]:
-        """The accumulator's configuration and collected counts as JSON-able Python objects."""
-        state = self._state
+        """The accumulator's configuration and collected counts as JSON-able Python objects.
+
+        The state is canonical: groups are listed in sorted order, so accumulators holding the
+        same ranks give equal states, however the ranks were split into batches and merged.
+        """
+        state = _sorted_labels(self._state)
         return {
             "version": STATE_VERSION,
             "metrics": [metric.key for metric in self.metrics],
@@ -301,6 +438,11 @@ class RankAccumulator:
             "sides": {
                 side: {name: table.state() for name, table in stats.tables().items()}
                 for side, stats in state.sides.items()
+            },
+            "weighted": state.weighted,
+            "weight_sums": {
+                side: {name: table.state() for name, table in tables.items()}
+                for side, tables in state.sums.items()
             },
         }
 
@@ -316,17 +458,23 @@ class RankAccumulator:
             raise TypeError(
                 f"state must be a mapping from state_dict(), got {type(state).__name__}"
             )
-        unknown = sorted(map(str, set(state) - _STATE_KEYS))
+        unknown = sorted(map(str, set(state) - _STATE_KEYS - _WEIGHT_KEYS))
         if unknown:
             raise ValueError(f"state has unknown keys {unknown}; expected those of state_dict()")
         missing = sorted(_STATE_KEYS - {"version"} - set(state))
         if missing:
             raise ValueError(f"state lacks the keys {missing}")
-        version = state.get("version", STATE_VERSION)
-        if isinstance(version, bool) or version != STATE_VERSION:
+        # a state without a version is read as its keys say
+        version = state.get("version", STATE_VERSION if set(state) & _WEIGHT_KEYS else 1)
+        if isinstance(version, bool) or version not in (1, STATE_VERSION):
             raise ValueError(
-                f"state has version {version!r}; this version of rankstats reads {STATE_VERSION}"
+                f"state has version {version!r}; this version of rankstats reads 1 to "
+                f"{STATE_VERSION}"
             )
+        if version == 1 and set(state) & _WEIGHT_KEYS:
+            raise ValueError(f"a state of version 1 has no {sorted(_WEIGHT_KEYS)}")
+        if version != 1 and not set(state) >= _WEIGHT_KEYS:
+            raise ValueError(f"state lacks the keys {sorted(_WEIGHT_KEYS - set(state))}")
         if not isinstance(state["default_metrics"], bool):
             raise TypeError(
                 f"state['default_metrics'] must be a bool, got {state['default_metrics']!r}"
@@ -363,11 +511,30 @@ class RankAccumulator:
                 "state['grouped'] must be None exactly when state['sides'] is empty, got "
                 f"{grouped!r} with {len(raw_sides)} sides"
             )
+        weighted = state.get("weighted")
+        if weighted is not None and not isinstance(weighted, bool):
+            raise TypeError(f"state['weighted'] must be None or a bool, got {weighted!r}")
+        if version != 1 and (weighted is None) != (not raw_sides):
+            raise ValueError("state['weighted'] must be None exactly when state['sides'] is empty")
         sides = {
             _check_side_name(side): _side_from_state(
-                tables, f"state['sides'][{side!r}]", len(labels) if grouped else 1
+                tables, f"state['sides'][{side!r}]", len(labels) if grouped else 1, bool(weighted)
             )
             for side, tables in raw_sides.items()
+        }
+        raw_sums = state.get("weight_sums", {})
+        if not isinstance(raw_sums, Mapping):
+            raise TypeError(
+                f"state['weight_sums'] must be a mapping, got {type(raw_sums).__name__}"
+            )
+        if set(raw_sums) != (set(sides) if weighted else set()):
+            raise ValueError(
+                "state['weight_sums'] must have one entry per side for weighted states and none "
+                f"otherwise, got {sorted(map(str, raw_sums))}"
+            )
+        sums = {
+            side: _sums_from_state(tables, f"state['weight_sums'][{side!r}]", sides[side])
+            for side, tables in raw_sums.items()
         }
         if sides:
             layouts = {stats.layout() for stats in sides.values()}
@@ -376,7 +543,11 @@ class RankAccumulator:
             if accumulator.rank_types is not None:
                 first = next(iter(sides.values()))
                 resolve_rank_types(accumulator.rank_types, available_rank_types(first))
-        accumulator._state = _Snapshot(sides, labels, grouped)
+        if version == 1 and sides:
+            weighted = False
+        if weighted:
+            accumulator._check_weighted_ties(available_rank_types(next(iter(sides.values()))))
+        accumulator._state = _Snapshot(sides, labels, grouped, weighted, sums)
         return accumulator
 
     def __repr__(self) -> str:
@@ -402,8 +573,13 @@ def _is_empty(ranks: Any) -> bool:
         return False
 
 
-def _check_empty_companions(num_candidates: Any, groups: Any) -> None:
-    for name, value in (("num_candidates", num_candidates), ("groups", groups)):
+def _check_empty_companions(num_candidates: Any, groups: Any, weights: Any, counts: Any) -> None:
+    for name, value in (
+        ("num_candidates", num_candidates),
+        ("groups", groups),
+        ("weights", weights),
+        ("counts", counts),
+    ):
         if value is None or (name == "num_candidates" and np.ndim(value) == 0):
             continue
         values = value.values() if isinstance(value, Mapping) else [value]
@@ -449,23 +625,87 @@ def _broadcast_candidates(ranks: Any, num_candidates: Any) -> Any:
     return num_candidates
 
 
-def _combine(
-    current: Mapping[str, SideStatistics], incoming: Mapping[str, SideStatistics]
-) -> dict[str, SideStatistics]:
-    """The statistics of both, as a new mapping (neither argument is changed)."""
-    if not current:
-        return dict(incoming)
-    if set(incoming) != set(current):
-        raise ValueError(
-            f"every update must give the same sides; expected {list(current)}, got {list(incoming)}"
-        )
-    for side, stats in incoming.items():
-        if stats.layout() != current[side].layout():
+def _combine(parts: Sequence[Mapping[str, SideStatistics]]) -> dict[str, SideStatistics]:
+    """The statistics of all parts together, as a new mapping (no part is changed)."""
+    parts = [part for part in parts if part]
+    if not parts:
+        return {}
+    if len(parts) == 1:
+        return dict(parts[0])
+    first = parts[0]
+    for incoming in parts[1:]:
+        if set(incoming) != set(first):
             raise ValueError(
-                f"every update must give the same kinds of ranks (rank types, candidate "
-                f"counts); side {side!r} differs from the earlier updates"
+                f"every update must give the same sides; expected {list(first)}, got "
+                f"{list(incoming)}"
             )
-    return {side: SideStatistics.concatenate([current[side], incoming[side]]) for side in current}
+        for side, stats in incoming.items():
+            if stats.layout() != first[side].layout():
+                raise ValueError(
+                    f"every update must give the same kinds of ranks (rank types, candidate "
+                    f"counts); side {side!r} differs from the earlier updates"
+                )
+    return {side: SideStatistics.concatenate([part[side] for part in parts]) for side in first}
+
+
+# --- weights and counts --------------------------------------------------------------------------
+
+
+def _side_sizes(ranks: Any) -> dict[str, int]:
+    from rankstats.base import RANK_TYPES
+    from rankstats.evaluation.results import SIDE_BOTH
+
+    by_side = isinstance(ranks, Mapping) and not all(key in RANK_TYPES for key in ranks)
+    parts = dict(ranks) if by_side else {SIDE_BOTH: ranks}
+    sizes = {}
+    for side, value in parts.items():
+        size = _batch_size(value)
+        if size is None:
+            raise ValueError(f"the ranks of side {side!r} must be one flat array per rank type")
+        sizes[side] = size
+    return sizes
+
+
+def _relabel(
+    sides: Mapping[str, SideStatistics],
+    sums: Mapping[str, dict[str, Table]],
+    mapping: IntArray,
+    *,
+    sort: bool = True,
+) -> tuple[dict[str, SideStatistics], dict[str, dict[str, Table]]]:
+    """Replace group ids through ``mapping``.
+
+    Without ``sort`` the tables are left unsorted, to be concatenated (which sorts) right after.
+    """
+
+    def table(t: Table) -> Table:
+        if sort:
+            return t.relabel_groups(mapping)
+        return Table({**t.columns, GROUP: mapping[t.columns[GROUP]]}, t.count)
+
+    def side(stats: SideStatistics) -> SideStatistics:
+        return SideStatistics(
+            pairs=None if stats.pairs is None else table(stats.pairs),
+            ranks={rank_type: table(t) for rank_type, t in stats.ranks.items()},
+            candidates=None if stats.candidates is None else table(stats.candidates),
+        )
+
+    return (
+        {name: side(stats) for name, stats in sides.items()},
+        {name: {key: table(t) for key, t in tables.items()} for name, tables in sums.items()},
+    )
+
+
+def _sorted_labels(state: _Snapshot) -> _Snapshot:
+    """The same snapshot with the group ids renumbered in the sorted order of their labels."""
+    if not state.grouped:
+        return state
+    order = label_order(state.labels)
+    mapping = np.empty(len(order), dtype=np.int64)
+    mapping[order] = np.arange(len(order), dtype=np.int64)
+    sides, sums = _relabel(state.sides, state.sums, mapping)
+    labels = tuple(state.labels[index] for index in order)
+    return _Snapshot(sides, labels, state.grouped, state.weighted, sums)
 
 
 # --- state ---------------------------------------------------------------------------------------
@@ -478,7 +718,7 @@ def _check_side_name(side: Any) -> str:
 
 
 def _column(
-    values: Any, name: str, *, low: float, high: float, half: bool = False
+    values: Any, name: str, *, low: float, high: float, half: bool = False, real: bool = False
 ) -> npt.NDArray[Any]:
     """A state column: a list of integers (or half-integers) in [low, high]."""
     if isinstance(values, str | bytes) or not isinstance(values, Sequence | np.ndarray):
@@ -490,21 +730,26 @@ def _column(
         raise TypeError(f"{name} must hold numbers, got an array of dtype {array.dtype}")
     values_f = array.astype(np.float64) * (2.0 if half else 1.0)
     with np.errstate(invalid="ignore"):
-        bad = ~(array >= low) | ~(array <= high) | (values_f != np.floor(values_f))
+        bad = ~(array >= low) | ~(array <= high) | ~np.isfinite(values_f)
+        if not real:
+            bad |= values_f != np.floor(values_f)
     if bad.any():
         index = int(np.flatnonzero(bad)[0])
-        kind = "integers or half-integers" if half else "integers"
+        kind = "finite numbers" if real else "integers or half-integers" if half else "integers"
         raise ValueError(
             f"{name} must hold {kind} between {low:g} and {high:g}, got "
             f"{array[index].item()!r} at index {index}"
         )
-    return array.astype(np.float64 if half else np.int64)
+    return array.astype(np.float64 if half or real else np.int64)
 
 
-def _table_from_state(state: Any, name: str, kind: str, num_groups: int) -> Table:
+def _table_from_state(
+    state: Any, name: str, kind: str, num_groups: int, weighted: bool = False
+) -> Table:
     if not isinstance(state, Mapping):
         raise TypeError(f"{name} must be a mapping of columns, got {type(state).__name__}")
-    expected = {*_TABLE_COLUMNS[kind], "count"}
+    with_weight = weighted and kind == "candidates"
+    expected = {*_TABLE_COLUMNS[kind], "count", *([WEIGHT] if with_weight else [])}
     if set(state) != expected:
         raise ValueError(
             f"{name} must have the columns {sorted(expected)}, got {sorted(map(str, state))}"
@@ -524,6 +769,10 @@ def _table_from_state(state: Any, name: str, kind: str, num_groups: int) -> Tabl
                 f"{where} must have one entry per row like {name}['count'] ({count.size}), "
                 f"got {columns[column].size}"
             )
+    if with_weight:
+        columns[WEIGHT] = _column(state[WEIGHT], f"{name}['weight']", low=0, high=np.inf, real=True)
+        if columns[WEIGHT].size != count.size:
+            raise ValueError(f"{name}['weight'] must have one entry per row like {name}['count']")
     if count.size == 0:
         raise ValueError(f"{name} must not be empty")
     if float(count.astype(np.float64).sum()) >= 2.0**62:
@@ -539,14 +788,16 @@ def _group_totals(table: Table, num_groups: int) -> npt.NDArray[np.int64]:
     )
 
 
-def _side_from_state(tables: Any, name: str, num_groups: int) -> SideStatistics:
+def _side_from_state(
+    tables: Any, name: str, num_groups: int, weighted: bool = False
+) -> SideStatistics:
     if not isinstance(tables, Mapping):
         raise TypeError(f"{name} must be a mapping of tables, got {type(tables).__name__}")
     unknown = sorted(str(table) for table in tables if table not in _TABLE_COLUMNS)
     if unknown:
         raise ValueError(f"{name} has unknown tables {unknown}; expected {sorted(_TABLE_COLUMNS)}")
     built = {
-        table: _table_from_state(state, f"{name}[{table!r}]", table, num_groups)
+        table: _table_from_state(state, f"{name}[{table!r}]", table, num_groups, weighted)
         for table, state in tables.items()
     }
     pairs = built.pop("pairs", None)
@@ -572,3 +823,44 @@ def _side_from_state(tables: Any, name: str, num_groups: int) -> SideStatistics:
         if (largest > most[reference.columns[GROUP]]).any():
             raise ValueError(f"{name}: a rank exceeds every candidate count of its group")
     return SideStatistics(pairs=pairs, ranks=ranks, candidates=candidates)
+
+
+def _sums_from_state(state: Any, name: str, stats: SideStatistics) -> dict[str, Table]:
+    """The exact weight sums of one side's rank tables, checked against those tables."""
+    if not isinstance(state, Mapping):
+        raise TypeError(f"{name} must be a mapping of tables, got {type(state).__name__}")
+    tables = rank_tables(stats)
+    if set(state) != set(tables):
+        raise ValueError(
+            f"{name} must have the tables {sorted(tables)}, got {sorted(map(str, state))}"
+        )
+    sums = {}
+    for table_name, table in tables.items():
+        where = f"{name}[{table_name!r}]"
+        columns_state = state[table_name]
+        if not isinstance(columns_state, Mapping):
+            raise TypeError(f"{where} must be a mapping of columns")
+        expected = {*table.columns, LIMB, "count"}
+        if set(columns_state) != expected:
+            raise ValueError(
+                f"{where} must have the columns {sorted(expected)}, got "
+                f"{sorted(map(str, columns_state))}"
+            )
+        digits = _column(columns_state["count"], f"{where}['count']", low=1, high=2**32 - 1)
+        columns = {
+            column: np.asarray(columns_state[column], dtype=table.columns[column].dtype)
+            if np.size(columns_state[column])
+            else table.columns[column][:0]
+            for column in table.columns
+        }
+        columns[LIMB] = _column(columns_state[LIMB], f"{where}['limb']", low=0, high=80)
+        if any(column.shape != digits.shape for column in columns.values()):
+            raise ValueError(f"{where} must have one entry per row in every column")
+        limbs = Table.build(columns, digits)
+        if len(limbs) != digits.size or (limbs.count >= 2**32).any():
+            raise ValueError(f"{where} must hold each (row, limb) once, with digits below 2**32")
+        keys, _ = rounded_sums(limbs, list(table.columns))  # the distinct rows
+        if not rows_within(keys, table.columns):
+            raise ValueError(f"{where} has weight sums for rows that {table_name!r} does not have")
+        sums[table_name] = limbs
+    return sums

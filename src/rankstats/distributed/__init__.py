@@ -1,0 +1,36 @@
+"""Evaluation beyond one process: adapters of the accumulator to torch.distributed and Dask.
+
+Every adapter works the same way: each worker compresses its shard of ranks into a
+:class:`~rankstats.RankAccumulator` (distinct ranks and candidate counts with their counts, and
+exact weight sums), the small accumulators are merged (exact integer additions, so the order and
+grouping of the merges do not matter), and the merged accumulator gives the results of
+:func:`~rankstats.evaluate` on all the ranks at once.
+
+- :mod:`rankstats.distributed.torch`: one call reduces an accumulator across the processes of a
+  :mod:`torch.distributed` process group (gloo or NCCL); ranks held in tensors, on a GPU too,
+  are compressed where they are.
+- :mod:`rankstats.distributed.dask`: ranks held in a Dask DataFrame (e.g. read from Parquet) or
+  Dask arrays, one accumulator per partition and a tree reduction.
+
+Neither :mod:`torch` nor :mod:`dask` is imported until one of these modules is; each says how to
+install its engine if it is missing (``pip install 'rankstats[torch]'`` or
+``pip install 'rankstats[dask]'``).
+"""
+
+from __future__ import annotations
+
+import importlib
+from types import ModuleType
+
+__all__: list[str] = []
+
+
+def require(module: str, extra: str) -> ModuleType:
+    """Import an optional engine, or raise an :class:`ImportError` saying how to install it."""
+    try:
+        return importlib.import_module(module)
+    except ImportError as error:
+        raise ImportError(
+            f"this part of rankstats.distributed needs {module.split('.')[0]}, an optional "
+            f"dependency; install it with pip install 'rankstats[{extra}]'"
+        ) from error

@@ -1,0 +1,181 @@
+r"""Exact sums of float64 weights per table row, in integer limbs: mergeable in any order.
+
+Adding floats rounds, and the rounding depends on the order of the additions, so an accumulator
+that summed its weights as floats would give results that depend on how the data were sharded
+and merged. Every finite float64 :math:`w \ge 0` is an integer multiple of :math:`2^{-1126}`
+(:math:`w = M \, 2^{E}` with an integer :math:`M < 2^{53}` and :math:`E \ge -1126`), so the sum
+of any number of them is an integer multiple of :math:`2^{-1126}` too. This module keeps that
+integer, per row of a table's key columns, as base-:math:`2^{32}` digits ("limbs"):
+
+.. math::
+
+    S = 2^{-1126} \sum_k d_k \, 2^{32 k}, \qquad 0 < d_k < 2^{32}.
+
+A table of limbs has the key columns, a ``limb`` column :math:`k` and the digit :math:`d_k` as
+its ``count``; adding tables adds digits as ``int64`` (exact) and then carries, so the result is
+the same integer, in the same canonical form (digits in :math:`(0, 2^{32})`, sorted rows), in
+whatever order and grouping the parts were added. At most :math:`\lceil 2160/32 \rceil` limbs
+exist per row, so the state stays bounded by the number of distinct keys, whatever the weights.
+
+:func:`rounded_sums` turns each row's exact sum into the float64 nearest to it (ties to even):
+the correctly rounded sum, as :func:`math.fsum` gives.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from rankstats.arrays import FloatArray, IntArray
+from rankstats.evaluation.tables import Table
+
+__all__ = ["LIMB", "MAX_COUNT", "add_limbs", "align", "rounded_sums", "weight_limbs"]
+
+#: the column holding each digit's position :math:`k`
+LIMB = "limb"
+#: bits per limb
+_BITS = 32
+_MASK = (1 << _BITS) - 1
+#: the exponent of the unit of the fixed-point grid: every float64 is a multiple of 2**-1126
+_OFFSET = 1126
+#: the largest count of one row in one call of :func:`weight_limbs` (rows are added in chunks
+#: whose counts add up to less than twice this, so that digits times counts stay below 2**63)
+MAX_COUNT = 2**30
+
+AnyArray = npt.NDArray[Any]
+
+
+def weight_limbs(keys: Mapping[str, AnyArray], weights: FloatArray, count: IntArray) -> Table:
+    """The exact sums of ``count * weights`` per distinct row of ``keys``, as a table of limbs.
+
+    Parameters
+    ----------
+    keys : mapping of str to numpy.ndarray of shape (n,)
+        The key columns.
+    weights : numpy.ndarray of float64, shape (n,)
+        Finite, non-negative weights.
+    count : numpy.ndarray of int64, shape (n,)
+        How many times each row occurs (each at most ``2**30``).
+
+    Examples
+    --------
+    >>> table = weight_limbs({"rank": np.array([1, 1, 2])}, np.array([0.1, 0.2, 0.3]),
+    ...                      np.ones(3, dtype=np.int64))
+    >>> rows, sums = rounded_sums(table, ["rank"])
+    >>> rows["rank"].tolist(), sums.tolist()
+    ([1, 2], [0.30000000000000004, 0.3])
+    """
+    if count.size and int(count.max()) > MAX_COUNT:
+        raise ValueError(f"a row occurs more than {MAX_COUNT} times in one batch; split the batch")
+    # the digits of one (row, limb) are added as int64: each is below 2**32 * count, so the counts
+    # added at once must stay below 2**31; chunks of rows whose counts add up to less do
+    chunk = (np.cumsum(count) - count) // MAX_COUNT
+    if count.size and chunk[-1] > 0:
+        starts = np.flatnonzero(np.diff(chunk, prepend=-1))
+        bounds = [*starts.tolist(), count.size]
+        return add_limbs(
+            [
+                weight_limbs(
+                    {name: column[a:b] for name, column in keys.items()}, weights[a:b], count[a:b]
+                )
+                for a, b in itertools.pairwise(bounds)
+            ]
+        )
+    mantissa, exponent = np.frexp(weights)
+    # w = M * 2**E with an integer M < 2**53 (exact, also for subnormals); position p = E + offset
+    digits = (mantissa * 2.0**53).astype(np.int64)
+    position = exponent.astype(np.int64) - 53 + _OFFSET
+    limb, shift = np.divmod(position, _BITS)
+    room = _BITS - shift  # the bits of M that fit the lowest limb
+    low = (digits & ((np.int64(1) << room) - 1)) << shift
+    rest = digits >> room
+    pieces = (low, rest & _MASK, rest >> _BITS)
+    names = list(keys)
+    columns = {name: np.concatenate([keys[name]] * len(pieces)) for name in names}
+    columns[LIMB] = np.concatenate([limb, limb + 1, limb + 2])
+    values = np.concatenate(pieces) * np.tile(count, len(pieces))
+    keep = values != 0
+    return _carry(
+        Table.build({name: column[keep] for name, column in columns.items()}, values[keep])
+    )
+
+
+def add_limbs(tables: Sequence[Table]) -> Table:
+    """The limbs of the sums of several tables of limbs (with the same key columns)."""
+    return _carry(Table.concatenate(tables))
+
+
+def _carry(table: Table) -> Table:
+    """Bring every digit into [1, 2**32) by carrying into the next limb (and drop zeros)."""
+    while True:
+        digits = table.count
+        carries = digits >> _BITS
+        if not carries.any():
+            return table
+        has = carries != 0
+        columns = {
+            name: np.concatenate([column, column[has]]) for name, column in table.columns.items()
+        }
+        columns[LIMB][digits.size :] += 1
+        values = np.concatenate([digits & _MASK, carries[has]])
+        keep = values != 0
+        table = Table.build({name: c[keep] for name, c in columns.items()}, values[keep])
+
+
+def rounded_sums(table: Table, names: Sequence[str]) -> tuple[dict[str, AnyArray], FloatArray]:
+    """The distinct key rows of a table of limbs and the float64 nearest each row's exact sum.
+
+    Rows are in the table's (sorted) order; a row whose sum is zero has no limbs, so it is not
+    listed (see :func:`align`).
+    """
+    size = len(table)
+    if size == 0:
+        return {name: table.columns[name][:0] for name in names}, np.zeros(0)
+    new = np.zeros(size, dtype=np.bool_)
+    new[0] = True
+    for name in names:
+        column = table.columns[name]
+        new[1:] |= column[1:] != column[:-1]
+    starts = np.flatnonzero(new)
+    ends = [*starts[1:].tolist(), size]
+    limbs = table.columns[LIMB].tolist()
+    digits = table.count.tolist()
+    scale = 1 << _OFFSET
+    sums = np.empty(starts.size)
+    for index, (start, end) in enumerate(zip(starts.tolist(), ends, strict=True)):
+        total = 0
+        for position in range(start, end):
+            total += digits[position] << (_BITS * limbs[position])
+        try:
+            sums[index] = total / scale  # int / int is correctly rounded in Python
+        except OverflowError:
+            raise ValueError(
+                "the weights of one cell add up to more than the largest float64 (1.8e308); "
+                "scale the weights down"
+            ) from None
+    return {name: table.columns[name][starts] for name in names}, sums
+
+
+def align(
+    rows: Mapping[str, AnyArray], values: FloatArray, target: Mapping[str, AnyArray]
+) -> FloatArray:
+    """Spread ``values`` of some ``rows`` onto all rows of ``target`` (sorted alike), 0 elsewhere.
+
+    Every row of ``rows`` must be a row of ``target``; both are sorted by the same key columns.
+    """
+    names = list(target)
+    size = next(iter(target.values())).size
+    result = np.zeros(size)
+    if values.size == 0:
+        return result
+    tag = np.concatenate([np.zeros(size, dtype=np.int64), np.ones(values.size, dtype=np.int64)])
+    combined = [np.concatenate([target[name], rows[name]]) for name in names]
+    order = np.lexsort((tag, *reversed(combined)))
+    # each row of ``rows`` sorts right after its equal row of ``target``
+    found = np.flatnonzero(tag[order] == 1)
+    result[order[found - 1]] = values[order[found] - size]
+    return result

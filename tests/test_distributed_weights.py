@@ -1,0 +1,323 @@
+"""Weights and counts in the accumulator: exact per-cell sums, any sharding, the same bits."""
+
+from __future__ import annotations
+
+import copy
+import json
+import math
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+from rankstats import RankAccumulator, Ranks, evaluate
+from rankstats.evaluation.weight_sums import add_limbs, align, rounded_sums, weight_limbs
+
+METRICS = ["mrr", "hits@1", "hits@10", "mr", "gmr", "median_rank", "variance", "amri", "zmrr"]
+NO_TIES = ["optimistic", "realistic", "pessimistic"]
+
+
+def data(seed: int, n: int = 300) -> dict[str, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    candidates = rng.integers(1, 30, size=n)
+    optimistic = np.minimum(rng.geometric(0.2, size=n), candidates)
+    pessimistic = np.minimum(optimistic + rng.binomial(1, 0.3, size=n) * 2, candidates)
+    weights = rng.exponential(size=n) * 10.0 ** rng.integers(-6, 6, size=n)
+    weights[rng.random(n) < 0.1] = 0.0
+    return {
+        "optimistic": optimistic,
+        "pessimistic": pessimistic,
+        "num_candidates": candidates,
+        "groups": rng.integers(0, 5, size=n),
+        "weights": weights,
+    }
+
+
+def shard_and_merge(d: dict[str, np.ndarray], seed: int, **kwargs: object) -> RankAccumulator:
+    """Random shards (some empty), each in random batches, merged in a random tree."""
+    rng = np.random.default_rng(seed)
+    n = d["weights"].size
+    order = rng.permutation(n)
+    cuts = np.sort(rng.integers(0, n + 1, size=int(rng.integers(1, 8))))
+    accumulators = []
+    for shard in np.split(order, cuts):
+        accumulator = RankAccumulator(METRICS, **kwargs)  # type: ignore[arg-type]
+        for batch in np.array_split(shard, int(rng.integers(1, 4))):
+            accumulator.update(
+                {"optimistic": d["optimistic"][batch], "pessimistic": d["pessimistic"][batch]},
+                d["num_candidates"][batch],
+                groups=d["groups"][batch],
+                weights=d["weights"][batch],
+            )
+        accumulators.append(accumulator)
+    while len(accumulators) > 1:
+        rng.shuffle(accumulators)  # type: ignore[arg-type]
+        a, b = accumulators.pop(), accumulators.pop()
+        accumulators.append(a + b)
+    return accumulators[0]
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_any_sharding_and_merge_order_gives_the_same_bits(seed: int) -> None:
+    d = data(seed)
+    results, states = set(), set()
+    for trial in range(4):
+        merged = shard_and_merge(d, 100 * seed + trial, rank_types=NO_TIES)
+        states.add(json.dumps(merged.state_dict()))
+        results.add(merged.compute().to_json())
+    assert len(states) == 1
+    assert len(results) == 1
+
+
+@pytest.mark.parametrize("kind", ["real", "integer", "dyadic"])
+def test_weighted_results_match_evaluate(kind: str) -> None:
+    # evaluate rounds its own weight sums in its own order: equal up to that rounding
+    d = data(7)
+    rng = np.random.default_rng(0)
+    if kind == "integer":
+        d["weights"] = rng.integers(0, 7, size=d["weights"].size).astype(float)
+    elif kind == "dyadic":
+        d["weights"] = rng.integers(0, 7, size=d["weights"].size) / 4
+    ranks = Ranks(d["optimistic"], d["pessimistic"], d["num_candidates"])
+    merged = shard_and_merge(d, 3, rank_types=NO_TIES)
+    expected = evaluate(
+        ranks, metrics=METRICS, rank_types=NO_TIES, weights=d["weights"], groups=d["groups"]
+    )
+    got = merged.compute()
+    for key, value in expected.to_dict(statistics=True).items():
+        assert got.to_dict(statistics=True)[key] == pytest.approx(value, rel=1e-13, abs=1e-300)
+    for label, group in expected.by_group.items():
+        for key, value in group.to_dict(statistics=True).items():
+            assert got.by_group[label].to_dict(statistics=True)[key] == pytest.approx(
+                value, rel=1e-13, abs=1e-300
+            )
+
+
+def test_weight_sums_are_correctly_rounded() -> None:
+    rng = np.random.default_rng(1)
+    n = 3000
+    keys = rng.integers(0, 9, size=n)
+    weights = rng.exponential(size=n) * 2.0 ** rng.integers(-1074, 960, size=n)
+    count = rng.integers(1, 2**30, size=n)
+    keys[:4], count[:4] = [9, 10, 11, 12], 1  # extremes, each alone in its cell
+    weights[:4] = [5e-324, 0.0, 1.7e308, 2.2250738585072014e-308]
+    table = weight_limbs({"key": keys}, weights, count)
+    rows, sums = rounded_sums(table, ["key"])
+    for key, value in zip(rows["key"].tolist(), sums.tolist(), strict=True):
+        exact = sum(
+            (
+                Fraction(w) * int(c)
+                for w, c in zip(weights[keys == key], count[keys == key], strict=False)
+            ),
+            Fraction(0),
+        )
+        assert value == float(exact)  # float(Fraction) rounds correctly, ties to even
+    # splitting and regrouping the additions changes nothing, not even the digits
+    parts = np.array_split(rng.permutation(n), 6)
+    tables = [weight_limbs({"key": keys[p]}, weights[p], count[p]) for p in parts]
+    regrouped = add_limbs([add_limbs(tables[:2]), add_limbs(tables[2:5]), tables[5]])
+    assert regrouped.count.tolist() == table.count.tolist()
+    assert regrouped.columns["limb"].tolist() == table.columns["limb"].tolist()
+    assert (regrouped.count > 0).all()
+    assert (regrouped.count < 2**32).all()
+
+
+def test_fsum_agrees_and_align_fills_zeros() -> None:
+    values = np.array([0.1] * 10 + [1e100, 1.0, -0.0 + 0.0, 1e-100])
+    table = weight_limbs({"k": np.zeros(values.size, dtype=np.int64)}, values, np.ones(14, int))
+    rows, sums = rounded_sums(table, ["k"])
+    assert sums.tolist() == [math.fsum(values)]
+    spread = align(rows, sums, {"k": np.array([-1, 0, 3])})
+    assert spread.tolist() == [0.0, math.fsum(values), 0.0]
+
+
+def test_overflowing_sums_are_refused_at_compute() -> None:
+    accumulator = RankAccumulator(["mrr"])
+    accumulator.update([1.0, 1.0], 5, weights=[1.7e308, 1.7e308])
+    with pytest.raises(ValueError, match="largest float64"):
+        accumulator.compute()
+
+
+def test_zero_weights_and_empty_batches() -> None:
+    accumulator = RankAccumulator(["mrr", "amri"])
+    accumulator.update([], weights=[])  # an empty batch: nothing happens
+    accumulator.update(np.zeros(0), np.zeros(0, dtype=int), weights=np.zeros(0))
+    assert accumulator.num_ranks == 0
+    assert accumulator.state_dict()["weighted"] is None
+    accumulator.update([1.0, 2.0], 5, weights=[0.0, 0.0])  # a shard of zero weights is fine
+    with pytest.raises(ValueError, match="every weight collected so far is zero"):
+        accumulator.compute()
+    accumulator.update([3.0], 5, weights=[2.0])
+    expected = evaluate([1.0, 2.0, 3.0], [5, 5, 5], metrics=["mrr", "amri"], weights=[0, 0, 2])
+    assert accumulator.compute().to_json() == expected.to_json()
+    assert accumulator.num_ranks == 3
+
+
+def test_counts_stand_for_repetitions() -> None:
+    d = data(2, n=60)
+    rng = np.random.default_rng(3)
+    counts = rng.integers(0, 4, size=60)
+    counted, repeated = RankAccumulator(), RankAccumulator()
+    counted.update(
+        Ranks(d["optimistic"], d["pessimistic"], d["num_candidates"]),
+        groups=d["groups"],
+        counts=counts,
+    )
+    repeated.update(
+        Ranks(
+            np.repeat(d["optimistic"], counts),
+            np.repeat(d["pessimistic"], counts),
+            np.repeat(d["num_candidates"], counts),
+        ),
+        groups=np.repeat(d["groups"], counts),
+    )
+    assert counted.state_dict() == repeated.state_dict()
+    # with weights too: a count of k is k tasks of that weight
+    a, b = RankAccumulator(["mrr", "amri"]), RankAccumulator(["mrr", "amri"])
+    realistic = (d["optimistic"] + d["pessimistic"]) / 2
+    a.update(realistic, d["num_candidates"], weights=d["weights"], counts=counts)
+    b.update(
+        np.repeat(realistic, counts),
+        np.repeat(d["num_candidates"], counts),
+        weights=np.repeat(d["weights"], counts),
+    )
+    assert a.state_dict() == b.state_dict()
+    before = a.state_dict()
+    a.update(realistic, d["num_candidates"], weights=d["weights"], counts=np.zeros(60, int))
+    assert a.state_dict() == before  # all counts zero: nothing added
+    sides = RankAccumulator(["mrr"])
+    sides.update({"head": [1, 2], "tail": [3]}, 5, counts={"head": [2, 1], "tail": [4]})
+    assert sides.num_ranks == 7
+
+
+def test_weighted_state_round_trips_through_json_and_pickle() -> None:
+    import pickle
+
+    d = data(4)
+    merged = shard_and_merge(d, 1, rank_types=NO_TIES)
+    restored = RankAccumulator.from_state_dict(json.loads(json.dumps(merged.state_dict())))
+    assert restored.compute().to_json() == merged.compute().to_json()
+    assert pickle.loads(pickle.dumps(merged)).compute().to_json() == merged.compute().to_json()
+    more = copy.deepcopy(restored)
+    more.merge(merged)
+    twice = shard_and_merge(
+        {k: np.concatenate([v, v]) for k, v in d.items()}, 2, rank_types=NO_TIES
+    )
+    assert more.state_dict() == twice.state_dict()
+
+
+def weighted_state() -> dict:  # type: ignore[type-arg]
+    accumulator = RankAccumulator(["mrr"])
+    accumulator.update([1.0, 2.5, 2.5], [5, 5, 6], weights=[0.1, 0.2, 1e-300])
+    return json.loads(json.dumps(accumulator.state_dict()))
+
+
+def test_malformed_weight_sums_are_refused() -> None:
+    good = weighted_state()
+    cases = []
+    state = copy.deepcopy(good)
+    state["weight_sums"]["both"]["ranks.realistic"]["count"][0] = 2**32
+    cases.append((state, "digits|between"))
+    state = copy.deepcopy(good)
+    state["weight_sums"]["both"]["ranks.realistic"]["rank"][0] = 4.0
+    cases.append((state, "rows that"))
+    state = copy.deepcopy(good)
+    del state["weight_sums"]["both"]["ranks.realistic"]["limb"]
+    cases.append((state, "must have the columns"))
+    state = copy.deepcopy(good)
+    state["weight_sums"] = {}
+    cases.append((state, "one entry per side"))
+    state = copy.deepcopy(good)
+    state["sides"]["both"]["candidates"]["weight"][0] = -1.0
+    cases.append((state, "finite numbers"))
+    state = copy.deepcopy(good)
+    state["weighted"] = "yes"
+    cases.append((state, "weighted"))
+    state = copy.deepcopy(good)
+    state["version"] = 1
+    cases.append((state, "version 1 has no"))
+    for state, match in cases:
+        with pytest.raises((ValueError, TypeError), match=match):
+            RankAccumulator.from_state_dict(state)
+    RankAccumulator.from_state_dict(good)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "match"),
+    [
+        ({"weights": [1.0, -1.0]}, ValueError, "finite and non-negative"),
+        ({"weights": [1.0, np.nan]}, ValueError, "finite and non-negative"),
+        ({"weights": [1.0]}, ValueError, "one entry per rank"),
+        ({"weights": ["a", "b"]}, TypeError, "numbers"),
+        ({"counts": [1, -1]}, ValueError, "non-negative integers"),
+        ({"counts": [1, 0.5]}, ValueError, "non-negative integers"),
+        ({"counts": [True, False]}, TypeError, "real numbers|integers"),
+        ({"counts": [1, 2, 3]}, ValueError, "one entry per rank"),
+    ],
+)
+def test_bad_weights_and_counts_change_nothing(
+    kwargs: dict[str, object], error: type, match: str
+) -> None:
+    accumulator = RankAccumulator(["mrr"])
+    accumulator.update([1.0], 5, weights=[1.0] if "weights" in kwargs else None)
+    before = accumulator.state_dict()
+    with pytest.raises(error, match=match):
+        accumulator.update([1.0, 2.0], 5, **kwargs)  # type: ignore[arg-type]
+    assert accumulator.state_dict() == before
+
+
+def test_weighted_and_unweighted_do_not_mix() -> None:
+    weighted, plain = RankAccumulator(["mrr"]), RankAccumulator(["mrr"])
+    weighted.update([1.0], 5, weights=[2.0])
+    plain.update([1.0], 5)
+    with pytest.raises(ValueError, match="weights must be given with every update"):
+        weighted.update([1.0], 5)
+    with pytest.raises(ValueError, match="weights must be given with every update"):
+        plain.update([1.0], 5, weights=[1.0])
+    with pytest.raises(ValueError, match="with weights and one without"):
+        weighted.merge(plain)
+    with pytest.raises(ValueError, match="with weights and one without"):
+        plain.merge(weighted)
+
+
+def test_tie_expectations_that_need_every_weight_are_refused() -> None:
+    ranks = Ranks([1, 2], [3, 2], [5, 5])
+    for metrics in (["gmr"], ["variance"], ["agmri"]):
+        accumulator = RankAccumulator(metrics)
+        with pytest.raises(ValueError, match="depends on the weight of every tied task"):
+            accumulator.update(ranks, weights=[1.0, 2.0])
+        assert accumulator.num_ranks == 0
+        accumulator = RankAccumulator(metrics, rank_types=NO_TIES)
+        accumulator.update(ranks, weights=[1.0, 2.0])
+        expected = evaluate(ranks, metrics=metrics, rank_types=NO_TIES, weights=[1.0, 2.0])
+        assert accumulator.compute().to_json() == expected.to_json()
+    accumulator = RankAccumulator(["mrr", "hits@1", "mr", "amri"])  # linear rules are fine
+    accumulator.update(ranks, weights=[1.0, 2.0])
+    expected = evaluate(ranks, metrics=["mrr", "hits@1", "mr", "amri"], weights=[1.0, 2.0])
+    for key, value in expected.to_dict(statistics=True).items():
+        assert accumulator.compute().to_dict(statistics=True)[key] == pytest.approx(value)
+
+
+def test_the_rank_tables_stay_bounded_as_weighted_data_grow() -> None:
+    sizes = []
+    for n in (5_000, 50_000):
+        rng = np.random.default_rng(n)
+        accumulator = RankAccumulator(["mrr"])
+        accumulator.update(
+            np.minimum(rng.geometric(0.05, size=n), 100).astype(float),
+            100,
+            weights=rng.exponential(size=n),
+        )
+        state = accumulator.state_dict()["sides"]["both"]["ranks.realistic"]
+        sums = accumulator.state_dict()["weight_sums"]["both"]["ranks.realistic"]
+        sizes.append((len(state["count"]), len(sums["count"])))
+    # at most 100 distinct ranks, at most ~3 limbs each, whatever the number of weights
+    assert sizes[1][0] <= 100
+    assert sizes[1][1] <= 4 * 100
+
+
+def test_a_missing_engine_says_how_to_install_it() -> None:
+    from rankstats.distributed import require
+
+    with pytest.raises(ImportError, match=r"pip install 'rankstats\[engine\]'"):
+        require("no_such_engine_module", "engine")
