@@ -47,8 +47,12 @@ def test_values_equal_evaluate(rank_type: str) -> None:
         if rank_type in metric_resolver.make(name).supported_rank_types
     ]
     result = compare(
-        {"x": first, "y": second}, metrics=metrics, rank_type=rank_type, interval=None,
-        n_resamples=10, seed=0,
+        {"x": first, "y": second},
+        metrics=metrics,
+        rank_type=rank_type,
+        interval=None,
+        n_resamples=10,
+        seed=0,
     )
     assert len(result.metrics) == len(metrics) >= 8
     for name, ranks in (("x", first), ("y", second)):
@@ -64,8 +68,13 @@ def test_expected_rank_type_equals_evaluate(weighted: bool) -> None:
     weights = np.random.default_rng(3).uniform(0.5, 2.0, size=30) if weighted else None
     metrics = ["mrr", "mr", "hits@2", "amrr", "z_hits_at_2"] + ([] if weighted else ["gmr", "igmr"])
     result = compare(
-        [first, second], metrics=metrics, rank_type="expected", weights=weights, interval=None,
-        n_resamples=10, seed=0,
+        [first, second],
+        metrics=metrics,
+        rank_type="expected",
+        weights=weights,
+        interval=None,
+        n_resamples=10,
+        seed=0,
     )
     for name, ranks in (("model 1", first), ("model 2", second)):
         table = evaluate(ranks, rank_types=["expected"], metrics=metrics, weights=weights)
@@ -106,9 +115,18 @@ def _brute_force_pvalue(metric_name, a, b, candidates=None, weights=None, rank_t
 
     def swapped(mask):
         if rank_type == "expected":
-            opt = np.where(mask, b.optimistic, a.optimistic), np.where(mask, a.optimistic, b.optimistic)
-            pes = np.where(mask, b.pessimistic, a.pessimistic), np.where(mask, a.pessimistic, b.pessimistic)
-            return (Ranks(opt[0], pes[0], a.num_candidates), Ranks(opt[1], pes[1], a.num_candidates))
+            opt = (
+                np.where(mask, b.optimistic, a.optimistic),
+                np.where(mask, a.optimistic, b.optimistic),
+            )
+            pes = (
+                np.where(mask, b.pessimistic, a.pessimistic),
+                np.where(mask, a.pessimistic, b.pessimistic),
+            )
+            return (
+                Ranks(opt[0], pes[0], a.num_candidates),
+                Ranks(opt[1], pes[1], a.num_candidates),
+            )
         return np.where(mask, b, a), np.where(mask, a, b)
 
     n = len(a)
@@ -161,7 +179,11 @@ def test_exact_randomization_equals_scipy_permutation_test() -> None:
         return np.abs(np.mean(1 / x, axis=axis) - np.mean(1 / y, axis=axis))
 
     reference = stats.permutation_test(
-        (a, b), statistic, permutation_type="samples", alternative="greater", vectorized=True,
+        (a, b),
+        statistic,
+        permutation_type="samples",
+        alternative="greater",
+        vectorized=True,
         n_resamples=10_000,
     )
     result = compare({"a": a, "b": b}, metrics=["mrr"], interval=None, seed=0)
@@ -194,7 +216,9 @@ def test_pvalue_never_zero_and_reproducible() -> None:
 
 def test_identical_models_give_p_one() -> None:
     a, _, _, _ = _models(100, 12)
-    result = compare({"a": a, "b": a.copy()}, metrics=["mrr", "median_rank"], seed=0, test="randomization")
+    result = compare(
+        {"a": a, "b": a.copy()}, metrics=["mrr", "median_rank"], seed=0, test="randomization"
+    )
     assert all(p.p_value == 1.0 for p in result.pairs)
     assert all(p.lower == p.upper == 0.0 for p in result.pairs)
 
@@ -204,11 +228,15 @@ def test_identical_models_give_p_one() -> None:
 
 def test_t_test_equals_scipy() -> None:
     a, b, c, candidates = _models(150, 13)
-    result = compare({"a": a, "b": b, "c": c}, candidates, metrics=["mrr", "mr", "amri"], test="t", interval=None)
+    result = compare(
+        {"a": a, "b": b, "c": c}, candidates, metrics=["mrr", "mr", "amri"], test="t", interval=None
+    )
     terms = {"mrr": lambda r: 1 / r, "mr": lambda r: r, "amri": lambda r: r}
     for pair in result.pairs:
-        name = {"inverse_harmonic_mean_rank": "mrr", "arithmetic_mean_rank": "mr"}.get(pair.metric, "amri")
-        x, y = (terms[name](dict(a=a, b=b, c=c)[m]) for m in (pair.model_a, pair.model_b))
+        name = {"inverse_harmonic_mean_rank": "mrr", "arithmetic_mean_rank": "mr"}.get(
+            pair.metric, "amri"
+        )
+        x, y = (terms[name]({"a": a, "b": b, "c": c}[m]) for m in (pair.model_a, pair.model_b))
         reference = stats.ttest_rel(x, y)
         assert pair.p_value == pytest.approx(reference.pvalue, rel=1e-12, abs=1e-300)
         assert abs(pair.statistic) == pytest.approx(abs(reference.statistic), rel=1e-12)
@@ -248,16 +276,30 @@ def test_bootstrap_intervals_equal_scipy(method: str, stratified: bool) -> None:
     def first(x, y, axis=-1):
         return np.mean(1 / x, axis=axis)
 
-    settings = dict(paired=True, vectorized=True, n_resamples=3_000, method=method, batch=500)
+    settings = {
+        "paired": True,
+        "vectorized": True,
+        "n_resamples": 3_000,
+        "method": method,
+        "batch": 500,
+    }
     reference = stats.bootstrap((a, b), difference, rng=np.random.default_rng(21), **settings)
     model = stats.bootstrap((a, b), first, rng=np.random.default_rng(21), **settings)
     result = compare(
-        {"a": a, "b": b}, metrics=["mrr"], test="t", interval=method, n_resamples=3_000,
-        batch=500, seed=21, groups=groups,
+        {"a": a, "b": b},
+        metrics=["mrr"],
+        test="t",
+        interval=method,
+        n_resamples=3_000,
+        batch=500,
+        seed=21,
+        groups=groups,
     )
     pair = result.pairs[0]
     assert result.settings.stratified is stratified
-    assert (pair.lower, pair.upper) == pytest.approx(tuple(reference.confidence_interval), rel=1e-10)
+    assert (pair.lower, pair.upper) == pytest.approx(
+        tuple(reference.confidence_interval), rel=1e-10
+    )
     value = result.value("mrr", "a")
     assert (value.lower, value.upper) == pytest.approx(tuple(model.confidence_interval), rel=1e-10)
 
@@ -286,8 +328,12 @@ def test_bootstrap_test_pvalue() -> None:
     a, b, _, _ = _models(100, 17)
     result = compare({"a": a, "b": b}, metrics=["mrr"], test="bootstrap", n_resamples=2_000, seed=5)
     reference = stats.bootstrap(
-        (a, b), lambda x, y, axis=-1: np.mean(1 / x, axis) - np.mean(1 / y, axis), paired=True,
-        n_resamples=2_000, rng=np.random.default_rng(5), method="bca",
+        (a, b),
+        lambda x, y, axis=-1: np.mean(1 / x, axis) - np.mean(1 / y, axis),
+        paired=True,
+        n_resamples=2_000,
+        rng=np.random.default_rng(5),
+        method="bca",
     )
     theta = np.mean(1 / a) - np.mean(1 / b)
     extreme = np.abs(reference.bootstrap_distribution - theta) >= abs(theta) * (1 - 1e-9)
@@ -301,21 +347,31 @@ def test_per_group_results_and_correction_across_groups() -> None:
     a, b, c, _ = _models(90, 18)
     groups = np.repeat(["r1", "r2", "r3"], 30)
     result = compare(
-        {"a": a, "b": b, "c": c}, metrics=["mrr", "hits@3"], groups=groups, per_group=True,
-        interval=None, n_resamples=1_000, seed=0, correction="bh",
+        {"a": a, "b": b, "c": c},
+        metrics=["mrr", "hits@3"],
+        groups=groups,
+        per_group=True,
+        interval=None,
+        n_resamples=1_000,
+        seed=0,
+        correction="bh",
     )
     assert list(result.by_group) == ["r1", "r2", "r3"]
     for label, part in result.by_group.items():
         mask = groups == label
         alone = compare(
-            {"a": a[mask], "b": b[mask], "c": c[mask]}, metrics=["mrr", "hits@3"], interval=None,
+            {"a": a[mask], "b": b[mask], "c": c[mask]},
+            metrics=["mrr", "hits@3"],
+            interval=None,
             n_resamples=10,
         )
         for value, reference in zip(part.values, alone.values, strict=True):
             assert value.value == pytest.approx(reference.value, rel=1e-12)
     for metric in ("inverse_harmonic_mean_rank", "hits_at_3"):
         raw = [p.p_value for g in result.by_group.values() for p in g.pairs if p.metric == metric]
-        adjusted = [p.p_adjusted for g in result.by_group.values() for p in g.pairs if p.metric == metric]
+        adjusted = [
+            p.p_adjusted for g in result.by_group.values() for p in g.pairs if p.metric == metric
+        ]
         assert adjusted == pytest.approx(list(stats.false_discovery_control(raw)), rel=1e-12)
 
 
@@ -334,27 +390,37 @@ def _holm_by_hand(pvalues: list[float]) -> list[float]:
 
 
 def test_corrections() -> None:
-    pvalues = list(RNG.uniform(0, 0.2, size=12)) + [0.001, 0.5]
+    pvalues = [*list(RNG.uniform(0, 0.2, size=12)), 0.001, 0.5]
     assert correct_pvalues(pvalues, "holm") == pytest.approx(_holm_by_hand(pvalues), rel=1e-14)
     assert correct_pvalues(pvalues, "bh") == pytest.approx(stats.false_discovery_control(pvalues))
     assert correct_pvalues(pvalues, "by") == pytest.approx(
         stats.false_discovery_control(pvalues, method="by")
     )
-    assert correct_pvalues(pvalues, "bonferroni") == pytest.approx(np.minimum(np.array(pvalues) * 14, 1))
+    assert correct_pvalues(pvalues, "bonferroni") == pytest.approx(
+        np.minimum(np.array(pvalues) * 14, 1)
+    )
     with_nan = correct_pvalues([0.01, math.nan, 0.02], "holm")
-    assert math.isnan(with_nan[1]) and with_nan[[0, 2]] == pytest.approx([0.02, 0.02])
+    assert math.isnan(with_nan[1])
+    assert with_nan[[0, 2]] == pytest.approx([0.02, 0.02])
 
 
 def test_corrections_against_statsmodels() -> None:
     multitest = pytest.importorskip("statsmodels.stats.multitest")
     pvalues = RNG.uniform(0, 0.1, size=10)
-    for ours, theirs in (("holm", "holm"), ("bh", "fdr_bh"), ("by", "fdr_by"), ("bonferroni", "bonferroni")):
+    for ours, theirs in (
+        ("holm", "holm"),
+        ("bh", "fdr_bh"),
+        ("by", "fdr_by"),
+        ("bonferroni", "bonferroni"),
+    ):
         expected = multitest.multipletests(pvalues, method=theirs)[1]
         assert correct_pvalues(pvalues, ours) == pytest.approx(expected, rel=1e-12)
 
 
 def test_compare_applies_the_correction_over_pairs() -> None:
     a, b, c, _ = _models(100, 19)
-    result = compare({"a": a, "b": b, "c": c}, metrics=["mrr"], interval=None, n_resamples=500, seed=0)
+    result = compare(
+        {"a": a, "b": b, "c": c}, metrics=["mrr"], interval=None, n_resamples=500, seed=0
+    )
     raw = [p.p_value for p in result.pairs]
     assert [p.p_adjusted for p in result.pairs] == pytest.approx(_holm_by_hand(raw))

@@ -48,7 +48,8 @@ class BootstrapResult:
 def _degenerate(estimate: FloatArray, distribution: FloatArray) -> FloatArray:
     """Where every resample gives the estimate, the interval is that single point."""
     with np.errstate(invalid="ignore"):
-        return np.all(distribution == estimate[:, None], axis=-1)
+        same: FloatArray = np.all(distribution == estimate[:, None], axis=-1)
+    return same
 
 
 def _scipy_bootstrap(
@@ -227,4 +228,5 @@ def bootstrap_pvalues(estimate: FloatArray, distribution: FloatArray) -> FloatAr
         )
     pvalue = (np.count_nonzero(extreme, axis=-1) + 1.0) / (resamples + 1.0)
     pvalue[np.isnan(estimate)] = np.nan
-    return pvalue
+    result: FloatArray = pvalue
+    return result

@@ -111,10 +111,7 @@ def _analytic_test(
                 statistic_values[position, p], pvalues[position, p] = 0.0, 1.0
                 continue
             with np.errstate(all="ignore"):
-                if test == "t":
-                    result = stats.ttest_rel(x, y)
-                else:
-                    result = stats.wilcoxon(x, y)
+                result = stats.ttest_rel(x, y) if test == "t" else stats.wilcoxon(x, y)
             statistic_values[position, p] = float(result.statistic)
             pvalues[position, p] = float(result.pvalue)
     return statistic_values, pvalues
@@ -176,7 +173,12 @@ def _analyse(
     if bootstrap is not None and interval is not None:
         low = bootstrap.low.reshape(num_metrics, -1)
         high = bootstrap.high.reshape(num_metrics, -1)
-        bounds = (low[:, :num_models], high[:, :num_models], low[:, num_models:], high[:, num_models:])
+        bounds = (
+            low[:, :num_models],
+            high[:, :num_models],
+            low[:, num_models:],
+            high[:, num_models:],
+        )
     else:
         bounds = (nan_models, nan_models, nan_pairs, nan_pairs)
     return _Analysis(
@@ -261,11 +263,14 @@ def _check_options(
         raise TypeError(f"exact must be True, False or None, got {exact!r}")
     if batch is not None:
         check_positive_int(batch, "batch")
-    if seed is not None and not isinstance(seed, np.random.Generator):
-        if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0:
-            raise ValueError(
-                f"seed must be a non-negative integer, a numpy Generator or None, got {seed!r}"
-            )
+    if (
+        seed is not None
+        and not isinstance(seed, np.random.Generator)
+        and (isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0)
+    ):
+        raise ValueError(
+            f"seed must be a non-negative integer, a numpy Generator or None, got {seed!r}"
+        )
 
 
 def compare(

@@ -99,6 +99,7 @@ def _model_names(ranks: Any) -> tuple[list[str], list[Any]]:
             raise ValueError(
                 "ranks must hold two or more models: as an array, one row per model (shape "
                 f"(num_models, num_queries)), got shape {ranks.shape}"
+                + (" (a single model)" if ranks.ndim == 1 else "")
             )
         ranks = list(ranks)
     if isinstance(ranks, Mapping):
@@ -242,7 +243,7 @@ def _align(
     unique, counts = np.unique(first, return_counts=True)
     if (counts > 1).any():
         raise ValueError(
-            f"query_ids must be unique, got {unique[counts > 1][0]!r} twice for model "
+            f"query_ids must be unique, got {unique[counts > 1][0].item()!r} twice for model "
             f"{names[0]!r}"
         )
     order = np.argsort(first, kind="stable")
@@ -262,7 +263,7 @@ def _align(
         if not found.all():
             bad = int(np.flatnonzero(~found)[0])
             raise ValueError(
-                f"every model must rank the same queries: query id {array[bad]!r} of model "
+                f"every model must rank the same queries: query id {array[bad].item()!r} of model "
                 f"{name!r} is not among the query ids of model {names[0]!r}"
             )
         index = order[position]
@@ -330,10 +331,10 @@ def prepare_paired_ranks(
     common = _common_candidates(models, names)
     rows = np.stack([_rank_row(m, rank_type, n) for m, n in zip(models, names, strict=True)])
     if common is not None and (rows > common).any():
-        model, query = (int(i[0]) for i in np.nonzero(rows > common))
+        row, query = (int(i[0]) for i in np.nonzero(rows > common))
         raise ValueError(
-            f"model {names[model]!r}: ranks must not exceed their num_candidates, got rank "
-            f"{rows[model, query]:g} > {common[query]} at query {query}"
+            f"model {names[row]!r}: ranks must not exceed their num_candidates, got rank "
+            f"{rows[row, query]:g} > {common[query]} at query {query}"
         )
     bounds = None
     if rank_type == RANK_EXPECTED:
@@ -348,7 +349,9 @@ def prepare_paired_ranks(
     if weights is not None:
         clean_weights = check_weights(weights)
         if clean_weights.size != size:
-            raise ValueError(f"weights must have one entry per query ({size}), got {clean_weights.size}")
+            raise ValueError(
+                f"weights must have one entry per query ({size}), got {clean_weights.size}"
+            )
     labels = None
     if groups is not None:
         labels = np.asarray(groups)

@@ -14,8 +14,9 @@ two-sided p-value is the fraction of the :math:`2^n` swap patterns with :math:`|
   p-value (Phipson & Smyth, 2010); its standard error :math:`\sqrt{p (1 - p) / m}` is reported.
 
 One block of swap patterns serves every metric and every pair, and all *terms* statistics of a
-block come from one matrix product (:meth:`~rankstats.compare.statistics.StatisticSet.swapped_differences`),
-so the cost is a few passes over a (block, n) matrix, independent of the number of metrics.
+block come from one matrix product
+(:meth:`~rankstats.compare.statistics.StatisticSet.swapped_differences`), so the cost is a few
+passes over a (block, n) matrix, nearly independent of the number of metrics.
 """
 
 from __future__ import annotations
@@ -73,7 +74,7 @@ def randomization_test(
     rng: np.random.Generator,
     batch: int | None = None,
 ) -> RandomizationResult:
-    """Run the paired randomization test of every metric and pair of ``statistics``.
+    r"""Run the paired randomization test of every metric and pair of ``statistics``.
 
     Parameters
     ----------
@@ -111,9 +112,7 @@ def randomization_test(
     with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
         for start in range(0, total, rows):
             stop = min(start + rows, total)
-            swaps = (
-                _exact_swaps(start, stop, n) if exact else _random_swaps(stop - start, n, rng)
-            )
+            swaps = _exact_swaps(start, stop, n) if exact else _random_swaps(stop - start, n, rng)
             differences = statistics.swapped_differences(swaps)
             count += (np.abs(differences) >= threshold[:, :, None]).sum(axis=-1)
     if exact:

@@ -45,7 +45,9 @@ def metric_label(metric: RankBasedMetric) -> str:
 
 def _letters(count: int) -> list[str]:
     letters = string.ascii_lowercase
-    return [letters[i] if i < 26 else f"{letters[i // 26 - 1]}{letters[i % 26]}" for i in range(count)]
+    return [
+        letters[i] if i < 26 else f"{letters[i // 26 - 1]}{letters[i % 26]}" for i in range(count)
+    ]
 
 
 def describe(comparison: Comparison, alpha: float = 0.05) -> str:
@@ -123,8 +125,10 @@ def paper_table(
     header = ["Model"]
     columns: list[list[str]] = []
     for metric in comparison.metrics:
-        arrow = ("$\\uparrow$" if metric.increasing else "$\\downarrow$") if latex else (
-            "↑" if metric.increasing else "↓"
+        arrow = (
+            ("$\\uparrow$" if metric.increasing else "$\\downarrow$")
+            if latex
+            else ("↑" if metric.increasing else "↓")
         )
         label = metric_label(metric)
         header.append(f"{_latex_escape(label) if latex else label} {arrow}")
@@ -170,7 +174,10 @@ def paper_table(
                 r"\end{table}",
             ]
         )
-    lines = ["| " + " | ".join(header) + " |", "|" + "|".join(["---"] + ["---:"] * (len(header) - 1)) + "|"]
+    lines = [
+        "| " + " | ".join(header) + " |",
+        "|" + "|".join(["---"] + ["---:"] * (len(header) - 1)) + "|",
+    ]
     lines += ["| " + " | ".join(row) + " |" for row in rows]
     return "\n".join(lines) + "\n\n" + note
 
@@ -183,7 +190,10 @@ def _latex_escape(text: str) -> str:
 def _grid(rows: list[list[str]]) -> str:
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     return "\n".join(
-        "  ".join(cell.ljust(w) if i < 3 else cell.rjust(w) for i, (cell, w) in enumerate(zip(row, widths, strict=True))).rstrip()
+        "  ".join(
+            cell.ljust(w) if i < 3 else cell.rjust(w)
+            for i, (cell, w) in enumerate(zip(row, widths, strict=True))
+        ).rstrip()
         for row in rows
     )
 
@@ -203,7 +213,9 @@ def plain_table(comparison: Comparison, alpha: float = 0.05) -> str:
                 _fmt(value.upper, digits),
             ]
         )
-    pairs = [["metric", "model a", "model b", "a - b", "lower", "upper", "effect", "p", "p adj", ""]]
+    pairs = [
+        ["metric", "model a", "model b", "a - b", "lower", "upper", "effect", "p", "p adj", ""]
+    ]
     for pair in comparison.pairs:
         pairs.append(
             [
@@ -261,7 +273,9 @@ def plot_comparison(comparison: Comparison, alpha: float = 0.05, ax: Any = None)
     else:
         panels = list(ax) if isinstance(ax, list | tuple) else [ax]
         if len(panels) != len(metrics):
-            raise ValueError(f"ax must hold one axes per metric ({len(metrics)}), got {len(panels)}")
+            raise ValueError(
+                f"ax must hold one axes per metric ({len(metrics)}), got {len(panels)}"
+            )
         figure = panels[0].figure
     positions = list(range(len(comparison.models)))
     for panel, metric in zip(panels, metrics, strict=True):
@@ -285,5 +299,8 @@ def plot_comparison(comparison: Comparison, alpha: float = 0.05, ax: Any = None)
             panel.plot([a, a, b, b], [level - step / 3, level, level, level - step / 3], color="k")
             panel.text((a + b) / 2, level, "*", ha="center", va="bottom")
             level += step
-    figure.suptitle(f"{comparison.settings.confidence_level:.0%} intervals; * p < {alpha:g} (corrected)")
-    return figure
+    figure.suptitle(
+        f"{comparison.settings.confidence_level:.0%} intervals; * p < {alpha:g} (corrected)"
+    )
+    result: Figure = figure
+    return result

@@ -342,7 +342,5 @@ class StatisticSet:
                     evaluate = statistic.base._evaluate
                     value_a = np.asarray(evaluate(np.where(mask, ranks_b, ranks_a), None, None))
                     value_b = np.asarray(evaluate(np.where(mask, ranks_a, ranks_b), None, None))
-                    result[at, p] = statistic.scale * (
-                        value_a - value_b
-                    )
+                    result[at, p] = statistic.scale * (value_a - value_b)
         return result
