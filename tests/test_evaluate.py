@@ -12,7 +12,6 @@ import pytest
 
 from rankstats import InverseHarmonicMeanRank, RankBasedMetric, UnknownMetricError, metric_resolver
 from rankstats.evaluation import EvaluationResults, Ranks, evaluate, expected_over_ties
-from rankstats.metrics.derived import DerivedRankBasedMetric
 
 DATA = Path(__file__).parent / "data"
 
@@ -79,7 +78,7 @@ def test_key_grammar(results: EvaluationResults) -> None:
     assert results["tail.pessimistic.hits@3"] == results["pessimistic.tail.h@3"] == tail_hits
     assert results.get_metric("hits_at_10") == results["both.realistic.hits_at_10"]
     assert "tail.optimistic.mrr" in results
-    assert "tail.optimistic.amri" not in results
+    assert "tail.optimistic.amri" in results  # derived metrics of every rank type, as PyKEEN
     assert "nonsense" not in results
     assert len(results) == len(list(results))
     assert all(key.count(".") == 2 for key in results)
@@ -92,11 +91,6 @@ KEY_ERRORS = [
     ("tial.mrr", KeyError, r"'tial' is neither a side \(head, tail, both\) nor a rank type"),
     ("head.tail.mrr", KeyError, r"'tail' is neither a side .* or it is given twice"),
     ("hits@5", KeyError, r"metric 'hits_at_5' was not computed .* pass it in metrics="),
-    (
-        "optimistic.amri",
-        KeyError,
-        r"not computed: .* supports only the rank types \('realistic',\)",
-    ),
     ("expected.median_rank", KeyError, r"no exact expectation over tie-breaking"),
 ]
 
@@ -270,7 +264,7 @@ def test_undefined_values_are_null_in_json() -> None:
 
 
 def test_text_table_is_aligned(results: EvaluationResults) -> None:
-    lines = str(results).splitlines()
+    lines = [line for line in str(results).splitlines() if not line.startswith("[")]  # notes
     header = ["side", "rank", "type", "metric", "value", "expected", "std", "z-score"]
     assert lines[0].split() == header
     assert len(lines) == len(results) + 1
@@ -385,15 +379,12 @@ def test_inputs_are_not_mutated() -> None:
 def test_agreement_with_pykeen_on_nations() -> None:
     """PyKEEN 1.11.1's results on the Nations test ranks of a TransE model.
 
-    PyKEEN computed in float32, hence the tolerance. Deliberate differences:
-
-    - PyKEEN reports the adjusted and z-scored metrics for optimistic and pessimistic ranks too;
-      their null model has no ties, so rankstats declares them for realistic ranks only
-      (``supported_rank_types``) and ``evaluate`` does not report the others. The formulas are
-      the same, which the direct calls below confirm.
-    - PyKEEN's keys ``adjusted_hits_at_k`` and ``z_hits_at_k`` are for its default k = 10.
-    - The median's null model differs for an even number of ranks (PyKEEN uses the upper median's
-      moments), but PyKEEN's results hold no null statistics, so no value here is affected.
+    PyKEEN computed in float32, hence the tolerance. Every key of PyKEEN's flat dictionary is in
+    ``to_flat_dict()``, the adjusted and z-scored metrics of optimistic and pessimistic ranks
+    included. PyKEEN's keys ``adjusted_hits_at_k`` and ``z_hits_at_k`` are for its default
+    k = 10, and ``to_flat_dict`` spells them its way too. The median's null model differs for an
+    even number of ranks (PyKEEN uses the upper median's moments), but PyKEEN's results hold no
+    null statistics, so no value here is affected.
     """
     arrays = np.load(DATA / "nations_transe_ranks.npz")
     reference = json.loads((DATA / "nations_transe_pykeen_results.json").read_text())
@@ -409,17 +400,23 @@ def test_agreement_with_pykeen_on_nations() -> None:
         np.testing.assert_array_equal(ranks.realistic, arrays[f"{side}.realistic"])
     names = sorted({key.rsplit(".", 1)[1] for key in reference})
     results = evaluate(sides, metrics=names, rank_types=["optimistic", "realistic", "pessimistic"])
-    checked = 0
+    flat = results.to_flat_dict()
+    assert set(reference) <= set(flat)
     for key, expected in reference.items():
-        side, rank_type, name = key.split(".")
-        metric = metric_resolver.make(name)
-        if isinstance(metric, DerivedRankBasedMetric) and rank_type != "realistic":
-            assert key not in results
-            both = Ranks.concatenate(sides.values())
-            ranks = both if side == "both" else sides[side]
-            value = metric(ranks[rank_type], ranks.num_candidates)
-        else:
-            value = results[key]
-        assert value == pytest.approx(expected, rel=2e-6, abs=1e-6), key
-        checked += 1
-    assert checked == len(reference) == 225
+        assert flat[key] == pytest.approx(expected, rel=2e-6, abs=1e-6), key
+        assert results[key] == flat[key]
+    assert len(reference) == 225
+
+
+def test_derived_metrics_of_optimistic_and_pessimistic_ranks() -> None:
+    """The adjusted and z metrics of every rank type, as direct calls give them."""
+    ranks = Ranks([1, 2, 4, 1], [3, 2, 6, 1], [5, 5, 9, 2])
+    results = evaluate(ranks, metrics=["amri", "zmrr", "adjusted_hits_at_1", "agmri"])
+    for rank_type in ("optimistic", "realistic", "pessimistic"):
+        for name in ("amri", "zmrr", "adjusted_hits_at_1", "agmri"):
+            metric = metric_resolver.make(name)
+            direct = metric(ranks[rank_type], ranks.num_candidates)
+            assert results[f"{rank_type}.{name}"] == pytest.approx(direct, rel=1e-12), name
+            row = results.row(f"{rank_type}.{name}")
+            assert row.method == "exact"
+            assert row.expected_value == pytest.approx(0.0, abs=1e-12)

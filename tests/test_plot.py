@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from rankstats import InverseHarmonicMeanRank, metric_resolver
+from rankstats import HitsAtK, InverseHarmonicMeanRank, metric_resolver
 from rankstats.evaluation import evaluate
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
@@ -143,3 +143,74 @@ def test_importing_rankstats_does_not_import_plotting() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
     )
     assert result.stdout.split() == ["False", "False"]
+
+
+# --- the Hits@k curve, the rank histogram, and the real k in every label ---------------------
+
+
+def test_null_figure_of_hits_says_the_real_k(figure: Any) -> None:
+    from rankstats.plot import plot_null_distribution
+
+    ax = plot_null_distribution(
+        "hits@10", [20] * 30, num_samples=300, generator=0, ax=figure.subplots()
+    )
+    assert ax.get_xlabel() == "Hits@10"
+    assert ax.get_title() == "Hits@10 under the null model, 30 tasks"
+    assert "K" not in ax.get_title()
+
+
+def test_hits_curve_draws_values_expectation_and_band(figure: Any) -> None:
+    from rankstats.plot import hits_metrics, plot_hits_at_k
+
+    ranks, candidates = [1, 2, 8, 3, 30, 4], [10, 10, 20, 20, 40, 40]
+    results = evaluate(ranks, candidates, metrics=hits_metrics(6))
+    ax = plot_hits_at_k(results, ax=figure.subplots())
+    assert ax.get_title() == "Hits@k for k = 1..6 (realistic ranks)"
+    assert (ax.get_xlabel(), ax.get_ylabel()) == ("k", "Hits@k")
+    curve, expectation = ax.get_lines()[:2]
+    np.testing.assert_array_equal(curve.get_xdata(), np.arange(1, 7))
+    for k, value, expected in zip(
+        curve.get_xdata(), curve.get_ydata(), expectation.get_ydata(), strict=True
+    ):
+        assert value == pytest.approx(HitsAtK(k=int(k))(ranks))
+        assert expected == pytest.approx(HitsAtK(k=int(k)).expected_value(candidates), rel=1e-12)
+    (band,) = ax.collections
+    lower, upper = (
+        band.get_paths()[0].vertices[:, 1].min(),
+        band.get_paths()[0].vertices[:, 1].max(),
+    )
+    std = HitsAtK(k=1).std(candidates)
+    assert lower == pytest.approx(max(0.0, HitsAtK(k=1).expected_value(candidates) - 2 * std))
+    assert upper <= 1.0
+    assert "null ±2 std" in [t.get_text() for t in ax.get_legend().get_texts()]
+
+
+def test_hits_curve_of_several_results_and_without_hits(figure: Any) -> None:
+    from rankstats.plot import hits_metrics, plot_hits_at_k
+
+    runs = {
+        name: evaluate(ranks, [10] * 4, metrics=hits_metrics(3))
+        for name, ranks in {"good": [1, 1, 2, 1], "bad": [9, 7, 10, 8]}.items()
+    }
+    ax = plot_hits_at_k(runs, ax=figure.subplots())
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert "good" in labels
+    assert "bad" in labels
+    with pytest.raises(ValueError, match="no Hits@k rows"):
+        plot_hits_at_k(evaluate([1], [3], metrics=["mrr"]), ax=figure.subplots())
+    with pytest.raises(ValueError, match="max_k must be a positive integer"):
+        hits_metrics(0)
+
+
+def test_rank_histogram_is_log_scaled(figure: Any) -> None:
+    from rankstats.plot import plot_rank_histogram
+
+    ranks = [1, 1, 2, 3, 10, 100, 1000]
+    ax = plot_rank_histogram({"a": ranks, "b": ranks[:3]}, bins=5, ax=figure.subplots())
+    assert ax.get_xscale() == "log"
+    assert ax.get_xlabel() == "realistic rank (log scale)"
+    assert ax.get_ylabel() == "number of ranking tasks"
+    assert ax.get_title() == "Histogram of 10 realistic ranks"
+    assert len(ax.patches) == 2  # one outlined histogram per set
+    with pytest.raises(ValueError, match="finite ranks >= 1"):
+        plot_rank_histogram([0.5, 2], ax=figure.subplots())

@@ -159,7 +159,7 @@ def _draw_figures(app: Sphinx) -> None:
     from matplotlib.figure import Figure
 
     from rankstats import InverseHarmonicMeanRank
-    from rankstats.cli import read_ranks
+    from rankstats.io import read_ranks
     from rankstats.plot import plot_null_distribution
 
     out = Path(app.srcdir) / "_generated"

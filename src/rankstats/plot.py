@@ -1,4 +1,10 @@
-r"""Plots of null models: how a metric is distributed when the ranks are random.
+r"""Figures of ranks and results, with the null model drawn in.
+
+- :func:`plot_null_distribution`: how a metric is distributed when the ranks are random, with an
+  observed value and its z-score;
+- :func:`plot_hits_at_k`: the Hits@k curve (k = 1..K) of one or more results, with the null
+  model's expected value and a band of two standard deviations around it;
+- :func:`plot_rank_histogram`: the histogram of ranks on a log scale.
 
 This module needs matplotlib, an optional dependency (``pip install "rankstats[plot]"``). It is
 not imported by ``import rankstats``, and it imports matplotlib only when a plot is drawn, so
@@ -17,22 +23,26 @@ Examples
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from types import ModuleType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
 
 from rankstats.base import RankBasedMetric
 from rankstats.errors import NoClosedFormError
+from rankstats.evaluation.report import metric_label
+from rankstats.metrics.hits import HitsAtK
 from rankstats.registry import metric_resolver
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.axes import Axes  # type: ignore[import-not-found, unused-ignore]
 
+    from rankstats.evaluation.results import EvaluationResults
     from rankstats.null.sampling import Seed
 
-__all__ = ["plot_null_distribution"]
+__all__ = ["hits_metrics", "plot_hits_at_k", "plot_null_distribution", "plot_rank_histogram"]
 
 
 def _import_pyplot() -> ModuleType:
@@ -136,9 +146,191 @@ def plot_null_distribution(
         if std > 0:
             label += f" (z = {(observed - mean) / std:+.1f})"
         ax.axvline(observed, color="tab:red", linewidth=2.0, label=label)
-    ax.set_xlabel(instance.name)
+    label = metric_label(instance)
+    ax.set_xlabel(label)
     ax.set_ylabel("density under the null")
     n = np.size(num_candidates)
-    ax.set_title(f"{instance.name} under the null model, {n:,} tasks")
+    ax.set_title(f"{label} under the null model, {n:,} tasks")
     ax.legend(loc="best", fontsize="small")
+    return ax
+
+
+def _axes(ax: Axes | None) -> Axes:
+    if ax is None:
+        _, ax = _import_pyplot().subplots()
+        return ax
+    _import_pyplot()
+    return ax
+
+
+def hits_metrics(max_k: int) -> list[HitsAtK]:
+    """The metrics of a Hits@k curve, Hits@1 to Hits@``max_k``, to pass to ``evaluate``.
+
+    Examples
+    --------
+    >>> hits_metrics(3)
+    [HitsAtK(k=1), HitsAtK(k=2), HitsAtK(k=3)]
+    """
+    if isinstance(max_k, bool) or not isinstance(max_k, int | np.integer) or max_k < 1:
+        raise ValueError(f"max_k must be a positive integer, got {max_k!r}")
+    return [HitsAtK(k=k) for k in range(1, int(max_k) + 1)]
+
+
+def plot_hits_at_k(
+    results: EvaluationResults | Mapping[str, EvaluationResults],
+    *,
+    rank_type: str = "realistic",
+    side: str = "both",
+    band: float = 2.0,
+    ax: Axes | None = None,
+) -> Axes:
+    r"""Draw Hits@k against k for one or more results, with the null model's band.
+
+    Every Hits@k row of the results (for the side and rank type) is a point of the curve; evaluate
+    with ``metrics=hits_metrics(K)`` to have k = 1..K. For each result set, the null model's
+    expected value :math:`\mathbb{E}[\mathrm{H@}k]` is drawn dashed, and the band
+    :math:`\mathbb{E} \pm` ``band`` standard deviations shaded: a curve inside its band is
+    indistinguishable from random ranking.
+
+    Parameters
+    ----------
+    results : EvaluationResults or mapping of str to EvaluationResults
+        One result set, or several by label (one curve each).
+    rank_type : str, default="realistic"
+        The rank type to draw.
+    side : str, default="both"
+        The side to draw.
+    band : float, default=2.0
+        The half-width of the band, in null standard deviations.
+    ax : matplotlib.axes.Axes, optional
+        The axes to draw on; by default a new figure with :mod:`matplotlib.pyplot`.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        The axes drawn on.
+
+    Raises
+    ------
+    ValueError
+        If a result set has no Hits@k rows for the side and rank type.
+
+    Examples
+    --------
+    >>> from matplotlib.figure import Figure
+    >>> from rankstats import evaluate
+    >>> results = evaluate([1, 2, 8, 3], [10, 10, 20, 20], metrics=hits_metrics(5))
+    >>> ax = plot_hits_at_k(results, ax=Figure().subplots())
+    >>> ax.get_title(), ax.get_xlabel(), ax.get_ylabel()
+    ('Hits@k for k = 1..5 (realistic ranks)', 'k', 'Hits@k')
+    """
+    from rankstats.evaluation.results import EvaluationResults
+
+    sets: dict[str, EvaluationResults] = (
+        {"": results} if isinstance(results, EvaluationResults) else dict(results)
+    )
+    ax = _axes(ax)
+    largest = 0
+    for index, (name, result) in enumerate(sets.items()):
+        rows = sorted(
+            (
+                row
+                for row in result.rows
+                if isinstance(row.metric, HitsAtK)
+                and row.rank_type == rank_type
+                and row.side == side
+            ),
+            key=lambda row: int(row.metric._params()["k"]),
+        )
+        if not rows:
+            raise ValueError(
+                f"results{f' {name!r}' if name else ''} have no Hits@k rows for side {side!r} "
+                f"and rank type {rank_type!r}; evaluate with metrics=hits_metrics(K)"
+            )
+        ks = np.array([int(row.metric._params()["k"]) for row in rows])
+        values = np.array([row.value for row in rows])
+        color = f"C{index}"
+        ax.plot(ks, values, marker="o", color=color, label=name or "Hits@k")
+        if all(row.expected_value is not None and row.std is not None for row in rows):
+            expected = np.array([row.expected_value for row in rows], dtype=float)
+            std = np.array([row.std for row in rows], dtype=float)
+            prefix = f"{name}: " if name else ""
+            ax.plot(ks, expected, linestyle="--", color=color, label=f"{prefix}null expectation")
+            ax.fill_between(
+                ks,
+                np.clip(expected - band * std, 0, 1),
+                np.clip(expected + band * std, 0, 1),
+                color=color,
+                alpha=0.2,
+                label=f"{prefix}null \u00b1{band:g} std",
+            )
+        largest = max(largest, int(ks.max()))
+    ax.set_xlabel("k")
+    ax.set_ylabel("Hits@k")
+    ax.set_ylim(0, 1.02)
+    ax.set_title(f"Hits@k for k = 1..{largest} ({rank_type} ranks)")
+    ax.legend(loc="best", fontsize="small")
+    return ax
+
+
+def plot_rank_histogram(
+    ranks: npt.ArrayLike | Mapping[str, npt.ArrayLike],
+    *,
+    bins: int = 30,
+    rank_type: str = "realistic",
+    ax: Axes | None = None,
+) -> Axes:
+    """Draw the histogram of ranks on a log scale: log-spaced bins on a logarithmic x axis.
+
+    Parameters
+    ----------
+    ranks : array-like of shape (n,), or mapping of str to array-like
+        The ranks, or several arrays by label (one outlined histogram each).
+    bins : int, default=30
+        The number of log-spaced bins between 1 and the largest rank.
+    rank_type : str, default="realistic"
+        The rank type, for the axis label.
+    ax : matplotlib.axes.Axes, optional
+        The axes to draw on; by default a new figure with :mod:`matplotlib.pyplot`.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        The axes drawn on.
+
+    Examples
+    --------
+    >>> from matplotlib.figure import Figure
+    >>> ax = plot_rank_histogram([1, 1, 2, 5, 40, 300], ax=Figure().subplots())
+    >>> ax.get_xscale(), ax.get_xlabel()
+    ('log', 'realistic rank (log scale)')
+    """
+    sets: dict[str, Any] = dict(ranks) if isinstance(ranks, Mapping) else {"": ranks}
+    if isinstance(bins, bool) or not isinstance(bins, int) or bins < 1:
+        raise ValueError(f"bins must be a positive integer, got {bins!r}")
+    arrays = {}
+    for name, values in sets.items():
+        array = np.asarray(values, dtype=float)
+        if array.ndim != 1 or array.size == 0 or not (np.isfinite(array) & (array >= 1)).all():
+            what = f"ranks[{name!r}]" if name else "ranks"
+            raise ValueError(f"{what} must be a non-empty 1-D array of finite ranks >= 1")
+        arrays[name] = array
+    ax = _axes(ax)
+    top = max(float(array.max()) for array in arrays.values())
+    edges = np.geomspace(1.0, max(top, 2.0) * 1.0001, bins + 1)
+    for name, array in arrays.items():
+        ax.hist(
+            array,
+            bins=edges.tolist(),
+            histtype="stepfilled" if len(arrays) == 1 else "step",
+            alpha=0.8,
+            label=name or None,
+        )
+    ax.set_xscale("log")
+    ax.set_xlabel(f"{rank_type} rank (log scale)")
+    ax.set_ylabel("number of ranking tasks")
+    count = sum(array.size for array in arrays.values())
+    ax.set_title(f"Histogram of {count:,} {rank_type} ranks")
+    if len(arrays) > 1:
+        ax.legend(loc="best", fontsize="small")
     return ax

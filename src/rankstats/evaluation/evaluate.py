@@ -14,6 +14,7 @@ r"""Evaluation in one call: every metric, rank type, side and group from shared 
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -24,7 +25,13 @@ import numpy.typing as npt
 from rankstats.arrays import FloatArray, IntArray
 from rankstats.base import RANK_TYPES, RankBasedMetric
 from rankstats.errors import NoClosedFormError
-from rankstats.evaluation.results import SIDE_BOTH, EvaluationResults, ResultRow
+from rankstats.evaluation.results import (
+    METHOD_EXACT,
+    METHOD_MONTE_CARLO,
+    SIDE_BOTH,
+    EvaluationResults,
+    ResultRow,
+)
 from rankstats.evaluation.scores import EVALUATION_RANK_TYPES, RANK_EXPECTED, Ranks
 from rankstats.evaluation.tables import (
     GROUP,
@@ -35,8 +42,15 @@ from rankstats.evaluation.tables import (
 )
 from rankstats.evaluation.ties import has_tie_expectation, tie_expectation
 from rankstats.metrics.derived import AffineTransformationParameters, DerivedRankBasedMetric
+from rankstats.null.sampling import Seed, monte_carlo_moments
+from rankstats.progress import check_progress, progress_bar
 from rankstats.registry import metric_resolver
-from rankstats.validation import check_ranks, check_weights, validate_rank_input
+from rankstats.validation import (
+    check_num_samples,
+    check_ranks,
+    check_weights,
+    validate_rank_input,
+)
 
 __all__ = ["DEFAULT_METRICS", "Average", "evaluate"]
 
@@ -114,6 +128,26 @@ def _per_side(value: Any, sides: Sequence[str], name: str) -> dict[str, Any]:
     return dict.fromkeys(sides, value)
 
 
+def _broadcast_candidates(num_candidates: Any, size: int) -> Any:
+    """A scalar candidate count stands for the same count for every one of ``size`` ranks."""
+    scalar = isinstance(num_candidates, numbers.Number | np.generic) or (
+        isinstance(num_candidates, np.ndarray) and num_candidates.ndim == 0
+    )
+    return np.full(size, num_candidates) if scalar else num_candidates
+
+
+def _num_ranks(value: Any) -> int:
+    """The number of ranks of a side's input before validation (0 if it cannot tell)."""
+    if isinstance(value, Ranks):
+        return int(value.optimistic.size)
+    if isinstance(value, Mapping):
+        value = next(iter(value.values()), ())
+    try:
+        return int(np.size(value))
+    except (TypeError, ValueError):
+        return 0
+
+
 def _side_tables(
     value: Any,
     num_candidates: Any,
@@ -124,6 +158,8 @@ def _side_tables(
     pairs: tuple[IntArray, IntArray] | None = None
     direct: dict[str, FloatArray] = {}
     candidates = None
+    if not isinstance(value, Ranks):
+        num_candidates = _broadcast_candidates(num_candidates, _num_ranks(value))
     if isinstance(value, Ranks):
         if num_candidates is not None:
             raise ValueError(
@@ -347,32 +383,118 @@ class _Null:
     expected_value: float | None
     variance: float | None
     coefficients: AffineTransformationParameters | None = None
+    method: str | None = METHOD_EXACT
+    standard_error: float | None = None
+    note: str | None = None
+
+
+_NO_CANDIDATES = _Null(
+    None,
+    None,
+    method=None,
+    note="no null model: num_candidates (the number of candidates of each task) was not given",
+)
+
+
+@dataclass(frozen=True)
+class MonteCarloPlan:
+    """How to estimate null moments without a closed form: ``num_samples`` draws per cell."""
+
+    num_samples: int
+    generator: np.random.Generator
+    progress: bool | None = False
 
 
 class NullModels:
-    """Null-model quantities, computed once per metric and distinct multiset of candidates."""
+    """Null-model quantities, computed once per metric and distinct multiset of candidates.
 
-    def __init__(self) -> None:
+    Without a closed form, a :class:`MonteCarloPlan` gives Monte-Carlo estimates, one shared
+    draw for every metric of a cell that needs one (:meth:`prepare`); without a plan the
+    quantities are ``None`` with a note saying why.
+
+    An instance is used by one call of :func:`compute_results` only, so no state is shared
+    between threads.
+    """
+
+    def __init__(self, monte_carlo: MonteCarloPlan | None = None) -> None:
         # keyed by the id of one canonical instance per distinct metric (equal metrics, such as
         # the mean rank inside AMRI and zMR, share it): hashing a metric costs more than a lookup
         self._canonical: dict[int, RankBasedMetric] = {}
         self._by_value: dict[RankBasedMetric, RankBasedMetric] = {}
         self._cache: dict[tuple[int, tuple[bytes, ...]], _Null] = {}
+        self._monte_carlo = monte_carlo
+
+    def _canonical_of(self, metric: RankBasedMetric) -> RankBasedMetric:
+        canonical = self._canonical.get(id(metric))
+        if canonical is None:
+            canonical = self._canonical[id(metric)] = self._by_value.setdefault(metric, metric)
+        return canonical
+
+    def prepare(self, metrics: Sequence[RankBasedMetric], cell: CellStatistics) -> None:
+        """Compute the base metrics' quantities for a cell, sampling once for all that need it."""
+        if cell.candidates is None:
+            return
+        bases = [m.base if isinstance(m, DerivedRankBasedMetric) else m for m in metrics]
+        missing: dict[RankBasedMetric, tuple[float | None, float | None]] = {}
+        for metric in dict.fromkeys(self._canonical_of(b) for b in bases):
+            key = (id(metric), cell.candidate_key)
+            if key in self._cache:
+                continue
+            moments = _null_moments(metric, *cell.expanded_candidates)
+            if None in moments:
+                missing[metric] = moments
+            else:
+                self._cache[key] = _Null(*moments)
+        if not missing:
+            return
+        candidates, weights = cell.expanded_candidates
+        if self._monte_carlo is None:
+            qualifier = " for weighted ranks" if weights is not None else ""
+            for metric, (expected, variance) in missing.items():
+                which = "expected value and variance" if expected is None else "variance"
+                if variance is not None:
+                    which = "expected value"
+                self._cache[(id(metric), cell.candidate_key)] = _Null(
+                    expected,
+                    variance,
+                    method=None if expected is None and variance is None else METHOD_EXACT,
+                    note=f"no closed-form {which}{qualifier}; pass num_samples= for a "
+                    f"Monte-Carlo estimate",
+                )
+            return
+        plan = self._monte_carlo
+        estimates = monte_carlo_moments(
+            list(missing),
+            candidates,
+            weights,
+            plan.num_samples,
+            plan.generator,
+            progress=plan.progress,
+        )
+        for (metric, (expected, variance)), estimate in zip(
+            missing.items(), estimates, strict=True
+        ):
+            self._cache[(id(metric), cell.candidate_key)] = _Null(
+                estimate.expected_value if expected is None else expected,
+                estimate.variance if variance is None else variance,
+                method=METHOD_MONTE_CARLO,
+                standard_error=estimate.standard_error if expected is None else None,
+                note=f"Monte-Carlo estimate from {plan.num_samples} samples (no closed form)",
+            )
 
     def get(self, metric: RankBasedMetric, cell: CellStatistics) -> _Null:
         """The quantities of ``metric`` for the candidates of ``cell``."""
         if cell.candidates is None:
-            return _Null(None, None)
-        canonical = self._canonical.get(id(metric))
-        if canonical is None:
-            canonical = self._canonical[id(metric)] = self._by_value.setdefault(metric, metric)
+            return _NO_CANDIDATES
+        canonical = self._canonical_of(metric)
         key = (id(canonical), cell.candidate_key)
         found = self._cache.get(key)
         if found is None:
             if isinstance(metric, DerivedRankBasedMetric):
                 found = self._derived(metric, cell)
             else:
-                found = _Null(*_null_moments(metric, *cell.expanded_candidates))
+                self.prepare([canonical], cell)
+                found = self._cache[key]
             self._cache[key] = found
         return found
 
@@ -380,13 +502,20 @@ class NullModels:
         """Transform the base metric's cached moments: the base's are computed once for all."""
         base = self.get(metric.base, cell)
         if base.expected_value is None:
-            return _Null(None, None)
+            return _Null(None, None, method=None, note=base.note)
         try:
             coefficients = metric._coefficients_from(base.expected_value, base.variance)
             expected, variance = metric._moments_from(base.expected_value, base.variance)
-        except ValueError:  # undefined here, or no closed form (NoClosedFormError)
-            return _Null(None, None)
-        return _Null(expected, variance, coefficients)
+        except NoClosedFormError:
+            return _Null(None, None, method=None, note=base.note)
+        except ValueError as error:  # undefined here
+            return _Null(None, None, method=None, note=str(error))
+        note = None
+        if base.method == METHOD_MONTE_CARLO:
+            note = (
+                f"coefficients from a Monte-Carlo estimate of the null moments of {metric.base.key}"
+            )
+        return _Null(expected, variance, coefficients, method=base.method, note=note)
 
 
 def _base_value(metric: RankBasedMetric, cell: CellStatistics, rank_type: str) -> float:
@@ -419,6 +548,7 @@ def _cell_rows(
 ) -> list[ResultRow]:
     rows = []
     base_values: dict[tuple[RankBasedMetric, str], float] = {}
+    null.prepare(list(dict.fromkeys(m for _, metrics in plan for m in metrics)), cell)
     for rank_type, metrics in plan:
         for metric in metrics:
             moments = null.get(metric, cell)
@@ -434,9 +564,72 @@ def _cell_rows(
                     scale, offset = moments.coefficients
                     value = float(scale * value + offset)
             rows.append(
-                ResultRow(side, rank_type, metric, value, moments.expected_value, moments.variance)
+                ResultRow(
+                    side,
+                    rank_type,
+                    metric,
+                    value,
+                    moments.expected_value,
+                    moments.variance,
+                    method=moments.method,
+                    standard_error=moments.standard_error,
+                    note=moments.note,
+                )
             )
     return rows
+
+
+def _combined_method(rows: Sequence[ResultRow]) -> str | None:
+    methods = {r.method for r in rows}
+    if METHOD_MONTE_CARLO in methods:
+        return METHOD_MONTE_CARLO
+    if None in methods:
+        return None
+    return METHOD_EXACT
+
+
+def _macro_row(
+    side: str, rank_type: str, metric: RankBasedMetric, rows: Sequence[ResultRow]
+) -> ResultRow:
+    """Average one row over the groups; groups where the metric is undefined are left out."""
+    defined = [r for r in rows if not math.isnan(r.value)]
+    left_out = len(rows) - len(defined)
+    notes = list(dict.fromkeys(r.note for r in rows if r.note is not None))
+    if not defined:
+        return ResultRow(
+            side,
+            rank_type,
+            metric,
+            math.nan,
+            None,
+            None,
+            method=None,
+            note=f"undefined in every one of the {len(rows)} groups: {'; '.join(notes)}",
+        )
+    count = len(defined)
+    expected = [r.expected_value for r in defined]
+    variances = [r.variance for r in defined]
+    errors = [r.standard_error for r in defined if r.standard_error is not None]
+    note = "; ".join(dict.fromkeys(r.note for r in defined if r.note is not None))
+    if left_out:
+        undefined = "; ".join(
+            dict.fromkeys(r.note for r in rows if math.isnan(r.value) and r.note is not None)
+        )
+        note = (
+            f"macro average over the {count} of {len(rows)} groups where it is defined; "
+            f"{left_out} left out ({undefined})" + (f"; {note}" if note else "")
+        )
+    return ResultRow(
+        side,
+        rank_type,
+        metric,
+        math.fsum(r.value for r in defined) / count,
+        None if None in expected else math.fsum(expected) / count,  # type: ignore[arg-type]
+        None if None in variances else math.fsum(variances) / count**2,  # type: ignore[arg-type]
+        method=_combined_method(defined),
+        standard_error=math.sqrt(math.fsum(e * e for e in errors)) / count if errors else None,
+        note=note or None,
+    )
 
 
 def _macro_rows(per_group: Sequence[Sequence[ResultRow]]) -> list[ResultRow]:
@@ -444,28 +637,37 @@ def _macro_rows(per_group: Sequence[Sequence[ResultRow]]) -> list[ResultRow]:
 
     The value and :math:`\mathbb{E}` average, and :math:`\mathbb{V}` becomes
     :math:`\sum_g \mathbb{V}_g / G^2`: groups hold disjoint tasks, independent under the null.
+    Groups where a metric is undefined (an adjusted index of a group whose tasks all have a
+    single candidate) are left out of that metric's average, and its row says so.
     """
     collected: dict[tuple[str, str, RankBasedMetric], list[ResultRow]] = {}
     for rows in per_group:
         for row in rows:
             collected.setdefault((row.side, row.rank_type, row.metric), []).append(row)
-    averaged = []
-    for (side, rank_type, metric), rows in collected.items():
-        count = len(rows)
-        expected = [r.expected_value for r in rows]
-        variances = [r.variance for r in rows]
-        averaged.append(
-            ResultRow(
-                side,
-                rank_type,
-                metric,
-                math.fsum(r.value for r in rows) / count,
-                None if None in expected else math.fsum(expected) / count,  # type: ignore[arg-type]
-                None if None in variances else math.fsum(variances) / count**2,  # type: ignore[arg-type]
+    return [_macro_row(*key, rows) for key, rows in collected.items()]
+
+
+def _monte_carlo_plan(
+    num_samples: int | None, seed: Seed, progress: bool | None
+) -> tuple[MonteCarloPlan | None, int | None]:
+    """Check the Monte-Carlo arguments; also return the integer seed to report, if any."""
+    given: Any = seed
+    if given is not None and not isinstance(given, np.random.Generator):
+        if isinstance(given, bool) or not isinstance(given, numbers.Integral):
+            raise TypeError(
+                f"seed must be an integer, a numpy.random.Generator or None, got {seed!r}"
             )
+        if given < 0:
+            raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
+    reported = None if seed is None or isinstance(seed, np.random.Generator) else int(seed)
+    if num_samples is None:
+        return None, None
+    count = check_num_samples(num_samples)
+    if count < 2:
+        raise ValueError(
+            f"num_samples must be at least 2 to estimate a variance, got {num_samples!r}"
         )
-    order = {key: i for i, key in enumerate(collected)}
-    return sorted(averaged, key=lambda r: order[(r.side, r.rank_type, r.metric)])
+    return MonteCarloPlan(count, np.random.default_rng(seed), progress), reported
 
 
 def compute_results(
@@ -477,10 +679,15 @@ def compute_results(
     *,
     weighted: bool = False,
     default_metrics: bool = False,
+    num_samples: int | None = None,
+    seed: Seed = None,
+    progress: bool | None = False,
 ) -> EvaluationResults:
     """Compute the results table from the statistics of each side (and group)."""
     if average not in _AVERAGES:
         raise ValueError(f"average must be 'micro' or 'macro', got {average!r}")
+    progress = check_progress(progress)
+    monte_carlo, reported_seed = _monte_carlo_plan(num_samples, seed, progress)
     stats = dict(sides)
     first = next(iter(stats.values()))
     types = resolve_rank_types(rank_types, available_rank_types(first))
@@ -509,21 +716,45 @@ def compute_results(
         plan.append((rank_type, supported))
     if len(stats) > 1:
         stats[SIDE_BOTH] = SideStatistics.concatenate(list(stats.values()))
-    null = NullModels()
+    notes: list[str] = []
+    null = NullModels(
+        None
+        if monte_carlo is None
+        else MonteCarloPlan(
+            monte_carlo.num_samples,
+            monte_carlo.generator,
+            # with groups, the bar counts groups, not each group's sampling blocks
+            progress=False if labels is not None else monte_carlo.progress,
+        )
+    )
+    used_samples = None if monte_carlo is None else monte_carlo.num_samples
     by_group: dict[Hashable, EvaluationResults] = {}
     group_rows: list[list[ResultRow]] = []
     if labels is not None:
         present = {side: set(s.group_ids().tolist()) for side, s in stats.items()}
-        for gid, label in enumerate(labels):
-            cells = [(side, s.cell(gid)) for side, s in stats.items() if gid in present[side]]
-            # a group whose tasks all have weight 0 is left out, as numpy.average leaves out a
-            # task of weight 0
-            cells = [(side, cell) for side, cell in cells if cell.total_weight > 0]
-            if not cells:
-                continue
-            rows = [row for side, cell in cells for row in _cell_rows(side, cell, plan, null)]
-            group_rows.append(rows)
-            by_group[label] = EvaluationResults(rows, skipped=skipped)
+        weightless: list[Hashable] = []
+        with progress_bar(len(labels), "evaluating groups", progress) as bar:
+            for gid, label in enumerate(labels):
+                cells = [(side, s.cell(gid)) for side, s in stats.items() if gid in present[side]]
+                # a group whose tasks all have weight 0 is left out, as numpy.average leaves out
+                # a task of weight 0; the results' notes list it
+                cells = [(side, cell) for side, cell in cells if cell.total_weight > 0]
+                bar.update(1)
+                if not cells:
+                    weightless.append(label)
+                    continue
+                rows = [row for side, cell in cells for row in _cell_rows(side, cell, plan, null)]
+                group_rows.append(rows)
+                by_group[label] = EvaluationResults(
+                    rows, skipped=skipped, num_samples=used_samples, seed=reported_seed
+                )
+        if weightless:
+            shown = ", ".join(repr(label) for label in weightless[:10])
+            more = f" and {len(weightless) - 10} more" if len(weightless) > 10 else ""
+            notes.append(
+                f"{len(weightless)} group(s) left out because all their tasks have weight 0: "
+                f"{shown}{more}"
+            )
     if labels is not None and average == "macro":
         rows = _macro_rows(group_rows)
     else:
@@ -535,6 +766,9 @@ def compute_results(
         average=None if labels is None else average,
         by_group=by_group,
         skipped=skipped,
+        notes=notes,
+        num_samples=used_samples,
+        seed=reported_seed,
     )
 
 
@@ -547,6 +781,9 @@ def evaluate(
     weights: Any = None,
     groups: Any = None,
     average: Average = "micro",
+    num_samples: int | None = None,
+    seed: Seed = None,
+    progress: bool | None = False,
 ) -> EvaluationResults:
     r"""Evaluate ranks with many metrics at once, with their null-model statistics.
 
@@ -564,8 +801,9 @@ def evaluate(
           ``"both"`` then holds all sides' ranks together.
 
         A single side without a name is the side ``"both"``.
-    num_candidates : array-like of shape (n,) or mapping, optional
-        The number of candidates of each task (per side, as a mapping, for several sides); not
+    num_candidates : int, array-like of shape (n,) or mapping, optional
+        The number of candidates of each task (per side, as a mapping, for several sides); a
+        single integer stands for the same count for every task (as in PyKEEN); not
         needed for :class:`~rankstats.evaluation.scores.Ranks`, which carry theirs. Needed by the
         adjusted and z-scored metrics and for the null-model statistics.
     metrics : sequence of str, metric or metric class, optional
@@ -576,8 +814,10 @@ def evaluate(
         all the input allows. ``"expected"`` is each metric's exact expectation over breaking ties
         uniformly at random (see :mod:`rankstats.evaluation.ties`), offered for the metrics that
         have one. Metrics are computed for the rank types they support
-        (:attr:`~rankstats.RankBasedMetric.supported_rank_types`; derived metrics compare with
-        the null model, which has no ties, so they take realistic and expected ranks).
+        (:attr:`~rankstats.RankBasedMetric.supported_rank_types`). Derived metrics are computed for
+        every rank type, as PyKEEN does; the null model has no ties, so for tied scores their
+        optimistic and pessimistic values are biased (see :doc:`/guide/rank-types`), and the
+        ``"expected"`` rank type is the exact alternative.
     weights : array-like of shape (n,) or mapping, optional
         Non-negative task weights (see :class:`~rankstats.RankBasedMetric`); one array for all
         sides or a mapping per side.
@@ -587,7 +827,24 @@ def evaluate(
     average : {"micro", "macro"}, default="micro"
         How groups combine into the main results: ``"micro"`` evaluates all ranks together (each
         rank counts once), ``"macro"`` averages the groups' results (each group counts once; the
-        null variance is then :math:`\sum_g \mathbb{V}_g / G^2`).
+        null variance is then :math:`\sum_g \mathbb{V}_g / G^2`). A group where a metric is
+        undefined (an adjusted index of a group whose tasks all have one candidate) is left out
+        of that metric's macro average, and the row's ``note`` says so; a group whose tasks all
+        have weight 0 is left out entirely (as a task of weight 0 is), and ``results.notes``
+        says so.
+    num_samples : int, optional
+        For metrics without a closed-form null model on this input (the standard deviation or
+        MAD of the ranks, a weighted median, ...): the number of rank vectors to draw for a
+        Monte-Carlo estimate of the expected value and variance (at least 2). Every metric of a
+        cell shares the draws, which are made in blocks of bounded memory; each such row has
+        ``method == "monte-carlo"`` and the ``standard_error`` of its expected value. Without
+        it those rows have no expected value, and their ``note`` says why.
+    seed : int or numpy.random.Generator, optional
+        Seed or generator for the Monte-Carlo samples; the same seed gives the same results.
+    progress : bool or None, default=False
+        Show a progress bar over the groups, or over the Monte-Carlo blocks (``True`` needs
+        tqdm: ``pip install rankstats[progress]``); ``None`` shows one only when ``stderr`` is a
+        terminal. See :mod:`rankstats.progress`.
 
     Returns
     -------
@@ -604,11 +861,13 @@ def evaluate(
     side  rank type    metric                                  value  expected       std  z-score
     both  optimistic   inverse_harmonic_mean_rank                  1  0.520833  0.167964   2.8528
     both  optimistic   hits_at_1                                   1      0.25      0.25        3
+    both  optimistic   adjusted_inverse_harmonic_mean_rank         1         0  0.350533   2.8528
     both  realistic    inverse_harmonic_mean_rank                0.8  0.520833  0.167964  1.66207
     both  realistic    hits_at_1                            0.666667      0.25      0.25  1.66667
     both  realistic    adjusted_inverse_harmonic_mean_rank  0.582609         0  0.350533  1.66207
     both  pessimistic  inverse_harmonic_mean_rank               0.75  0.520833  0.167964  1.36438
     both  pessimistic  hits_at_1                            0.666667      0.25      0.25  1.66667
+    both  pessimistic  adjusted_inverse_harmonic_mean_rank  0.478261         0  0.350533  1.36438
     both  expected     inverse_harmonic_mean_rank           0.840278  0.520833  0.167964  1.90187
     both  expected     hits_at_1                                0.75      0.25      0.25        2
     both  expected     adjusted_inverse_harmonic_mean_rank  0.666667         0  0.350533  1.90187
@@ -633,4 +892,7 @@ def evaluate(
         average,
         weighted=prepared.weighted,
         default_metrics=defaults,
+        num_samples=num_samples,
+        seed=seed,
+        progress=progress,
     )

@@ -38,13 +38,31 @@ DEFAULT_RANK_TYPE = "realistic"
 STATISTICS = ("value", "expected_value", "std", "z_score")
 
 
+#: how a row's null-model statistics were obtained
+METHOD_EXACT = "exact"
+METHOD_MONTE_CARLO = "monte-carlo"
+
+
 @dataclass(frozen=True)
 class ResultRow:
-    """One metric on one side and rank type: its value and null-model statistics.
+    r"""One metric on one side and rank type: its value and null-model statistics.
 
-    ``expected_value`` and ``variance`` are ``None`` where the null model has no closed form;
+    ``expected_value`` and ``variance`` are ``None`` where there is no null model (no candidate
+    counts) or no closed form and no Monte-Carlo estimate was asked for; ``note`` then says why.
     ``value`` is NaN where the metric is undefined (an adjusted index when every task has a
-    single candidate).
+    single candidate), again with a note.
+
+    Attributes
+    ----------
+    method : {"exact", "monte-carlo"} or None
+        How ``expected_value`` and ``variance`` were obtained: closed forms, or a Monte-Carlo
+        estimate (``evaluate(..., num_samples=N)``) where at least one of them has none;
+        ``None`` without a null model.
+    standard_error : float or None
+        The Monte-Carlo standard error of ``expected_value``, :math:`\sqrt{s^2 / N}`; ``None``
+        where it is exact.
+    note : str or None
+        Why a statistic is missing or undefined, or how it was obtained, for the reader.
     """
 
     side: str
@@ -53,6 +71,9 @@ class ResultRow:
     value: float
     expected_value: float | None = None
     variance: float | None = None
+    method: str | None = METHOD_EXACT
+    standard_error: float | None = None
+    note: str | None = None
 
     @property
     def key(self) -> str:
@@ -100,6 +121,13 @@ class EvaluationResults(Mapping[str, float]):
         The results of each group, by group label.
     skipped : mapping, optional
         For (metric key, rank type) pairs that were not computed, the reason, for error messages.
+    num_samples : int, optional
+        The number of Monte-Carlo samples behind the rows whose ``method`` is ``"monte-carlo"``
+        (``None`` if none was asked for).
+    seed : int, optional
+        The seed given for those samples, for reports (``None`` for a generator or no seed).
+    notes : sequence of str, optional
+        Remarks on the whole table, e.g. groups left out because all their weights are 0.
 
     Examples
     --------
@@ -120,8 +148,17 @@ class EvaluationResults(Mapping[str, float]):
         average: str | None = None,
         by_group: Mapping[Hashable, EvaluationResults] | None = None,
         skipped: Mapping[tuple[str, str], str] | None = None,
+        num_samples: int | None = None,
+        seed: int | None = None,
+        notes: Sequence[str] = (),
     ) -> None:
         self._rows = list(rows)
+        #: the number of Monte-Carlo samples behind the estimated rows, ``None`` if not asked for
+        self.num_samples = num_samples
+        #: the integer seed of the Monte-Carlo samples, ``None`` if none was given
+        self.seed = seed
+        #: remarks on the whole table (e.g. groups left out), for report footers
+        self.notes: tuple[str, ...] = tuple(notes)
         self._index = {(r.side, r.rank_type, r.metric): r for r in self._rows}
         self._by_key = {r.key: r for r in self._rows}
         self.average = average
@@ -268,8 +305,26 @@ class EvaluationResults(Mapping[str, float]):
         return flat
 
     def to_flat_dict(self) -> dict[str, float]:
-        """The values as a flat dictionary, as PyKEEN's ``to_flat_dict``."""
-        return self.to_dict()
+        """The values as a flat dictionary, as PyKEEN's ``to_flat_dict``.
+
+        The keys of :meth:`to_dict`, plus PyKEEN's own spelling where it differs: PyKEEN keys
+        its adjusted and z-scored Hits@k at its default :math:`k = 10` as
+        ``adjusted_hits_at_k`` and ``z_hits_at_k`` (without the value of :math:`k`), so these
+        keys are added next to ``adjusted_hits_at_10`` and ``z_hits_at_10``, and code written
+        for PyKEEN's flat dictionary finds every key it expects.
+
+        Examples
+        --------
+        >>> from rankstats import evaluate
+        >>> sorted(evaluate([1, 3], 4, metrics=["z_hits_at_10"]).to_flat_dict())
+        ['both.realistic.z_hits_at_10', 'both.realistic.z_hits_at_k']
+        """
+        flat = self.to_dict()
+        for row in self._rows:
+            alias = _pykeen_key(row.metric)
+            if alias is not None:
+                flat.setdefault(f"{row.side}.{row.rank_type}.{alias}", row.value)
+        return flat
 
     def to_json(self, statistics: bool = True, **kwargs: Any) -> str:
         """The flat dictionary of :meth:`to_dict` as JSON; undefined values become ``null``.
@@ -322,27 +377,76 @@ class EvaluationResults(Mapping[str, float]):
             records.append(record)
         return records
 
+    # --- rendering (rankstats.evaluation.report) ---------------------------------------------
+
+    def to_records(
+        self, *, groups: bool = False, group_names: Sequence[str] | None = None
+    ) -> list[dict[str, Any]]:
+        """The rows as flat records; see :func:`rankstats.evaluation.report.records`."""
+        from rankstats.evaluation import report
+
+        return report.records(self, groups=groups, group_names=group_names)
+
+    def to_table(self, *, groups: bool = False, group_names: Sequence[str] | None = None) -> str:
+        """An aligned plain-text table, as the command line prints it (``str(results)``).
+
+        With ``groups=True`` each group's rows follow the overall ones, under group columns
+        named by ``group_names``; see :func:`rankstats.evaluation.report.render_table`.
+        """
+        from rankstats.evaluation import report
+
+        return report.render_table(self, groups=groups, group_names=group_names)
+
+    def to_csv(self, *, groups: bool = False, group_names: Sequence[str] | None = None) -> str:
+        """The rows as CSV text; see :func:`rankstats.evaluation.report.render_csv`."""
+        from rankstats.evaluation import report
+
+        return report.render_csv(self, groups=groups, group_names=group_names)
+
+    def to_markdown(
+        self, *, groups: bool = False, group_names: Sequence[str] | None = None, digits: int = 4
+    ) -> str:
+        """A Markdown table with the null model's columns, ready for a README or a report.
+
+        Examples
+        --------
+        >>> from rankstats import evaluate
+        >>> print(evaluate([1, 3], [4, 4], metrics=["mrr", "hits@1"]).to_markdown(), end="")
+        | side | rank type | metric | value | E (null) | std (null) | z |
+        | --- | --- | --- | ---: | ---: | ---: | ---: |
+        | both | realistic | MRR | 0.6667 | 0.5208 | 0.2057 | 0.7089 |
+        | both | realistic | Hits@1 | 0.5 | 0.25 | 0.3062 | 0.8165 |
+        """
+        from rankstats.evaluation import report
+
+        return report.render_markdown(self, groups=groups, group_names=group_names, digits=digits)
+
+    def to_latex(
+        self,
+        *,
+        groups: bool = False,
+        group_names: Sequence[str] | None = None,
+        digits: int = 4,
+        caption: str | None = None,
+        label: str | None = None,
+    ) -> str:
+        r"""A booktabs LaTeX table with the null model's columns, ready for a paper.
+
+        See :func:`rankstats.evaluation.report.render_latex`.
+        """
+        from rankstats.evaluation import report
+
+        return report.render_latex(
+            self,
+            groups=groups,
+            group_names=group_names,
+            digits=digits,
+            caption=caption,
+            label=label,
+        )
+
     def __str__(self) -> str:
-        header = ("side", "rank type", "metric", "value", "expected", "std", "z-score")
-        lines: list[tuple[str, ...]] = [header]
-        for row in self._rows:
-            lines.append(
-                (
-                    row.side,
-                    row.rank_type,
-                    row.metric.key,
-                    *(_format(row.statistic(name)) for name in STATISTICS),
-                )
-            )
-        widths = [max(len(line[i]) for line in lines) for i in range(len(header))]
-        text = []
-        for line in lines:
-            cells = [cell.ljust(w) for cell, w in zip(line[:3], widths[:3], strict=True)]
-            cells += [cell.rjust(w) for cell, w in zip(line[3:], widths[3:], strict=True)]
-            text.append("  ".join(cells).rstrip())
-        if self.average is not None:
-            text.append(f"({self.average} average over {len(self.by_group)} groups)")
-        return "\n".join(text)
+        return self.to_table()
 
     def __repr__(self) -> str:
         metrics = ", ".join(m.key for m in self.metrics)
@@ -358,10 +462,18 @@ def _metric_key(metric: RankBasedMetric) -> str:
     return metric.key
 
 
-def _format(value: float | None) -> str:
-    if value is None:
-        return "-"
-    return f"{value:.6g}"
+#: PyKEEN's default cut-off, the one its keys ``adjusted_hits_at_k`` / ``z_hits_at_k`` stand for
+_PYKEEN_DEFAULT_K = 10
+
+
+def _pykeen_key(metric: RankBasedMetric) -> str | None:
+    """PyKEEN's flat-dictionary key of a metric, where it differs from :attr:`key`."""
+    base = getattr(metric, "base", None)
+    if base is None or base._params().get("k") != _PYKEEN_DEFAULT_K:
+        return None
+    key = _metric_key(metric)
+    suffix = f"_at_{_PYKEEN_DEFAULT_K}"
+    return f"{key.removesuffix(suffix)}_at_k" if key.endswith(suffix) else None
 
 
 def _json_number(value: float) -> float | None:

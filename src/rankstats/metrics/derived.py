@@ -25,7 +25,7 @@ import numpy.typing as npt
 from docdata import parse_docdata
 
 from rankstats.arrays import FloatArray, IntArray
-from rankstats.base import RANK_REALISTIC, RankBasedMetric, RankType, override
+from rankstats.base import RANK_TYPES, RankBasedMetric, RankType, override
 from rankstats.errors import NoClosedFormError
 from rankstats.metrics.central import (
     ArithmeticMeanRank,
@@ -82,8 +82,9 @@ class DerivedRankBasedMetric(RankBasedMetric):
     #: the base metric's class
     base_cls: ClassVar[type[RankBasedMetric]]
     needs_candidates = True
-    #: the adjusted metrics compare with the null, which models realistic ranks
-    supported_rank_types: ClassVar[tuple[RankType, ...]] = (RANK_REALISTIC,)
+    #: every rank type, as PyKEEN; the null model has no ties, so for optimistic and
+    #: pessimistic ranks of tied scores the comparison is biased (see the rank-types guide)
+    supported_rank_types: ClassVar[tuple[RankType, ...]] = RANK_TYPES
     #: which of the base's moments the coefficients use
     _coefficients_use_variance: ClassVar[bool] = False
 

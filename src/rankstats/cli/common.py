@@ -1,0 +1,127 @@
+"""What every command shares: the one-line error, argument types, output and progress flags."""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+from typing import Any, NoReturn
+
+from rankstats.base import RankBasedMetric
+from rankstats.registry import metric_resolver
+
+__all__ = [
+    "EXIT_ERROR",
+    "EXIT_USAGE",
+    "MAX_CANDIDATES",
+    "PROG",
+    "CliError",
+    "Parser",
+    "add_format",
+    "add_progress",
+    "finite_float",
+    "parse_metrics",
+    "positive_int",
+    "progress_setting",
+    "split_list",
+]
+
+PROG = "rankstats"
+#: the exit status of errors in the input or its processing (argparse uses 2 for usage errors)
+EXIT_ERROR = 1
+EXIT_USAGE = 2
+#: the largest candidate count accepted (exact as a float, far inside int64)
+MAX_CANDIDATES = 2**53
+
+
+class CliError(Exception):
+    """An error to report on one line of standard error, with a non-zero exit status."""
+
+
+class Parser(argparse.ArgumentParser):
+    """An argument parser whose usage errors are one line, pointing at ``--help``."""
+
+    def error(self, message: str) -> NoReturn:
+        """Report a usage error on one line and exit with status 2."""
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
+
+
+def bounded_int(low: int, high: int, what: str) -> Any:
+    """An argument type: an integer in ``low..high``, else one line naming the range."""
+
+    def convert(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}") from None
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}")
+        return value
+
+    return convert
+
+
+#: an argument type: a positive integer (at most 2**63 - 1)
+positive_int = bounded_int(1, 2**63 - 1, "a positive integer")
+#: an argument type: a candidate count, 1..2**53
+candidate_count = bounded_int(1, MAX_CANDIDATES, "a positive integer of at most 2**53")
+
+
+def finite_float(text: str) -> float:
+    """An argument type: a finite number."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"expected a finite number, got {text!r}")
+    return value
+
+
+def add_format(
+    parser: argparse.ArgumentParser, choices: tuple[str, ...] = ("table", "json", "csv")
+) -> None:
+    """Add ``--format``."""
+    parser.add_argument(
+        "--format",
+        choices=choices,
+        default="table",
+        help="the output format (default: %(default)s)",
+    )
+
+
+def add_progress(parser: argparse.ArgumentParser) -> None:
+    """Add ``--progress`` / ``--no-progress``."""
+    parser.add_argument(
+        "--progress",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="show the progress of long work on standard error (default: only on a terminal)",
+    )
+
+
+def progress_setting(args: argparse.Namespace) -> bool | None:
+    """The ``progress`` argument of the library: ``None`` (automatic) unless a flag was given."""
+    value: bool | None = args.progress
+    return value
+
+
+def split_list(text: str) -> list[str]:
+    """The items of a comma-separated list, stripped, without empty ones."""
+    return [item.strip() for item in text.split(",") if item.strip()]
+
+
+def parse_metrics(text: str, option: str = "--metrics") -> list[RankBasedMetric]:
+    """Resolve a comma-separated list of metric names, e.g. ``"mrr,hits@10,amri"``."""
+    names = split_list(text)
+    if not names:
+        raise CliError(f"{option} needs at least one metric name, got {text!r}")
+    try:
+        return [metric_resolver.make(name) for name in names]
+    except ValueError as error:  # UnknownMetricError, and bad cut-offs such as hits@0
+        raise CliError(f"{option}: {error}") from error
+
+
+def write_output(text: str) -> None:
+    """Write a command's output to standard output."""
+    sys.stdout.write(text if text.endswith("\n") else text + "\n")

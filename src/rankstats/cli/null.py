@@ -1,0 +1,185 @@
+"""``rankstats null``: a metric's expected value and standard deviation under the null model.
+
+The numbers come from the metric classes (:meth:`~rankstats.RankBasedMetric.expected_value`,
+:meth:`~rankstats.RankBasedMetric.variance`, their Monte-Carlo fallback with ``num_samples``),
+the z-score from :class:`~rankstats.evaluation.results.ResultRow` and the adjusted index from
+the adjusted metric of the same base (:meth:`~rankstats.DerivedRankBasedMetric.adjust`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+from typing import Any
+
+import numpy as np
+
+from rankstats.base import RankBasedMetric
+from rankstats.cli.common import (
+    CliError,
+    add_format,
+    add_progress,
+    candidate_count,
+    finite_float,
+    parse_metrics,
+    positive_int,
+    progress_setting,
+    write_output,
+)
+from rankstats.errors import NoClosedFormError
+from rankstats.evaluation.report import tabulate
+from rankstats.evaluation.results import ResultRow
+from rankstats.metrics.derived import ReindexedMetric
+from rankstats.progress import progress_bar
+from rankstats.registry import metric_resolver
+
+__all__ = ["DEFAULT_NULL_METRICS", "register"]
+
+#: the metrics ``rankstats null`` reports when none are named
+DEFAULT_NULL_METRICS = ("mrr", "hits@1", "hits@3", "hits@10", "mr")
+#: rank vectors of one Monte-Carlo block at most, as numbers (bounded memory)
+_MAX_N = 10**8
+
+
+def _moments(
+    metric: RankBasedMetric, candidates: Any, num_samples: int | None, seed: int | None
+) -> tuple[float, float, bool]:
+    """E, V and whether they are exact: closed forms, else the metric's Monte-Carlo estimate."""
+    try:
+        return metric.expected_value(candidates), metric.variance(candidates), True
+    except NoClosedFormError:
+        if num_samples is None:
+            raise CliError(
+                f"{metric.key} has no closed-form null model for this input; pass --samples N "
+                f"(e.g. --samples 10000) for a Monte-Carlo estimate"
+            ) from None
+    if num_samples < 2:
+        raise CliError(f"--samples must be at least 2 to estimate a variance, got {num_samples}")
+    expected = metric.expected_value(candidates, num_samples, generator=seed)
+    variance = metric.variance(candidates, num_samples, generator=seed)
+    return expected, variance, False
+
+
+def _adjusted(metric: RankBasedMetric, value: float, candidates: Any) -> float | None:
+    """The adjusted index of ``value`` by the library's adjusted metric of the same base."""
+    for cls in metric_resolver:
+        if issubclass(cls, ReindexedMetric) and cls.base_cls is type(metric):
+            try:
+                return cls(**metric._params()).adjust(value, candidates)
+            except ValueError:  # no closed form, or undefined (every task has one candidate)
+                return None
+    return None
+
+
+def run(args: argparse.Namespace) -> int:
+    """Print the null-model statistics of the metrics."""
+    text = args.metric if args.metric is not None else ",".join(DEFAULT_NULL_METRICS)
+    metrics = parse_metrics(text, option="--metric")
+    if args.value is not None and len(metrics) != 1:
+        raise CliError(f"--value needs exactly one --metric, got {len(metrics)}")
+    if args.plot is not None and len(metrics) != 1:
+        raise CliError(f"--plot needs exactly one --metric, got {len(metrics)}")
+    if args.n > _MAX_N:
+        raise CliError(f"--n must be at most {_MAX_N:,}, got {args.n:,}")
+    candidates = np.full(args.n, args.num_candidates, dtype=np.int64)
+    rows: list[dict[str, Any]] = []
+    with progress_bar(len(metrics), "null models", enabled=progress_setting(args)) as bar:
+        for metric in metrics:
+            rows.append(_row(metric, candidates, args))
+            bar.update(1)
+    columns = ["metric", "expected", "std", "exact"]
+    if args.value is not None:
+        columns += ["value", "z", "adjusted"]
+    if args.format != "table":
+        columns[1:1] = ["num_candidates", "n"]
+    write_output(tabulate(rows, columns, args.format))
+    if args.plot is not None:
+        _save_plot(metrics[0], candidates, args)
+    return 0
+
+
+def _row(metric: RankBasedMetric, candidates: Any, args: argparse.Namespace) -> dict[str, Any]:
+    """The null-model statistics of one metric (and of the observed ``--value``)."""
+    expected, variance, exact = _moments(metric, candidates, args.samples, args.seed)
+    row: dict[str, Any] = {
+        "metric": metric.key,
+        "num_candidates": args.num_candidates,
+        "n": args.n,
+        "expected": expected,
+        "std": math.sqrt(variance),
+        "exact": exact,
+    }
+    if args.value is not None:
+        result = ResultRow("both", "realistic", metric, args.value, expected, variance)
+        row.update(
+            value=args.value,
+            z=result.z_score,
+            adjusted=_adjusted(metric, args.value, candidates),
+        )
+    return row
+
+
+def _save_plot(metric: RankBasedMetric, candidates: Any, args: argparse.Namespace) -> None:
+    from rankstats.cli.plot import new_figure, save_figure
+    from rankstats.plot import plot_null_distribution
+
+    figure = new_figure()
+    plot_null_distribution(
+        metric,
+        candidates,
+        observed=args.value,
+        num_samples=args.samples or 10_000,
+        generator=args.seed,
+        ax=figure.subplots(),
+    )
+    save_figure(figure, args.plot)
+
+
+def register(commands: Any) -> None:
+    """Add the ``null`` command to the subparsers ``commands``."""
+    parser = commands.add_parser(
+        "null",
+        help="the expected value and standard deviation of metrics under the null model",
+        description="The expected value and standard deviation of metrics when each of n ranks is "
+        "uniform on 1..C; with --value, the z-score and adjusted index of an observed result.",
+    )
+    parser.add_argument(
+        "--metric",
+        "--metrics",
+        metavar="LIST",
+        help=f"comma-separated metric names (default: {','.join(DEFAULT_NULL_METRICS)})",
+    )
+    parser.add_argument(
+        "--num-candidates",
+        type=candidate_count,
+        required=True,
+        metavar="C",
+        help="the number of candidates of every ranking task",
+    )
+    parser.add_argument(
+        "--n",
+        type=positive_int,
+        default=1,
+        help="the number of ranking tasks (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--value",
+        type=finite_float,
+        metavar="X",
+        help="an observed value of the metric, e.g. a published result, to compare with chance",
+    )
+    parser.add_argument(
+        "--plot", metavar="PNG", help="also draw the null distribution to this image file"
+    )
+    parser.add_argument(
+        "--samples",
+        type=positive_int,
+        metavar="N",
+        help="estimate from N Monte-Carlo samples what has no closed form (and the --plot)",
+    )
+    parser.add_argument(
+        "--seed", type=int, help="the seed of the Monte-Carlo samples, for reproducible output"
+    )
+    add_format(parser)
+    add_progress(parser)
+    parser.set_defaults(handler=run)

@@ -1,0 +1,159 @@
+"""Readers of binary tables of ranks: NumPy ``.npy`` / ``.npz``, Parquet and Arrow.
+
+- a ``.npy`` file holds a 1-D array of ranks or a structured array whose fields are the columns;
+- a ``.npz`` archive holds one 1-D array per column, or PyKEEN's layout: ``head.optimistic``,
+  ``head.realistic``, ``head.pessimistic``, ``tail.…`` and ``num_candidates.head``,
+  ``num_candidates.tail``, which become the columns ``optimistic``, ``realistic``,
+  ``pessimistic``, ``num_candidates`` and a text column ``side`` (``head`` rows first);
+- Parquet and Arrow IPC (Feather v2) files hold a table whose columns are read as they are; they
+  need the optional ``pyarrow`` (``pip install 'rankstats[parquet]'``), imported only here.
+
+Binary tables have no lines: errors name the row (1-based).
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Mapping
+from typing import IO, Any
+
+import numpy as np
+import numpy.typing as npt
+
+from rankstats.io.data import CANDIDATES_COLUMN, RANK_COLUMN, RankFileError, RawTable
+
+__all__ = ["read_arrow", "read_numpy", "read_parquet"]
+
+AnyArray = npt.NDArray[Any]
+#: PyKEEN's layout of ranks arrays: ``{side}.{rank type}`` and ``num_candidates.{side}``
+_SIDES = ("head", "tail")
+_PYARROW = "pip install 'rankstats[parquet]'"
+
+
+def read_numpy(stream: IO[bytes], source: str, kind: str) -> RawTable:
+    """Read ranks from a ``.npy`` array or the arrays of a ``.npz`` archive (``kind``)."""
+    data = io.BytesIO(stream.read())  # np.load needs a seekable file
+    try:
+        loaded = np.load(data, allow_pickle=False)
+    except Exception as error:  # numpy raises ValueError, OSError, zipfile errors, ...
+        raise RankFileError(f"{source} is not a readable {kind} file: {error}", source) from error
+    if isinstance(loaded, np.ndarray):
+        if loaded.dtype.names:
+            columns: dict[str, AnyArray] = {
+                name.lower(): loaded[name] for name in loaded.dtype.names
+            }
+        elif loaded.ndim == 1:
+            columns = {RANK_COLUMN: loaded}
+        else:
+            raise RankFileError(
+                f"{source}: expected a 1-D array of ranks or a structured array with a "
+                f"{RANK_COLUMN!r} field, got an array of shape {loaded.shape}",
+                source,
+            )
+    else:
+        with loaded:
+            try:
+                arrays = {name.lower(): loaded[name] for name in loaded.files}
+            except Exception as error:  # a damaged member
+                raise RankFileError(
+                    f"{source} is not a readable {kind} file: {error}", source
+                ) from error
+        columns = _from_pykeen_layout(arrays) or dict(arrays)
+    return _checked(columns, source, "array")
+
+
+def _checked(columns: dict[str, AnyArray], source: str, what: str) -> RawTable:
+    for name, column in columns.items():
+        if np.ndim(column) != 1:
+            raise RankFileError(
+                f"{source}: {what} {name!r} must be 1-D, got shape {np.shape(column)}",
+                source,
+                column=name,
+            )
+        if column.dtype.kind == "b":
+            columns[name] = column.astype(str)
+    lengths = {name: len(column) for name, column in columns.items()}
+    if len(set(lengths.values())) > 1:
+        listed = ", ".join(f"{name} ({length})" for name, length in lengths.items())
+        raise RankFileError(f"{source}: the {what}s must have equal lengths, got {listed}", source)
+    if columns and not next(iter(lengths.values())):
+        raise RankFileError(f"{source} holds no ranks", source)
+    return RawTable(source, columns)
+
+
+def _from_pykeen_layout(arrays: Mapping[str, AnyArray]) -> dict[str, AnyArray] | None:
+    """Turn PyKEEN's per-side arrays (``head.realistic``, ...) into long columns with ``side``."""
+    sides = [side for side in _SIDES if any(key.startswith(f"{side}.") for key in arrays)]
+    if not sides:
+        return None
+    types = [t for t in ("optimistic", "realistic", "pessimistic") if f"{sides[0]}.{t}" in arrays]
+    if not types:
+        return None
+    columns: dict[str, AnyArray] = {}
+    for rank_type in types:
+        parts = [arrays.get(f"{side}.{rank_type}") for side in sides]
+        if any(part is None for part in parts):
+            return None
+        columns[rank_type] = np.concatenate([np.ravel(part) for part in parts if part is not None])
+    lengths = [np.size(arrays[f"{side}.{types[0]}"]) for side in sides]
+    columns["side"] = np.repeat(np.array(sides), lengths)
+    if all(f"{CANDIDATES_COLUMN}.{side}" in arrays for side in sides):
+        columns[CANDIDATES_COLUMN] = np.concatenate(
+            [np.ravel(arrays[f"{CANDIDATES_COLUMN}.{side}"]) for side in sides]
+        )
+    return columns
+
+
+def _pyarrow(what: str) -> Any:
+    try:
+        import pyarrow
+    except ImportError:
+        raise ImportError(
+            f"reading {what} files needs pyarrow, an optional dependency: {_PYARROW}"
+        ) from None
+    return pyarrow
+
+
+def _from_arrow_table(table: Any, source: str) -> RawTable:
+    columns: dict[str, AnyArray] = {}
+    for name, column in zip(table.column_names, table.columns, strict=True):
+        if column.null_count:
+            index = int(np.flatnonzero(np.asarray(column.is_null()))[0])
+            raise RankFileError(
+                f"{source}, row {index + 1}: {name} is missing (null)",
+                source,
+                line=index + 1,
+                column=str(name).lower(),
+            )
+        columns[str(name).lower()] = np.asarray(column.to_numpy())
+    if not columns:
+        raise RankFileError(f"{source} holds no columns", source)
+    return _checked(columns, source, "column")
+
+
+def read_parquet(stream: IO[bytes], source: str) -> RawTable:
+    """Read a Parquet table (needs pyarrow)."""
+    _pyarrow("Parquet")
+    import pyarrow.parquet
+
+    try:
+        table = pyarrow.parquet.read_table(stream)
+    except Exception as error:  # pyarrow's ArrowInvalid, OSError, ...
+        raise RankFileError(f"{source} is not a readable Parquet file: {error}", source) from error
+    return _from_arrow_table(table, source)
+
+
+def read_arrow(stream: IO[bytes], source: str) -> RawTable:
+    """Read an Arrow IPC file or stream, Feather v2 included (needs pyarrow)."""
+    arrow = _pyarrow("Arrow")
+    import pyarrow.ipc
+
+    data = stream.read()
+    try:
+        try:
+            table = pyarrow.ipc.open_file(arrow.BufferReader(data)).read_all()
+        except arrow.ArrowInvalid:
+            table = pyarrow.ipc.open_stream(arrow.BufferReader(data)).read_all()
+    except Exception as error:
+        raise RankFileError(f"{source} is not a readable Arrow file: {error}", source) from error
+    return _from_arrow_table(table, source)

@@ -1,0 +1,394 @@
+r"""A vectorised reader of delimited text: CSV, TSV and whitespace-separated columns.
+
+The file is read in blocks of about a megabyte, cut at line ends. Each block is split into its
+fields by one call of :meth:`bytes.split` and every column is converted by one numpy call
+(``astype(float64)`` for numbers; text columns stay byte strings until their distinct values are
+decoded), so the cost per line is a few C-level operations and the memory beyond the result is
+that of one block. Line numbers are not tracked per row: a block records its first line, and only
+when something is wrong (a field that is no number, a line with too many fields) is the block
+searched line by line for the exact position.
+
+Files with double quotes (``"rank",...``, quoted fields with embedded delimiters or line breaks)
+are read from the first quote on by the standard :mod:`csv` module, which understands quoting,
+row by row.
+"""
+
+from __future__ import annotations
+
+import bisect
+import itertools
+import re
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import IO, Any
+
+import numpy as np
+import numpy.typing as npt
+
+from rankstats.io.data import RankFileError, RawTable
+
+__all__ = ["BLOCK_SIZE", "LineIndex", "choose_delimiter", "is_number", "read_text", "split_header"]
+
+#: the size in bytes of the blocks a text file is read in
+BLOCK_SIZE = 1 << 20
+_BLANK_LINE = re.compile(rb"\n[ \t\r\f\v]*\n")
+_WHITESPACE = b" \t\r\f\v"
+
+
+@dataclass
+class LineIndex:
+    """Maps the index of a data row to its line in the file, with a few numbers per block.
+
+    A block without blank lines keeps only its first row and first line; a block with blank
+    lines (rare) keeps the line of each of its rows.
+    """
+
+    starts: list[int] = field(default_factory=list)
+    first_lines: list[int] = field(default_factory=list)
+    explicit: dict[int, npt.NDArray[np.int64]] = field(default_factory=dict)
+
+    def add(self, row: int, line: int, lines: npt.NDArray[np.int64] | None = None) -> None:
+        """Record that data row ``row`` is on line ``line`` (and the rows after it, too)."""
+        self.starts.append(row)
+        self.first_lines.append(line)
+        if lines is not None:
+            self.explicit[len(self.starts) - 1] = lines
+
+    def line(self, row: int) -> int:
+        """The line of data row ``row`` (0-based row, 1-based line)."""
+        segment = bisect.bisect_right(self.starts, row) - 1
+        offset = row - self.starts[segment]
+        lines = self.explicit.get(segment)
+        if lines is not None:
+            return int(lines[offset])
+        return self.first_lines[segment] + offset
+
+
+def _blocks(stream: IO[bytes], size: int) -> Iterator[bytes]:
+    """The stream's content in blocks of about ``size`` bytes, each ending at a line end."""
+    rest = b""
+    while True:
+        chunk = stream.read(size)
+        if not chunk:
+            if rest:
+                yield rest
+            return
+        data = rest + chunk
+        cut = data.rfind(b"\n")
+        if cut < 0:
+            rest = data
+            continue
+        rest = data[cut + 1 :]
+        yield data[: cut + 1]
+
+
+def _reporting(blocks: Iterator[bytes], report: Callable[[int], object]) -> Iterator[bytes]:
+    for block in blocks:
+        report(len(block))
+        yield block
+
+
+def _has_blank_line(block: bytes) -> bool:
+    """Whether a block (of whole lines, without carriage returns) has an empty or blank line."""
+    if block.startswith(b"\n") or b"\n\n" in block:
+        return True
+    if not any(char in block for char in (b" ", b"\t", b"\f", b"\v")):
+        return False  # the common case, found by a few fast scans
+    return _BLANK_LINE.search(b"\n" + block) is not None
+
+
+def _decode(data: bytes, source: str) -> str:
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise RankFileError(f"{source} is not UTF-8 text ({error.reason})", source) from None
+
+
+def split_header(line: str, delimiter: str | None) -> list[str]:
+    """The column names of a header line: stripped and lower-case."""
+    return [name.strip().lower() for name in line.split(delimiter)]
+
+
+def choose_delimiter(header: str, hint: str | None) -> str | None:
+    """The delimiter: from the format, else a tab or comma in the header, else whitespace."""
+    if hint is not None:
+        return None if hint == "whitespace" else hint
+    if "\t" in header:
+        return "\t"
+    if "," in header:
+        return ","
+    return None if len(header.split()) > 1 else ","
+
+
+def is_number(text: str | bytes) -> bool:
+    """Whether Python reads the text as a float."""
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def read_text(
+    stream: IO[bytes],
+    source: str,
+    *,
+    delimiter: str | None = None,
+    numeric: Iterable[str] = (),
+    block_size: int = BLOCK_SIZE,
+    on_block: Callable[[int], object] | None = None,
+) -> RawTable:
+    r"""Read a delimited text table with a header line; a lone column of numbers needs none.
+
+    Parameters
+    ----------
+    stream : binary file
+        The input, read once from its current position.
+    source : str
+        The input's name for messages.
+    delimiter : {",", "\t", "whitespace"}, optional
+        The field separator; by default a tab or comma found in the header line, else
+        whitespace (or a comma for a single column).
+    numeric : iterable of str
+        The columns to convert to numbers (lower-case names); the others stay text.
+    block_size : int
+        The size of the blocks read at once.
+    on_block : callable, optional
+        Called with the size in bytes of each block read, e.g. to show progress.
+
+    Returns
+    -------
+    RawTable
+        The columns (numbers as float64, text as numpy unicode arrays) and a line locator.
+    """
+    blocks = _blocks(stream, block_size)
+    if on_block is not None:
+        blocks = _reporting(blocks, on_block)
+    line = 0
+    header_text = ""
+    first = b""
+    for block in blocks:
+        if block.startswith(b"\xef\xbb\xbf") and line == 0:
+            block = block[3:]
+        lines = block.split(b"\n")
+        for index, raw in enumerate(lines):
+            if raw.strip():
+                line += index + 1
+                header_text = _decode(raw, source).strip("\r")
+                first = b"\n".join(lines[index + 1 :])
+                break
+        else:
+            line += block.count(b"\n")
+            continue
+        break
+    if not header_text:
+        raise RankFileError(
+            f"{source} is empty; expected a header line naming the columns, e.g. "
+            f"rank,num_candidates",
+            source,
+        )
+    sep = choose_delimiter(header_text, delimiter)
+    header = split_header(header_text, sep)
+    parser = _Parser(source, sep, set(numeric))
+    rest = itertools.chain([first], blocks)
+    if len(header) == 1 and is_number(header[0]):  # a headerless column of ranks
+        parser.start(["rank"])
+        parser.feed(header_text.encode() + b"\n", line)
+    elif '"' in header_text:
+        return parser.quoted(header_text, rest, line)
+    else:
+        parser.start(header)
+    parser.feed_all(rest, line + 1)
+    return parser.finish()
+
+
+class _Parser:
+    """Accumulates the columns of a text table block by block."""
+
+    def __init__(self, source: str, delimiter: str | None, numeric: set[str]) -> None:
+        self.source = source
+        self.delimiter = None if delimiter is None else delimiter.encode()
+        self.numeric = numeric
+        self.header: list[str] = []
+        self.parts: list[list[npt.NDArray[Any]]] = []
+        self.rows = 0
+        self.index = LineIndex()
+
+    def start(self, header: list[str]) -> None:
+        duplicates = sorted({name for name in header if header.count(name) > 1})
+        if duplicates:
+            raise RankFileError(
+                f"{self.source}: the header names the column {duplicates[0]!r} more than once",
+                self.source,
+            )
+        self.header = header
+        self.parts = [[] for _ in header]
+
+    def feed_all(self, blocks: Iterable[bytes], line: int) -> None:
+        """Parse every block; ``line`` is the number of the first line of the first block."""
+        blocks = iter(blocks)
+        for block in blocks:
+            if b'"' in block:
+                self._quoted_rest(block, blocks, line)
+                return
+            self.feed(block, line)
+            line += block.count(b"\n") + (0 if block.endswith(b"\n") or not block else 1)
+
+    def feed(self, block: bytes, line: int) -> None:
+        """Parse one block of whole lines starting at line ``line``."""
+        if b"\r" in block:
+            block = block.replace(b"\r\n", b"\n")
+        if not block.endswith(b"\n"):
+            block += b"\n"
+        lines: npt.NDArray[np.int64] | None = None
+        if _has_blank_line(block):
+            block, lines = _drop_blank_lines(block, line)
+            if not block:
+                return
+        count = block.count(b"\n")
+        width = len(self.header)
+        if self.delimiter is None:
+            fields = block.split()
+        else:
+            fields = block[:-1].replace(b"\n", self.delimiter).split(self.delimiter)
+        if len(fields) != width * count:
+            self._bad_width(block, line, lines)
+        self.index.add(self.rows, line, lines)
+        for column, name in enumerate(self.header):
+            texts = fields[column::width]
+            if name in self.numeric:
+                values = self._numbers(texts, name, line, lines)
+            else:
+                values = np.array(texts)
+            self.parts[column].append(values)
+        self.rows += count
+
+    def _numbers(
+        self,
+        values: list[bytes],
+        name: str,
+        line: int,
+        lines: npt.NDArray[np.int64] | None,
+    ) -> npt.NDArray[np.float64]:
+        try:
+            return np.fromiter(map(float, values), np.float64, len(values))
+        except ValueError:
+            pass
+        for offset, value in enumerate(values):  # the failure path only
+            if not is_number(value):
+                text = value.decode("utf-8", "replace").strip()
+                shown = repr(text) if text else "an empty field"
+                where = lines[offset] if lines is not None else line + offset
+                raise RankFileError(
+                    f"{self.source}, line {where}: {name} must be a number, got {shown}",
+                    self.source,
+                    line=int(where),
+                    column=name,
+                ) from None
+        raise AssertionError("numpy and Python disagree on what a number is")  # pragma: no cover
+
+    def _bad_width(self, block: bytes, line: int, lines: npt.NDArray[np.int64] | None) -> None:
+        """Find and report the first line with the wrong number of fields (failure path)."""
+        width = len(self.header)
+        for offset, text in enumerate(block[:-1].split(b"\n")):
+            count = len(text.split() if self.delimiter is None else text.split(self.delimiter))
+            if count != width:
+                where = lines[offset] if lines is not None else line + offset
+                self._width_error(int(where), count)
+        raise AssertionError("no line has the wrong width")  # pragma: no cover
+
+    def _width_error(self, line: int, count: int) -> None:
+        sep = " " if self.delimiter is None else self.delimiter.decode()
+        raise RankFileError(
+            f"{self.source}, line {line}: expected {len(self.header)} fields "
+            f"({sep.join(self.header)!r}), got {count}",
+            self.source,
+            line=line,
+        )
+
+    def quoted(self, header_text: str, blocks: Iterable[bytes], line: int) -> RawTable:
+        """Read a file whose header is quoted: all of it with the :mod:`csv` module."""
+        import csv
+
+        sep = "," if self.delimiter is None else self.delimiter.decode()
+        self.delimiter = sep.encode()
+        header = next(csv.reader([header_text], delimiter=sep))
+        self.start([name.strip().lower() for name in header])
+        self._quoted_rest(b"", iter(blocks), line + 1)
+        return self.finish()
+
+    def _quoted_rest(self, block: bytes, blocks: Iterator[bytes], line: int) -> None:
+        """Parse ``block`` and all blocks after it row by row with the :mod:`csv` module."""
+        import csv
+
+        sep = "," if self.delimiter is None else self.delimiter.decode()
+
+        def text_lines() -> Iterator[str]:
+            for data in (block, *blocks):
+                for raw in data.splitlines(keepends=True):
+                    yield _decode(raw, self.source)
+
+        reader = csv.reader(text_lines(), delimiter=sep)
+        width = len(self.header)
+        rows: list[list[str]] = []
+        row_lines: list[int] = []
+        try:
+            for row in reader:
+                if not row or (len(row) == 1 and not row[0].strip()):
+                    continue
+                where = line + reader.line_num - 1
+                if len(row) != width:
+                    self._width_error(where, len(row))
+                rows.append(row)
+                row_lines.append(where)
+        except csv.Error as error:
+            where = line + reader.line_num - 1
+            raise RankFileError(
+                f"{self.source}, line {where}: {error}", self.source, line=where
+            ) from error
+        if not rows:
+            return
+        self.index.add(self.rows, row_lines[0], np.array(row_lines, dtype=np.int64))
+        lines = np.array(row_lines, dtype=np.int64)
+        for column, name in enumerate(self.header):
+            texts = [row[column].strip().encode() for row in rows]
+            if name in self.numeric:
+                values = self._numbers(texts, name, row_lines[0], lines)
+            else:
+                values = np.array(texts)
+            self.parts[column].append(values)
+        self.rows += len(rows)
+
+    def finish(self) -> RawTable:
+        if not self.rows:
+            raise RankFileError(f"{self.source} has a header but no rows of ranks", self.source)
+        columns: dict[str, npt.NDArray[Any]] = {}
+        for name, parts in zip(self.header, self.parts, strict=True):
+            joined = np.concatenate(parts) if len(parts) > 1 else parts[0]
+            if joined.dtype.kind == "S":
+                joined = _decode_labels(joined, self.source, name)
+            columns[name] = joined
+        return RawTable(self.source, columns, line_of=self.index.line)
+
+
+def _decode_labels(values: npt.NDArray[np.bytes_], source: str, name: str) -> npt.NDArray[Any]:
+    """Decode a text column through its distinct values (stripped of surrounding spaces)."""
+    unique, codes = np.unique(values, return_inverse=True)
+    labels = [_decode(value, source).strip() for value in unique.tolist()]
+    decoded = np.array(labels, dtype=str) if labels else np.array([], dtype=str)
+    return decoded[codes.reshape(-1)]
+
+
+def _drop_blank_lines(block: bytes, first_line: int) -> tuple[bytes, npt.NDArray[np.int64] | None]:
+    """Remove the blank lines of a block; also return the line number of each remaining line."""
+    data = np.frombuffer(block, dtype=np.uint8)
+    ends = np.flatnonzero(data == ord("\n"))
+    starts = np.concatenate(([0], ends[:-1] + 1))
+    blank = np.isin(data, np.frombuffer(_WHITESPACE + b"\n", dtype=np.uint8))
+    content = np.concatenate(([0], np.cumsum(~blank)))
+    keep = content[ends] - content[starts] > 0
+    if not keep.any():
+        return b"", None
+    line_of_byte = np.repeat(keep, ends - starts + 1)
+    lines = first_line + np.flatnonzero(keep).astype(np.int64)
+    return data[line_of_byte].tobytes(), lines

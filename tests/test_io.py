@@ -1,0 +1,304 @@
+"""Tests of rankstats.io: every format gives the same RankData, errors name file, line and column,
+both text engines agree, and results written back read the same."""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from rankstats import evaluate
+from rankstats.io import RankData, RankFileError, read_ranks, write_results
+from rankstats.io.text import read_text
+
+DATA = Path(__file__).parent / "data"
+RANKS = np.array([1, 4, 2.5, 7, 3])
+CANDIDATES = np.array([9, 9, 8, 8, 9])
+SIDES = np.array(["head", "tail", "head", "tail", "tail"])
+TEXT = "side,rank,num_candidates\n" + "".join(
+    f"{s},{r:g},{c}\n" for s, r, c in zip(SIDES, RANKS, CANDIDATES, strict=True)
+)
+
+
+def engines() -> list[str]:
+    try:
+        import pyarrow.csv  # noqa: F401
+    except ImportError:
+        return ["numpy"]
+    return ["numpy", "pyarrow"]
+
+
+def check(data: RankData) -> None:
+    assert list(data.ranks) == ["realistic"]
+    np.testing.assert_array_equal(data.ranks["realistic"], RANKS)
+    np.testing.assert_array_equal(data.num_candidates, CANDIDATES)
+    np.testing.assert_array_equal(data.columns["side"], SIDES)
+    assert data.weights is None
+    assert len(data) == 5
+
+
+def write_formats(folder: Path) -> list[Path]:
+    paths = []
+    for name, text in [
+        ("r.csv", TEXT),
+        ("r.tsv", TEXT.replace(",", "\t")),
+        ("r.txt", TEXT.replace(",", "   ")),
+        ("crlf.csv", TEXT.replace("\n", "\r\n")),
+        ("blank.csv", "\n \n" + TEXT.replace("\n", "\n\n")),
+        ("quoted.csv", TEXT.replace("side,", '"side",').replace("head", '"head"')),
+        ("bom.csv", "\ufeff" + TEXT),
+        ("spaces.csv", TEXT.replace(",", " , ")),
+    ]:
+        path = folder / name
+        path.write_text(text, encoding="utf-8")
+        paths.append(path)
+    (folder / "r.csv.gz").write_bytes(gzip.compress(TEXT.encode()))
+    (folder / "noext").write_bytes(gzip.compress(TEXT.encode()))  # found from the magic bytes
+    np.savez(folder / "r.npz", side=SIDES, rank=RANKS, num_candidates=CANDIDATES)
+    structured = np.zeros(5, dtype=[("side", "U4"), ("rank", "f8"), ("num_candidates", "i8")])
+    structured["side"], structured["rank"], structured["num_candidates"] = SIDES, RANKS, CANDIDATES
+    np.save(folder / "r.npy", structured)
+    paths += [folder / "r.csv.gz", folder / "noext", folder / "r.npz", folder / "r.npy"]
+    try:
+        import pyarrow
+        import pyarrow.feather
+        import pyarrow.parquet
+    except ImportError:
+        return paths
+    table = pyarrow.table({"side": SIDES, "rank": RANKS, "num_candidates": CANDIDATES})
+    pyarrow.parquet.write_table(table, folder / "r.parquet")
+    pyarrow.feather.write_feather(table, folder / "r.feather")
+    paths += [folder / "r.parquet", folder / "r.feather"]
+    return paths
+
+
+@pytest.mark.parametrize("engine", ["numpy", "pyarrow", "auto"])
+def test_every_format_gives_the_same_data(tmp_path: Path, engine: str) -> None:
+    if engine == "pyarrow":
+        pytest.importorskip("pyarrow")
+    for path in write_formats(tmp_path):
+        check(read_ranks(path, engine=engine))  # type: ignore[arg-type]
+    check(read_ranks(io.BytesIO(TEXT.encode())))
+    check(read_ranks(str(tmp_path / "r.csv"), format="csv"))
+
+
+def test_blocks_of_any_size_give_the_same_data_and_lines() -> None:
+    text = b"rank,num_candidates,g\n" + b"".join(
+        b"%d,%d,%s\n%s" % (1 + i % 5, 9, b"ab"[i % 2 : i % 2 + 1], b"\n" * (i % 3 == 0))
+        for i in range(200)
+    )
+    full = read_text(io.BytesIO(text), "t", numeric={"rank", "num_candidates"})
+    for size in (1, 7, 64, 1000):
+        parts = read_text(
+            io.BytesIO(text), "t", numeric={"rank", "num_candidates"}, block_size=size
+        )
+        for name in ("rank", "num_candidates", "g"):
+            np.testing.assert_array_equal(parts.columns[name], full.columns[name])
+        assert parts.line_of is not None
+        assert full.line_of is not None
+        assert [parts.line_of(i) for i in range(200)] == [full.line_of(i) for i in range(200)]
+    lines = text.decode().split("\n")
+    assert full.line_of is not None
+    for row in (0, 1, 57, 199):  # the line found holds the row's values
+        fields = lines[full.line_of(row) - 1].split(",")
+        assert float(fields[0]) == full.columns["rank"][row]
+
+
+@pytest.mark.parametrize("engine", engines())
+@pytest.mark.parametrize(
+    ("text", "line", "column", "message"),
+    [
+        ("rank,num_candidates\n1,5\n\nabc,5\n", 4, "rank", "rank must be a number, got 'abc'"),
+        ("rank,num_candidates\n1,5\n,5\n", 3, "rank", "got an empty field"),
+        ("rank,num_candidates\n1,5\n2\n", 3, None, "expected 2 fields"),
+        ("rank,num_candidates\n1,5\n\n\n9,5\n", 5, "num_candidates", "rank 9 is larger"),
+        ("rank,num_candidates\n1,5\n1.25,5\n", 3, "rank", "whole or half-integer"),
+        ("rank,num_candidates\n1,5\n2,0.5\n", 3, "num_candidates", "whole number >= 1"),
+        ("rank,num_candidates\n1,5\n2,1e30\n", 3, "num_candidates", r"at most 2\*\*53"),
+        ("rank,weight\n1,1\n2,-1\n", 3, "weight", "weight must be a number >= 0, got -1"),
+        ("optimistic,pessimistic\n1,2\n3,2\n", 3, "pessimistic", "is smaller than"),
+        ('rank,note\n1,"two\nlines"\n2,x,y\n', 4, None, "expected 2 fields"),
+    ],
+)
+def test_errors_name_file_line_and_column(
+    tmp_path: Path, engine: str, text: str, line: int, column: str | None, message: str
+) -> None:
+    path = tmp_path / "bad.csv"
+    path.write_text(text)
+    with pytest.raises(RankFileError, match=message) as caught:
+        read_ranks(path, engine=engine)  # type: ignore[arg-type]
+    assert caught.value.source == str(path)
+    assert caught.value.line == line
+    assert caught.value.column == column
+    assert str(caught.value).startswith(f"{path}, line {line}: ")
+
+
+def test_binary_formats_name_rows(tmp_path: Path) -> None:
+    np.savez(tmp_path / "r.npz", rank=np.array([1.0, 2.0, 0.5]))
+    with pytest.raises(RankFileError, match=r"r.npz, row 3: rank must be a number >= 1") as caught:
+        read_ranks(tmp_path / "r.npz")
+    assert (caught.value.line, caught.value.column) == (3, "rank")
+
+
+def test_half_integers_are_realistic_ranks() -> None:
+    data = read_ranks(io.BytesIO(b"rank\n1.5\n2\n"))
+    np.testing.assert_array_equal(data.ranks["realistic"], [1.5, 2.0])
+
+
+class _Failing(io.RawIOBase):
+    name = "disk.csv"
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: bytearray) -> int:  # type: ignore[override]
+        raise OSError(5, "Input/output error")
+
+
+def test_io_and_truncation_errors_name_the_file(tmp_path: Path) -> None:
+    stream = _Failing()
+    with pytest.raises(RankFileError, match=r"^disk.csv: cannot read: Input/output error$"):
+        read_ranks(stream)  # type: ignore[arg-type]
+    path = tmp_path / "cut.csv.gz"
+    path.write_bytes(gzip.compress(b"rank\n" + b"1\n" * 5000)[:-30])
+    with pytest.raises(RankFileError, match=f"^{path}: the input ended unexpectedly"):
+        read_ranks(path)
+    (tmp_path / "bad.csv.gz").write_bytes(b"plain text")
+    with pytest.raises(RankFileError, match=r"bad\.csv\.gz is not a valid gzip file"):
+        read_ranks(tmp_path / "bad.csv.gz")
+    with pytest.raises(RankFileError, match=r"no such file: nope\.csv"):
+        read_ranks("nope.csv")
+
+
+def test_pykeen_layout_evaluates_as_the_arrays(tmp_path: Path) -> None:
+    data = read_ranks(DATA / "nations_transe_ranks.npz")
+    assert set(data.ranks) == {"optimistic", "realistic", "pessimistic"}
+    arrays = np.load(DATA / "nations_transe_ranks.npz")
+    both = {t: np.concatenate([arrays[f"head.{t}"], arrays[f"tail.{t}"]]) for t in data.ranks}
+    candidates = np.concatenate([arrays["num_candidates.head"], arrays["num_candidates.tail"]])
+    expected = evaluate(both, candidates, metrics=["mrr", "hits@10", "amri"])
+    results = data.evaluate(metrics=["mrr", "hits@10", "amri"], group_by="side")
+    assert results.to_dict(statistics=True) == expected.to_dict(statistics=True)
+    head = {t: arrays[f"head.{t}"] for t in data.ranks}
+    by_side = evaluate(head, arrays["num_candidates.head"], metrics=["mrr"])
+    assert results.by_group["head"]["mrr"] == pytest.approx(by_side["mrr"], rel=1e-15)
+    pykeen = json.loads((DATA / "nations_transe_pykeen_results.json").read_text())
+    assert results["both.realistic.mrr"] == pytest.approx(
+        pykeen["both.realistic.inverse_harmonic_mean_rank"], rel=1e-6
+    )
+
+
+def test_group_labels_of_several_columns_are_tuples() -> None:
+    data = read_ranks(io.BytesIO(b"r,s,rank\na,x,1\nb,y,2\na,x,4\n"))
+    results = data.evaluate(metrics=["mrr"], group_by=["r", "s"])
+    assert sorted(results.by_group) == [("a", "x"), ("b", "y")]
+    assert results.by_group[("a", "x")]["mrr"] == pytest.approx((1 + 1 / 4) / 2)
+    with pytest.raises(ValueError, match="no column 'q' to group by; the columns to group by"):
+        data.group_labels("q")
+    with pytest.raises(ValueError, match="a column of numbers with a meaning 'rank'"):
+        data.group_labels("rank")
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"format": "xlsx"}, "format must be one of"),
+        ({"engine": "polars"}, "engine must be one of"),
+        ({"num_candidates": 0}, "num_candidates must be an integer in 1..2\\*\\*53"),
+        ({"num_candidates": 2**60}, "num_candidates must be an integer"),
+        ({"num_candidates": True}, "num_candidates must be an integer"),
+        ({"progress": "yes"}, "progress must be True, False or None"),
+    ],
+)
+def test_bad_arguments(kwargs: dict[str, object], message: str) -> None:
+    with pytest.raises((ValueError, TypeError), match=message):
+        read_ranks(io.BytesIO(b"rank\n1\n"), **kwargs)  # type: ignore[arg-type]
+
+
+def test_num_candidates_argument_and_its_conflict_with_a_column() -> None:
+    data = read_ranks(io.BytesIO(b"rank\n1\n3\n"), num_candidates=4)
+    np.testing.assert_array_equal(data.num_candidates, [4, 4])
+    with pytest.raises(RankFileError, match="line 3: rank 3 is larger than num_candidates 2"):
+        read_ranks(io.BytesIO(b"rank\n1\n3\n"), num_candidates=2)
+    with pytest.raises(RankFileError, match="use one or the other"):
+        read_ranks(io.BytesIO(b"rank,num_candidates\n1,3\n"), num_candidates=3)
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".json", ".parquet", ".md", ".tex"])
+def test_written_results_hold_the_records(tmp_path: Path, suffix: str) -> None:
+    if suffix == ".parquet":
+        pytest.importorskip("pyarrow")
+    data = read_ranks(None)
+    results = data.evaluate(metrics=["mrr", "hits@10"], group_by="side")
+    path = write_results(results, tmp_path / f"out{suffix}", group_names=["side"])
+    records = results.to_records(groups=True, group_names=["side"])
+    if suffix == ".csv":
+        assert path.read_text() == results.to_csv(groups=True, group_names=["side"])
+    elif suffix == ".json":
+        assert json.loads(path.read_text()) == records
+    elif suffix == ".parquet":
+        import pyarrow.parquet
+
+        assert pyarrow.parquet.read_table(path).to_pylist() == records
+    elif suffix == ".md":
+        assert path.read_text() == results.to_markdown(groups=True, group_names=["side"])
+    else:
+        assert path.read_text() == results.to_latex(groups=True, group_names=["side"])
+    with pytest.raises(ValueError, match="format must be one of"):
+        write_results(results, tmp_path / "out.xlsx")
+
+
+def test_missing_pyarrow_is_a_clear_import_error(tmp_path: Path) -> None:
+    pytest.importorskip("pyarrow")
+    import pyarrow
+    import pyarrow.parquet
+
+    pyarrow.parquet.write_table(pyarrow.table({"rank": [1.0]}), tmp_path / "r.parquet")
+    code = (
+        "import sys; sys.modules['pyarrow'] = None\n"
+        "from rankstats.io import read_ranks\n"
+        f"try:\n    read_ranks({str(tmp_path / 'r.parquet')!r})\n"
+        "except ImportError as error:\n    print(error)\n"
+        "print(read_ranks(" + repr(str(tmp_path / "r.csv")) + ").ranks['realistic'])\n"
+    )
+    (tmp_path / "r.csv").write_text("rank\n2\n")
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
+    )
+    assert "pip install 'rankstats[parquet]'" in result.stdout
+    assert "[2.]" in result.stdout  # text files need no pyarrow
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.integers(1, 2**40),
+            st.integers(0, 2**40),
+            st.booleans(),
+            st.sampled_from(["a", "b", "c d", "é"]),
+        ),
+        min_size=1,
+        max_size=30,
+    )
+)
+def test_round_trip_through_csv_text(rows: list[tuple[int, int, bool, str]]) -> None:
+    """Any table written as CSV reads back exactly, with either engine's rules."""
+    lines = ["rank,num_candidates,label"]
+    for low, extra, half, label in rows:
+        rank = low + (0.5 if half else 0.0)
+        lines.append(f"{rank!r},{low + extra + 1},{label}")
+    data = read_ranks(io.BytesIO(("\n".join(lines) + "\n").encode()))
+    expected = [low + (0.5 if half else 0.0) for low, _, half, _ in rows]
+    assert data.ranks["realistic"].tolist() == expected
+    assert data.num_candidates is not None
+    assert data.num_candidates.tolist() == [low + extra + 1 for low, extra, _, _ in rows]
+    assert data.columns["label"].tolist() == [label for *_, label in rows]
