@@ -85,13 +85,12 @@ C = np.full(6, 10)
         ({"ranks": {"a": A, "b": -B}}, ValueError, "model 'b'"),
         (
             {
-                "ranks": {"a": {"optimistic": A}, "b": {"optimistic": B}},
-                "metrics": ["amri"],
-                "rank_type": "optimistic",
-                "num_candidates": C,
+                "ranks": {"a": Ranks([1, 2], [1, 3]), "b": Ranks([1, 1], [2, 2])},
+                "metrics": ["median_rank"],
+                "rank_type": "expected",
             },
             ValueError,
-            "supports only the rank types",
+            "no per-query expectation over tie-breaking",
         ),
     ],
 )
