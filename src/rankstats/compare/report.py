@@ -66,7 +66,7 @@ def describe(comparison: Comparison, alpha: float = 0.05) -> str:
         test = f"two-sided {comparison.test_name}"
     seed = "unseeded" if s.seed is None else f"seed {s.seed}"
     pairs = len(comparison.models) * (len(comparison.models) - 1) // 2
-    family = f"the {pairs} pairs of each metric"
+    family = "the pair of each metric" if pairs == 1 else f"the {pairs} pairs of each metric"
     if comparison.by_group:
         family += " (per-group results: across all groups and pairs of each metric)"
     correction = (
