@@ -156,3 +156,28 @@ def test_cli_errors(files, capsys, tmp_path: Path) -> None:
             main(["compare", files["a"], files["b"], *argv])
         assert exit_info.value.code == 2
         assert capsys.readouterr().err.count("\n") == 1
+
+
+def test_cli_weights_follow_the_queries(tmp_path: Path, capsys) -> None:
+    rng = np.random.default_rng(1)
+    n = 30
+    ranks = {"a": rng.integers(1, 10, size=n), "b": rng.integers(1, 10, size=n)}
+    weights = rng.integers(1, 4, size=n)
+    order = rng.permutation(n)
+    (tmp_path / "a.csv").write_text(
+        "query_id,rank,weight\n" + "".join(f"q{i},{ranks['a'][i]},{weights[i]}\n" for i in range(n))
+    )
+    (tmp_path / "b.csv").write_text(
+        "query_id,rank,weight\n" + "".join(f"q{i},{ranks['b'][i]},{weights[i]}\n" for i in order)
+    )
+    (tmp_path / "c.csv").write_text(
+        "query_id,rank,weight\n" + "".join(f"q{i},{ranks['b'][i]},1\n" for i in range(n))
+    )
+    files = [str(tmp_path / name) for name in ("a.csv", "b.csv")]
+    code, out, err = _run(capsys, "compare", *files, "--metrics", "mrr", "--format", "json")
+    assert code == 0, err
+    expected = compare(ranks, metrics=["mrr"], weights=weights, seed=None, interval=None)
+    assert json.loads(out)["values"][0]["value"] == expected.values[0].value
+    code, _, err = _run(capsys, "compare", files[0], str(tmp_path / "c.csv"))
+    assert code == 1
+    assert "other weights" in err

@@ -84,6 +84,28 @@ def _query_ids(data: Sequence[RankData], column: str | None) -> list[Any] | None
     return None
 
 
+def _common_weights(data: Sequence[RankData], ids: Sequence[Any] | None) -> Any:
+    """The weights of the queries: the first file's, which every other file may repeat."""
+    first = data[0].weights
+    for index, item in enumerate(data[1:], start=1):
+        if item.weights is None:
+            continue
+        same = first is not None and item.weights.shape == first.shape
+        if same and first is not None:
+            mine, theirs = item.weights, first
+            if ids is not None:  # compare query by query, whatever the files' order
+                mine = mine[np.argsort(ids[index], kind="stable")]
+                theirs = theirs[np.argsort(ids[0], kind="stable")]
+            same = bool(np.array_equal(mine, theirs))
+        if not same:
+            raise CliError(
+                f"{item.source} gives other weights than {data[0].source}; weights belong to "
+                f"the queries, so give them in the first file (and, if at all, alike in the "
+                f"others)"
+            )
+    return first
+
+
 def _model_ranks(item: RankData) -> Any:
     ranks = item.evaluate_arguments()["ranks"]
     return ranks
@@ -105,15 +127,7 @@ def run(args: argparse.Namespace) -> int:
         for name, item in zip(names, data, strict=True)
         if item.num_candidates is not None
     }
-    weights = [item.weights for item in data]
-    if any(w is not None for w in weights) and not all(
-        w is not None and w.shape == weights[0].shape and np.array_equal(w, weights[0])
-        for w in weights
-    ):
-        raise CliError(
-            "the files give different weights; weights belong to the queries, so give them in "
-            "every file alike (or in none)"
-        )
+    weights = _common_weights(data, ids)
     groups = None
     if args.group_by:
         try:
@@ -135,7 +149,7 @@ def run(args: argparse.Namespace) -> int:
     comparison = compare(
         {name: _model_ranks(item) for name, item in zip(names, data, strict=True)},
         candidates or None,
-        weights=weights[0],
+        weights=weights,
         groups=groups,
         query_ids=None if ids is None else dict(zip(names, ids, strict=True)),
         **options,
