@@ -424,3 +424,25 @@ def test_compare_applies_the_correction_over_pairs() -> None:
     )
     raw = [p.p_value for p in result.pairs]
     assert [p.p_adjusted for p in result.pairs] == pytest.approx(_holm_by_hand(raw))
+
+
+def test_stratified_bootstrap_keeps_group_sizes() -> None:
+    """Hits@1 of a model with rank 1 on exactly the queries of one group is fixed by strata."""
+    n = 30
+    groups = np.repeat(["first", "rest"], [10, 20])
+    a = np.where(groups == "first", 1.0, 5.0)
+    b = np.where(np.arange(n) % 3 == 0, 1.0, 4.0)
+    stratified = compare(
+        {"a": a, "b": b},
+        metrics=["hits@1"],
+        groups=groups,
+        interval="percentile",
+        n_resamples=500,
+        seed=0,
+    )
+    value = stratified.value("hits@1", "a")
+    assert value.lower == value.upper == pytest.approx(1 / 3)
+    plain = compare(
+        {"a": a, "b": b}, metrics=["hits@1"], interval="percentile", n_resamples=500, seed=0
+    )
+    assert plain.value("hits@1", "a").lower < 1 / 3 < plain.value("hits@1", "a").upper

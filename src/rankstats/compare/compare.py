@@ -12,6 +12,7 @@ the corrections (:mod:`~rankstats.compare.correction`), the results
 
 from __future__ import annotations
 
+import itertools
 import numbers
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
@@ -21,6 +22,7 @@ import numpy as np
 from scipy import stats
 
 from rankstats.arrays import FloatArray, IntArray
+from rankstats.base import RankBasedMetric
 from rankstats.compare.bootstrap import INTERVALS, Interval, bootstrap_pvalues, paired_bootstrap
 from rankstats.compare.correction import Correction, check_correction, correct_pvalues
 from rankstats.compare.inputs import (
@@ -119,7 +121,7 @@ def _analytic_test(
 
 def _analyse(
     data: PairedRanks,
-    metrics: Sequence[Any],
+    metrics: Sequence[RankBasedMetric],
     *,
     strata: Sequence[IntArray] | None,
     test: Test,
@@ -203,13 +205,13 @@ def _none(value: float) -> float | None:
 
 def _build(
     data: PairedRanks,
-    metrics: Sequence[Any],
+    metrics: Sequence[RankBasedMetric],
     analysis: _Analysis,
     adjusted: FloatArray,
     settings: ComparisonSettings,
 ) -> Comparison:
     names = data.names
-    pairs = [(a, b) for i, a in enumerate(range(len(names))) for b in range(i + 1, len(names))]
+    pairs = list(itertools.combinations(range(len(names)), 2))
     values, comparisons = [], []
     for position, metric in enumerate(metrics):
         for j, model in enumerate(names):

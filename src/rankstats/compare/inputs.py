@@ -10,7 +10,6 @@ with one error naming the model and the first query where they differ.
 
 from __future__ import annotations
 
-import math
 import numbers
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -360,8 +359,6 @@ def prepare_paired_ranks(
                 f"groups must be a 1-D array with one label per query ({size}), got shape "
                 f"{labels.shape}"
             )
-    if ids is None and query_ids is not None:  # pragma: no cover - _align returns ids then
-        ids = np.asarray(query_ids)
     return PairedRanks(
         names=tuple(names),
         rank_type=rank_type,
@@ -384,8 +381,3 @@ def group_members(labels: AnyArray) -> tuple[list[Hashable], list[IntArray]]:
     bounds = np.searchsorted(inverse[order], np.arange(unique.size + 1))
     members = [order[bounds[g] : bounds[g + 1]] for g in range(unique.size)]
     return list(unique.tolist()), members
-
-
-def finite_or_none(value: float) -> float | None:
-    """``None`` for NaN, else the float."""
-    return None if math.isnan(value) else float(value)

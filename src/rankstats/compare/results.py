@@ -14,7 +14,7 @@ import csv
 import io
 import json
 import math
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Hashable, Mapping
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -317,8 +317,3 @@ def _records(comparison: Comparison, group: Hashable | None) -> list[dict[str, A
             )
         )
     return rows
-
-
-def metric_keys(metrics: Sequence[RankBasedMetric]) -> list[str]:
-    """The keys of ``metrics``."""
-    return [m.key for m in metrics]
