@@ -91,14 +91,17 @@ def test_frame(comparison: Comparison) -> None:
 
 def test_figure(comparison: Comparison) -> None:
     pytest.importorskip("matplotlib")
-    import matplotlib
+    from matplotlib.figure import Figure
 
-    matplotlib.use("Agg")
-    figure = comparison.plot()
-    axes = figure.get_axes()
-    assert [ax.get_title() for ax in axes] == ["MRR", "MR", "Hits@1"]
-    assert axes[0].get_ylabel() == "Mean Reciprocal Rank (MRR)"
-    assert [t.get_text() for t in axes[0].get_xticklabels()] == ["good", "mid_dle", "bad"]
-    import matplotlib.pyplot as plt
+    from rankstats.plot import plot_comparison
 
-    plt.close(figure)
+    ax = plot_comparison(comparison, "mr", ax=Figure().subplots())
+    assert ax.get_ylabel() == "Mean Rank (MR)"
+    assert ax.get_title().startswith("MR: 95% intervals, * p < 0.05 (holm)")
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["good", "mid_dle", "bad"]
+    # every pair differs significantly: three bars with a star each
+    assert [t.get_text() for t in ax.texts] == ["*", "*", "*"]
+    lines = ax.get_lines()
+    assert len(lines) >= 3
+    first = plot_comparison(comparison, ax=Figure().subplots())
+    assert first.get_ylabel() == "Mean Reciprocal Rank (MRR)"

@@ -10,37 +10,18 @@ the table, so that the table can be read (and reproduced) on its own.
 from __future__ import annotations
 
 import math
-import re
 import string
 from typing import TYPE_CHECKING, Any, Literal
 
 from rankstats.base import RankBasedMetric
 from rankstats.compare.bootstrap import INTERVALS
 from rankstats.compare.correction import CORRECTIONS
+from rankstats.evaluation.report import _latex_escape, metric_label, tabulate
 
 if TYPE_CHECKING:  # pragma: no cover
-    from matplotlib.figure import Figure
+    from rankstats.compare.results import Comparison, PairComparison
 
-    from rankstats.compare.results import Comparison
-
-__all__ = ["describe", "metric_label", "paper_table", "plain_table", "plot_comparison"]
-
-
-def metric_label(metric: RankBasedMetric) -> str:
-    """A short column label: the abbreviation in the metric's name, with the cut-off filled in.
-
-    Examples
-    --------
-    >>> from rankstats import metric_resolver
-    >>> metric_label(metric_resolver.make("mrr")), metric_label(metric_resolver.make("hits@3"))
-    ('MRR', 'Hits@3')
-    """
-    name = metric.name
-    k = getattr(metric, "k", None) or getattr(getattr(metric, "base", None), "k", None)
-    if k is not None:
-        name = re.sub(r"\s*(@|at)\s*K$", f"@{k}", name)
-    match = re.search(r"\(([^()]+)\)\s*$", name)
-    return match.group(1) if match else name
+__all__ = ["describe", "paper_table", "plain_table"]
 
 
 def _letters(count: int) -> list[str]:
@@ -92,12 +73,6 @@ def _fmt(value: float | None, digits: int) -> str:
     return f"{value:.{digits}f}"
 
 
-def _fmt_p(value: float | None) -> str:
-    if value is None or math.isnan(value):
-        return "-"
-    return f"{value:.2e}" if value < 1e-3 else f"{value:.4f}"
-
-
 def _beats(comparison: Comparison, metric: RankBasedMetric, alpha: float) -> dict[str, list[int]]:
     """For each model, the indices of the models it beats significantly on ``metric``."""
     beaten: dict[str, list[int]] = {model: [] for model in comparison.models}
@@ -130,7 +105,7 @@ def paper_table(
             if latex
             else ("↑" if metric.increasing else "↓")
         )
-        label = metric_label(metric)
+        label = metric_label(metric, short=True)
         header.append(f"{_latex_escape(label) if latex else label} {arrow}")
         values = [comparison.value(metric, model) for model in comparison.models]
         finite = [v.value for v in values if not math.isnan(v.value)]
@@ -182,125 +157,34 @@ def paper_table(
     return "\n".join(lines) + "\n\n" + note
 
 
-def _latex_escape(text: str) -> str:
-    replacements = {"&": r"\&", "%": r"\%", "_": r"\_", "#": r"\#", "$": r"\$"}
-    return "".join(replacements.get(char, char) for char in text)
-
-
-def _grid(rows: list[list[str]]) -> str:
-    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    return "\n".join(
-        "  ".join(
-            cell.ljust(w) if i < 3 else cell.rjust(w)
-            for i, (cell, w) in enumerate(zip(row, widths, strict=True))
-        ).rstrip()
-        for row in rows
-    )
+def _pair_record(pair: PairComparison, alpha: float, full: bool) -> dict[str, Any]:
+    record: dict[str, Any] = {
+        "metric": pair.metric,
+        "model a": pair.model_a,
+        "model b": pair.model_b,
+        "a - b": pair.difference,
+    }
+    if full:
+        record |= {"lower": pair.lower, "upper": pair.upper, "effect": pair.effect_size}
+    record |= {
+        "p": pair.p_value,
+        "p adj": pair.p_adjusted,
+        "": "*" if pair.significant(alpha) else "",
+    }
+    return record
 
 
 def plain_table(comparison: Comparison, alpha: float = 0.05) -> str:
     """The plain-text report: the models' values, then the pairs, then how they were obtained."""
-    digits = 4
-    models = [["metric", "model", "", "value", "lower", "upper"]]
-    for value in comparison.values:
-        models.append(
-            [
-                value.metric,
-                value.model,
-                "",
-                _fmt(value.value, digits),
-                _fmt(value.lower, digits),
-                _fmt(value.upper, digits),
-            ]
-        )
-    pairs = [
-        ["metric", "model a", "model b", "a - b", "lower", "upper", "effect", "p", "p adj", ""]
+    models = [
+        {"metric": v.metric, "model": v.model, "value": v.value, "lower": v.lower, "upper": v.upper}
+        for v in comparison.values
     ]
-    for pair in comparison.pairs:
-        pairs.append(
-            [
-                pair.metric,
-                pair.model_a,
-                pair.model_b,
-                _fmt(pair.difference, digits),
-                _fmt(pair.lower, digits),
-                _fmt(pair.upper, digits),
-                _fmt(pair.effect_size, 3),
-                _fmt_p(pair.p_value),
-                _fmt_p(pair.p_adjusted),
-                "*" if pair.significant(alpha) else "",
-            ]
-        )
-    parts = [_grid(models), "", _grid(pairs)]
+    parts = [tabulate(models, ["metric", "model", "value", "lower", "upper"])]
+    pairs = [_pair_record(pair, alpha, full=True) for pair in comparison.pairs]
+    parts.append(tabulate(pairs, list(pairs[0])))
     for label, group in comparison.by_group.items():
-        parts += ["", f"group {label!r}:", _grid(_pair_rows(group, alpha, digits))]
-    parts += ["", "* significant after correction. " + describe(comparison, alpha)]
+        rows = [_pair_record(pair, alpha, full=False) for pair in group.pairs]
+        parts.append(f"group {label!r}:\n" + tabulate(rows, list(rows[0])))
+    parts.append("* significant after correction. " + describe(comparison, alpha))
     return "\n".join(parts)
-
-
-def _pair_rows(comparison: Comparison, alpha: float, digits: int) -> list[list[str]]:
-    rows = [["metric", "model a", "model b", "a - b", "p", "p adj", ""]]
-    for pair in comparison.pairs:
-        rows.append(
-            [
-                pair.metric,
-                pair.model_a,
-                pair.model_b,
-                _fmt(pair.difference, digits),
-                _fmt_p(pair.p_value),
-                _fmt_p(pair.p_adjusted),
-                "*" if pair.significant(alpha) else "",
-            ]
-        )
-    return rows
-
-
-def plot_comparison(comparison: Comparison, alpha: float = 0.05, ax: Any = None) -> Figure:
-    """Each model's value of each metric with its interval; significant pairs joined by a bar.
-
-    Needs matplotlib. With ``ax`` (one axes, or one per metric) it draws there; otherwise it makes
-    a new figure with one panel per metric.
-    """
-    from rankstats.plot import _import_pyplot
-
-    metrics = comparison.metrics
-    if ax is None:
-        plt = _import_pyplot()
-        figure, axes = plt.subplots(
-            1, len(metrics), figsize=(3.2 * len(metrics), 3.2), squeeze=False
-        )
-        panels = list(axes[0])
-    else:
-        panels = list(ax) if isinstance(ax, list | tuple) else [ax]
-        if len(panels) != len(metrics):
-            raise ValueError(
-                f"ax must hold one axes per metric ({len(metrics)}), got {len(panels)}"
-            )
-        figure = panels[0].figure
-    positions = list(range(len(comparison.models)))
-    for panel, metric in zip(panels, metrics, strict=True):
-        values = [comparison.value(metric, model) for model in comparison.models]
-        centre = [v.value for v in values]
-        low = [v.value - (v.lower if v.lower is not None else v.value) for v in values]
-        high = [(v.upper if v.upper is not None else v.value) - v.value for v in values]
-        panel.errorbar(positions, centre, yerr=[low, high], fmt="o", capsize=4)
-        panel.set_xticks(positions, list(comparison.models), rotation=30, ha="right")
-        panel.set_title(metric_label(metric))
-        panel.set_ylabel(metric.name)
-        top = max((v.upper if v.upper is not None else v.value) for v in values)
-        bottom = min((v.lower if v.lower is not None else v.value) for v in values)
-        step = 0.08 * ((top - bottom) or 1.0)
-        level = top + step
-        index = {model: i for i, model in enumerate(comparison.models)}
-        for pair in comparison.pairs:
-            if pair.metric != metric.key or not pair.significant(alpha):
-                continue
-            a, b = index[pair.model_a], index[pair.model_b]
-            panel.plot([a, a, b, b], [level - step / 3, level, level, level - step / 3], color="k")
-            panel.text((a + b) / 2, level, "*", ha="center", va="bottom")
-            level += step
-    figure.suptitle(
-        f"{comparison.settings.confidence_level:.0%} intervals; * p < {alpha:g} (corrected)"
-    )
-    result: Figure = figure
-    return result

@@ -4,14 +4,13 @@ A :class:`Comparison` holds, per metric, a :class:`ModelValue` for every model (
 confidence interval) and a :class:`PairComparison` for every pair (the difference, its interval,
 an effect size, the test's p-value and the corrected one), the settings that produced them
 (:class:`ComparisonSettings`), and, for per-group comparisons, one :class:`Comparison` per group.
-It renders itself as a plain table (``str``), a dictionary or JSON, CSV, a pandas DataFrame,
-Markdown and LaTeX tables for papers (:mod:`rankstats.compare.report`), and a figure.
+It renders itself as a plain table (``str``), a dictionary or JSON, CSV, a pandas DataFrame, and
+Markdown and LaTeX tables for papers (:mod:`rankstats.compare.report`);
+:func:`rankstats.plot.plot_comparison` draws it.
 """
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 import math
 from collections.abc import Hashable, Mapping
@@ -22,7 +21,6 @@ from rankstats.base import RankBasedMetric
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas  # type: ignore[import-untyped,import-not-found,unused-ignore]
-    from matplotlib.figure import Figure
 
 __all__ = ["RECORD_COLUMNS", "Comparison", "ComparisonSettings", "ModelValue", "PairComparison"]
 
@@ -126,16 +124,20 @@ class Comparison:
 
     # --- lookup --------------------------------------------------------------------------------
 
-    def _metric_key(self, metric: str | RankBasedMetric) -> str:
+    def metric_of(self, metric: str | RankBasedMetric) -> RankBasedMetric:
+        """The metric of this comparison that ``metric`` names (any name the resolver knows)."""
         from rankstats.registry import metric_resolver
 
         resolved = metric if isinstance(metric, RankBasedMetric) else metric_resolver.make(metric)
         for known in self.metrics:
             if known == resolved:
-                return known.key
+                return known
         raise KeyError(
             f"metric {metric!r} is not in this comparison; it has {[m.key for m in self.metrics]}"
         )
+
+    def _metric_key(self, metric: str | RankBasedMetric) -> str:
+        return self.metric_of(metric).key
 
     def _check_model(self, model: str) -> None:
         if model not in self.models:
@@ -160,10 +162,6 @@ class Comparison:
             if (pair.model_b, pair.model_a) == (model_a, model_b):
                 return _reversed(pair)
         raise KeyError(f"no pair ({model_a!r}, {model_b!r}) on {key}")
-
-    def metric(self, key: str) -> RankBasedMetric:
-        """The metric object of a key in :attr:`values`."""
-        return next(m for m in self.metrics if m.key == key)
 
     # --- export --------------------------------------------------------------------------------
 
@@ -190,13 +188,10 @@ class Comparison:
         return rows
 
     def to_csv(self) -> str:
-        """The :meth:`to_records` rows as CSV with a header line."""
-        buffer = io.StringIO()
-        writer = csv.DictWriter(buffer, fieldnames=RECORD_COLUMNS, lineterminator="\n")
-        writer.writeheader()
-        for row in self.to_records():
-            writer.writerow({k: "" if v is None else v for k, v in row.items()})
-        return buffer.getvalue()
+        """The :meth:`to_records` rows as CSV with a header line (empty cells for ``None``)."""
+        from rankstats.evaluation.report import tabulate
+
+        return tabulate(self.to_records(), RECORD_COLUMNS, "csv")
 
     def to_frame(self) -> pandas.DataFrame:
         """The :meth:`to_records` rows as a pandas DataFrame (needs pandas)."""
@@ -231,12 +226,6 @@ class Comparison:
         from rankstats.compare.report import describe
 
         return describe(self, alpha=alpha)
-
-    def plot(self, alpha: float = 0.05, ax: Any = None) -> Figure:
-        """A figure: each model's metric with its interval, significant pairs marked."""
-        from rankstats.compare.report import plot_comparison
-
-        return plot_comparison(self, alpha=alpha, ax=ax)
 
     def __str__(self) -> str:
         return self.to_table()
