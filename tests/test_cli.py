@@ -285,7 +285,7 @@ def test_progress_only_when_asked_or_on_a_terminal() -> None:
     assert quiet.stderr == ""
     shown = run(args, "--progress")
     assert json.loads(succeeded(shown)) == json.loads(quiet.stdout)
-    assert "null models" in shown.stderr  # tqdm's bar
+    assert "Monte-Carlo" in shown.stderr  # tqdm's bar of the library's sampler
 
 
 @pytest.mark.skipif(not hasattr(os, "openpty"), reason="needs a pseudo-terminal")
@@ -655,7 +655,9 @@ def test_two_dimensional_npy(tmp_path: Path) -> None:
         ("evaluate --average median", "invalid choice: 'median'"),
         ("null --metric mrr", "the following arguments are required: --num-candidates"),
         ("null --num-candidates 3 --value nan", "expected a finite number, got 'nan'"),
-        ("null --num-candidates 3 --samples -5", "expected a positive integer, got '-5'"),
+        ("null --num-candidates 3 --samples -5", "expected an integer >= 2"),
+        ("evaluate --samples 1", "argument --samples: expected an integer >= 2"),
+        ("evaluate --rank-types best", "argument --rank-types: expected a comma-separated list"),
         ("evaluate a.csv b.csv", "unrecognized arguments: b.csv"),
     ],
 )
@@ -734,3 +736,20 @@ def test_plot_hits_needs_candidates(tmp_path: Path) -> None:
     pytest.importorskip("matplotlib")
     path = write(tmp_path / "r.csv", "rank\n1\n2\n")
     assert "needs the number of candidates" in failed(call("plot hits", path, "-o x.png"))
+
+
+def test_monte_carlo_estimates_come_from_evaluate(tmp_path: Path) -> None:
+    path = write(tmp_path / "w.csv", "rank,num_candidates,weight\n1,5,1\n3,9,2\n2,4,0.5\n")
+    args = "--metrics median --samples 400 --seed 7 --format json"
+    (row,) = json.loads(succeeded(call("evaluate", path, args)))
+    expected = evaluate(
+        [1, 3, 2], [5, 9, 4], weights=[1, 2, 0.5], metrics=["median"], num_samples=400, seed=7
+    ).rows[0]
+    assert row["method"] == "monte-carlo"
+    assert row["expected_value"] == expected.expected_value
+    assert row["standard_error"] == expected.standard_error
+    table = succeeded(call("evaluate", path, "--metrics median --samples 400 --seed 7"))
+    assert "Monte-Carlo estimates from 400 null samples, seed 7" in table
+    empty = succeeded(call("evaluate", path, "--metrics median"))  # no samples: a note says why
+    assert "[1]" in empty.splitlines()[1]
+    assert empty.splitlines()[-1].startswith("[1] ")

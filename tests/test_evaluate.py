@@ -11,7 +11,13 @@ import numpy as np
 import pytest
 
 from rankstats import InverseHarmonicMeanRank, RankBasedMetric, UnknownMetricError, metric_resolver
-from rankstats.evaluation import EvaluationResults, Ranks, evaluate, expected_over_ties
+from rankstats.evaluation import (
+    PYKEEN_METRICS,
+    EvaluationResults,
+    Ranks,
+    evaluate,
+    expected_over_ties,
+)
 
 DATA = Path(__file__).parent / "data"
 
@@ -406,6 +412,14 @@ def test_agreement_with_pykeen_on_nations() -> None:
         assert flat[key] == pytest.approx(expected, rel=2e-6, abs=1e-6), key
         assert results[key] == flat[key]
     assert len(reference) == 225
+    # PYKEEN_METRICS are the same metrics: evaluating them gives every PyKEEN key
+    assert {metric_resolver.make(name) for name in names} == {
+        metric_resolver.make(name) for name in PYKEEN_METRICS
+    }
+    default = evaluate(
+        sides, metrics=PYKEEN_METRICS, rank_types=["optimistic", "realistic", "pessimistic"]
+    )
+    assert set(reference) <= set(default.to_flat_dict())
 
 
 def test_derived_metrics_of_optimistic_and_pessimistic_ranks() -> None:

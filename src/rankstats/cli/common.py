@@ -23,6 +23,8 @@ __all__ = [
     "parse_metrics",
     "positive_int",
     "progress_setting",
+    "rank_type_list",
+    "sample_count",
     "split_list",
 ]
 
@@ -63,6 +65,8 @@ def bounded_int(low: int, high: int, what: str) -> Any:
 
 #: an argument type: a positive integer (at most 2**63 - 1)
 positive_int = bounded_int(1, 2**63 - 1, "a positive integer")
+#: an argument type: a number of Monte-Carlo samples (two at least, to estimate a variance)
+sample_count = bounded_int(2, 2**63 - 1, "an integer >= 2 (a variance needs two samples)")
 #: an argument type: a candidate count, 1..2**53
 candidate_count = bounded_int(1, MAX_CANDIDATES, "a positive integer of at most 2**53")
 
@@ -104,6 +108,19 @@ def progress_setting(args: argparse.Namespace) -> bool | None:
     """The ``progress`` argument of the library: ``None`` (automatic) unless a flag was given."""
     value: bool | None = args.progress
     return value
+
+
+def rank_type_list(text: str) -> list[str]:
+    """An argument type: a comma-separated list of the rank types of the results."""
+    from rankstats.evaluation.scores import EVALUATION_RANK_TYPES
+
+    names = split_list(text)
+    unknown = [name for name in names if name not in EVALUATION_RANK_TYPES]
+    if unknown or not names:
+        raise argparse.ArgumentTypeError(
+            f"expected a comma-separated list of {', '.join(EVALUATION_RANK_TYPES)}, got {text!r}"
+        )
+    return names
 
 
 def split_list(text: str) -> list[str]:

@@ -20,8 +20,9 @@ from rankstats.cli.common import (
     add_progress,
     candidate_count,
     parse_metrics,
-    positive_int,
     progress_setting,
+    rank_type_list,
+    sample_count,
     split_list,
     write_output,
 )
@@ -67,7 +68,7 @@ def evaluation_options(args: argparse.Namespace) -> dict[str, Any]:
     if args.metrics is not None:
         options["metrics"] = parse_metrics(args.metrics)
     if args.rank_types is not None:
-        options["rank_types"] = split_list(args.rank_types)
+        options["rank_types"] = args.rank_types
     if args.samples is not None:
         options["num_samples"] = args.samples
         options["seed"] = args.seed
@@ -108,7 +109,10 @@ def run(args: argparse.Namespace) -> int:
             raise CliError(f"--group-by: {error}") from None
     results = data.evaluate(group_by=group_by or None, **options)
     if args.output is not None:
-        write_results(results, args.output, groups=True, group_names=group_by or None)
+        try:
+            write_results(results, args.output, groups=True, group_names=group_by or None)
+        except ValueError as error:
+            raise CliError(f"--output: {error}") from None
     write_output(render(results, args.format, group_by))
     return 0
 
@@ -161,13 +165,14 @@ def register(commands: Any) -> None:
     )
     parser.add_argument(
         "--rank-types",
+        type=rank_type_list,
         metavar="LIST",
         help="comma-separated rank types to report: optimistic, realistic, pessimistic, expected "
         "(default: all the input allows)",
     )
     parser.add_argument(
         "--samples",
-        type=positive_int,
+        type=sample_count,
         metavar="N",
         help="estimate by N Monte-Carlo samples the null-model statistics that have no closed "
         "form (e.g. of the median rank's standard deviation)",

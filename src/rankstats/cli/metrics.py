@@ -6,20 +6,12 @@ import argparse
 from collections.abc import Mapping
 from typing import Any
 
+from rankstats.base import _camel_to_snake
 from rankstats.cli.common import PROG, CliError, add_format, write_output
 from rankstats.evaluation.report import tabulate
 from rankstats.registry import metric_resolver
 
 __all__ = ["metric_rows", "register"]
-
-
-def _class_key(cls: type) -> str:
-    """The key of a metric class: its name in snake case, with a cut-off left as ``k``."""
-    name = cls.__name__
-    return "".join(
-        f"_{char.lower()}" if char.isupper() and index else char.lower()
-        for index, char in enumerate(name)
-    )
 
 
 def metric_rows(query: str | None = None) -> list[dict[str, Any]]:
@@ -47,7 +39,7 @@ def metric_rows(query: str | None = None) -> list[dict[str, Any]]:
     rows = []
     for cls in metric_resolver:
         row = {
-            "key": _class_key(cls),
+            "key": _camel_to_snake(cls.__name__),  # as RankBasedMetric.key, cut-off left as k
             "name": cls.name,
             "synonyms": sorted(cls.synonyms),
             "value_range": cls.get_range(),

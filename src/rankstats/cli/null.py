@@ -1,7 +1,8 @@
 """``rankstats null``: a metric's expected value and standard deviation under the null model.
 
 The numbers come from the metric classes (:meth:`~rankstats.RankBasedMetric.expected_value`,
-:meth:`~rankstats.RankBasedMetric.variance`, their Monte-Carlo fallback with ``num_samples``),
+:meth:`~rankstats.RankBasedMetric.variance`) or, without closed forms, from the library's
+streamed Monte-Carlo (:func:`~rankstats.null.sampling.null_moments_monte_carlo`),
 the z-score from :class:`~rankstats.evaluation.results.ResultRow` and the adjusted index from
 the adjusted metric of the same base (:meth:`~rankstats.DerivedRankBasedMetric.adjust`).
 """
@@ -24,13 +25,14 @@ from rankstats.cli.common import (
     parse_metrics,
     positive_int,
     progress_setting,
+    sample_count,
     write_output,
 )
 from rankstats.errors import NoClosedFormError
 from rankstats.evaluation.report import tabulate
 from rankstats.evaluation.results import ResultRow
 from rankstats.metrics.derived import ReindexedMetric
-from rankstats.progress import progress_bar
+from rankstats.null.sampling import MonteCarloEstimate, null_moments_monte_carlo
 from rankstats.registry import metric_resolver
 
 __all__ = ["DEFAULT_NULL_METRICS", "register"]
@@ -42,22 +44,26 @@ _MAX_N = 10**8
 
 
 def _moments(
-    metric: RankBasedMetric, candidates: Any, num_samples: int | None, seed: int | None
-) -> tuple[float, float, bool]:
-    """E, V and whether they are exact: closed forms, else the metric's Monte-Carlo estimate."""
+    metric: RankBasedMetric, candidates: Any, args: argparse.Namespace
+) -> tuple[float, float, float | None]:
+    """E, V and the standard error of E (``None`` when exact): closed forms, else Monte-Carlo."""
     try:
-        return metric.expected_value(candidates), metric.variance(candidates), True
+        return metric.expected_value(candidates), metric.variance(candidates), None
     except NoClosedFormError:
-        if num_samples is None:
+        if args.samples is None:
             raise CliError(
                 f"{metric.key} has no closed-form null model for this input; pass --samples N "
                 f"(e.g. --samples 10000) for a Monte-Carlo estimate"
             ) from None
-    if num_samples < 2:
-        raise CliError(f"--samples must be at least 2 to estimate a variance, got {num_samples}")
-    expected = metric.expected_value(candidates, num_samples, generator=seed)
-    variance = metric.variance(candidates, num_samples, generator=seed)
-    return expected, variance, False
+    estimate = null_moments_monte_carlo(
+        metric,
+        candidates,
+        args.samples,
+        seed=args.seed,
+        progress=progress_setting(args),
+    )
+    assert isinstance(estimate, MonteCarloEstimate)
+    return estimate.expected_value, estimate.variance, estimate.standard_error
 
 
 def _adjusted(metric: RankBasedMetric, value: float, candidates: Any) -> float | None:
@@ -82,16 +88,13 @@ def run(args: argparse.Namespace) -> int:
     if args.n > _MAX_N:
         raise CliError(f"--n must be at most {_MAX_N:,}, got {args.n:,}")
     candidates = np.full(args.n, args.num_candidates, dtype=np.int64)
-    rows: list[dict[str, Any]] = []
-    with progress_bar(len(metrics), "null models", enabled=progress_setting(args)) as bar:
-        for metric in metrics:
-            rows.append(_row(metric, candidates, args))
-            bar.update(1)
+    rows = [_row(metric, candidates, args) for metric in metrics]
     columns = ["metric", "expected", "std", "exact"]
     if args.value is not None:
         columns += ["value", "z", "adjusted"]
     if args.format != "table":
         columns[1:1] = ["num_candidates", "n"]
+        columns.insert(columns.index("exact") + 1, "standard_error")
     write_output(tabulate(rows, columns, args.format))
     if args.plot is not None:
         _save_plot(metrics[0], candidates, args)
@@ -100,14 +103,15 @@ def run(args: argparse.Namespace) -> int:
 
 def _row(metric: RankBasedMetric, candidates: Any, args: argparse.Namespace) -> dict[str, Any]:
     """The null-model statistics of one metric (and of the observed ``--value``)."""
-    expected, variance, exact = _moments(metric, candidates, args.samples, args.seed)
+    expected, variance, standard_error = _moments(metric, candidates, args)
     row: dict[str, Any] = {
         "metric": metric.key,
         "num_candidates": args.num_candidates,
         "n": args.n,
         "expected": expected,
         "std": math.sqrt(variance),
-        "exact": exact,
+        "exact": standard_error is None,
+        "standard_error": standard_error,
     }
     if args.value is not None:
         result = ResultRow("both", "realistic", metric, args.value, expected, variance)
@@ -173,7 +177,7 @@ def register(commands: Any) -> None:
     )
     parser.add_argument(
         "--samples",
-        type=positive_int,
+        type=sample_count,
         metavar="N",
         help="estimate from N Monte-Carlo samples what has no closed form (and the --plot)",
     )

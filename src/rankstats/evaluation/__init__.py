@@ -9,7 +9,7 @@
 - :class:`EarlyStopper` decides when a metric has stopped improving.
 """
 
-from rankstats.evaluation.evaluate import DEFAULT_METRICS, evaluate
+from rankstats.evaluation.evaluate import DEFAULT_METRICS, PYKEEN_METRICS, evaluate
 from rankstats.evaluation.results import EvaluationResults, ResultRow
 from rankstats.evaluation.scores import RANK_EXPECTED, Ranks, ranks_from_scores
 from rankstats.evaluation.stopping import EarlyStopper
@@ -18,6 +18,7 @@ from rankstats.evaluation.ties import expected_over_ties
 
 __all__ = [
     "DEFAULT_METRICS",
+    "PYKEEN_METRICS",
     "RANK_EXPECTED",
     "EarlyStopper",
     "EvaluationResults",

@@ -8,12 +8,17 @@ r"""Evaluation in one call: every metric, rank type, side and group from shared 
   over the ranks, not one per metric;
 - each null-model quantity once per distinct multiset of candidate counts, shared by all rank
   types, by sides with the same candidates, and by the metrics derived from the same base
-  (AMR, AMRI and zMR all use the mean rank's :math:`\mathbb{E}` and :math:`\mathbb{V}`).
+  (AMR, AMRI and zMR all use the mean rank's :math:`\mathbb{E}` and :math:`\mathbb{V}`);
+- with groups, every group at once, in a few vectorised passes
+  (:mod:`rankstats.evaluation.grouped`);
+- where a metric has no closed-form null model on the input, a Monte-Carlo estimate when
+  ``num_samples`` is given, one shared draw per cell (:mod:`rankstats.evaluation.cells`), and
+  otherwise a note in the row saying why its null statistics are missing.
 """
 
 from __future__ import annotations
 
-import math
+import functools
 import numbers
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
@@ -24,26 +29,23 @@ import numpy.typing as npt
 
 from rankstats.arrays import FloatArray, IntArray
 from rankstats.base import RANK_TYPES, RankBasedMetric
-from rankstats.errors import NoClosedFormError
+from rankstats.evaluation.cells import MonteCarloPlan, NullModels, cell_rows
+from rankstats.evaluation.grouped import Column, LazyGroups, group_columns, macro_rows
 from rankstats.evaluation.results import (
-    METHOD_EXACT,
-    METHOD_MONTE_CARLO,
     SIDE_BOTH,
     EvaluationResults,
-    ResultRow,
 )
 from rankstats.evaluation.scores import EVALUATION_RANK_TYPES, RANK_EXPECTED, Ranks
 from rankstats.evaluation.tables import (
     GROUP,
     WEIGHT,
-    CellStatistics,
     SideStatistics,
     Table,
 )
-from rankstats.evaluation.ties import has_tie_expectation, tie_expectation
-from rankstats.metrics.derived import AffineTransformationParameters, DerivedRankBasedMetric
-from rankstats.null.sampling import Seed, monte_carlo_moments
-from rankstats.progress import check_progress, progress_bar
+from rankstats.evaluation.ties import has_tie_expectation
+from rankstats.metrics.derived import DerivedRankBasedMetric
+from rankstats.null.sampling import Seed
+from rankstats.progress import check_progress
 from rankstats.registry import metric_resolver
 from rankstats.validation import (
     check_num_samples,
@@ -52,7 +54,7 @@ from rankstats.validation import (
     validate_rank_input,
 )
 
-__all__ = ["DEFAULT_METRICS", "Average", "evaluate"]
+__all__ = ["DEFAULT_METRICS", "PYKEEN_METRICS", "Average", "evaluate"]
 
 AnyArray = npt.NDArray[Any]
 Average = Literal["micro", "macro"]
@@ -72,6 +74,36 @@ DEFAULT_METRICS: tuple[str, ...] = (
     "zmrr",
     "zmr",
     "z_hits_at_10",
+)
+#: PyKEEN's rank-based metrics, the set its evaluator computes by default: with
+#: ``evaluate(..., metrics=PYKEEN_METRICS)`` the flat dictionary
+#: (:meth:`~rankstats.evaluation.results.EvaluationResults.to_flat_dict`) has every key PyKEEN's has
+PYKEEN_METRICS: tuple[str, ...] = (
+    "arithmetic_mean_rank",
+    "adjusted_arithmetic_mean_rank",
+    "adjusted_arithmetic_mean_rank_index",
+    "z_arithmetic_mean_rank",
+    "inverse_arithmetic_mean_rank",
+    "geometric_mean_rank",
+    "adjusted_geometric_mean_rank_index",
+    "z_geometric_mean_rank",
+    "inverse_geometric_mean_rank",
+    "harmonic_mean_rank",
+    "inverse_harmonic_mean_rank",
+    "adjusted_inverse_harmonic_mean_rank",
+    "z_inverse_harmonic_mean_rank",
+    "median_rank",
+    "inverse_median_rank",
+    "hits_at_1",
+    "hits_at_3",
+    "hits_at_5",
+    "hits_at_10",
+    "adjusted_hits_at_10",
+    "z_hits_at_10",
+    "variance",
+    "standard_deviation",
+    "median_absolute_deviation",
+    "count",
 )
 _AVERAGES = ("micro", "macro")
 
@@ -362,291 +394,6 @@ def _supports(metric: RankBasedMetric, rank_type: str) -> str | None:
 # --- computing -----------------------------------------------------------------------------------
 
 
-def _null_moments(
-    metric: RankBasedMetric, candidates: IntArray, weights: FloatArray | None
-) -> tuple[float | None, float | None]:
-    """Both closed-form moments from the metric's joint hook, or ``None`` where there is none."""
-    try:
-        expected, variance = metric._moments(candidates, weights)
-    except NoClosedFormError:
-        return None, None
-    return (
-        None if expected is None else float(expected),
-        None if variance is None else float(variance),
-    )
-
-
-@dataclass(frozen=True)
-class _Null:
-    """The null-model quantities of one metric for one multiset of candidate counts."""
-
-    expected_value: float | None
-    variance: float | None
-    coefficients: AffineTransformationParameters | None = None
-    method: str | None = METHOD_EXACT
-    standard_error: float | None = None
-    note: str | None = None
-
-
-_NO_CANDIDATES = _Null(
-    None,
-    None,
-    method=None,
-    note="no null model: num_candidates (the number of candidates of each task) was not given",
-)
-
-
-@dataclass(frozen=True)
-class MonteCarloPlan:
-    """How to estimate null moments without a closed form: ``num_samples`` draws per cell."""
-
-    num_samples: int
-    generator: np.random.Generator
-    progress: bool | None = False
-
-
-class NullModels:
-    """Null-model quantities, computed once per metric and distinct multiset of candidates.
-
-    Without a closed form, a :class:`MonteCarloPlan` gives Monte-Carlo estimates, one shared
-    draw for every metric of a cell that needs one (:meth:`prepare`); without a plan the
-    quantities are ``None`` with a note saying why.
-
-    An instance is used by one call of :func:`compute_results` only, so no state is shared
-    between threads.
-    """
-
-    def __init__(self, monte_carlo: MonteCarloPlan | None = None) -> None:
-        # keyed by the id of one canonical instance per distinct metric (equal metrics, such as
-        # the mean rank inside AMRI and zMR, share it): hashing a metric costs more than a lookup
-        self._canonical: dict[int, RankBasedMetric] = {}
-        self._by_value: dict[RankBasedMetric, RankBasedMetric] = {}
-        self._cache: dict[tuple[int, tuple[bytes, ...]], _Null] = {}
-        self._monte_carlo = monte_carlo
-
-    def _canonical_of(self, metric: RankBasedMetric) -> RankBasedMetric:
-        canonical = self._canonical.get(id(metric))
-        if canonical is None:
-            canonical = self._canonical[id(metric)] = self._by_value.setdefault(metric, metric)
-        return canonical
-
-    def prepare(self, metrics: Sequence[RankBasedMetric], cell: CellStatistics) -> None:
-        """Compute the base metrics' quantities for a cell, sampling once for all that need it."""
-        if cell.candidates is None:
-            return
-        bases = [m.base if isinstance(m, DerivedRankBasedMetric) else m for m in metrics]
-        missing: dict[RankBasedMetric, tuple[float | None, float | None]] = {}
-        for metric in dict.fromkeys(self._canonical_of(b) for b in bases):
-            key = (id(metric), cell.candidate_key)
-            if key in self._cache:
-                continue
-            moments = _null_moments(metric, *cell.expanded_candidates)
-            if None in moments:
-                missing[metric] = moments
-            else:
-                self._cache[key] = _Null(*moments)
-        if not missing:
-            return
-        candidates, weights = cell.expanded_candidates
-        if self._monte_carlo is None:
-            qualifier = " for weighted ranks" if weights is not None else ""
-            for metric, (expected, variance) in missing.items():
-                which = "expected value and variance" if expected is None else "variance"
-                if variance is not None:
-                    which = "expected value"
-                self._cache[(id(metric), cell.candidate_key)] = _Null(
-                    expected,
-                    variance,
-                    method=None if expected is None and variance is None else METHOD_EXACT,
-                    note=f"no closed-form {which}{qualifier}; pass num_samples= for a "
-                    f"Monte-Carlo estimate",
-                )
-            return
-        plan = self._monte_carlo
-        estimates = monte_carlo_moments(
-            list(missing),
-            candidates,
-            weights,
-            plan.num_samples,
-            plan.generator,
-            progress=plan.progress,
-        )
-        for (metric, (expected, variance)), estimate in zip(
-            missing.items(), estimates, strict=True
-        ):
-            self._cache[(id(metric), cell.candidate_key)] = _Null(
-                estimate.expected_value if expected is None else expected,
-                estimate.variance if variance is None else variance,
-                method=METHOD_MONTE_CARLO,
-                standard_error=estimate.standard_error if expected is None else None,
-                note=f"Monte-Carlo estimate from {plan.num_samples} samples (no closed form)",
-            )
-
-    def get(self, metric: RankBasedMetric, cell: CellStatistics) -> _Null:
-        """The quantities of ``metric`` for the candidates of ``cell``."""
-        if cell.candidates is None:
-            return _NO_CANDIDATES
-        canonical = self._canonical_of(metric)
-        key = (id(canonical), cell.candidate_key)
-        found = self._cache.get(key)
-        if found is None:
-            if isinstance(metric, DerivedRankBasedMetric):
-                found = self._derived(metric, cell)
-            else:
-                self.prepare([canonical], cell)
-                found = self._cache[key]
-            self._cache[key] = found
-        return found
-
-    def _derived(self, metric: DerivedRankBasedMetric, cell: CellStatistics) -> _Null:
-        """Transform the base metric's cached moments: the base's are computed once for all."""
-        base = self.get(metric.base, cell)
-        if base.expected_value is None:
-            return _Null(None, None, method=None, note=base.note)
-        try:
-            coefficients = metric._coefficients_from(base.expected_value, base.variance)
-            expected, variance = metric._moments_from(base.expected_value, base.variance)
-        except NoClosedFormError:
-            return _Null(None, None, method=None, note=base.note)
-        except ValueError as error:  # undefined here
-            return _Null(None, None, method=None, note=str(error))
-        note = None
-        if base.method == METHOD_MONTE_CARLO:
-            note = (
-                f"coefficients from a Monte-Carlo estimate of the null moments of {metric.base.key}"
-            )
-        return _Null(expected, variance, coefficients, method=base.method, note=note)
-
-
-def _base_value(metric: RankBasedMetric, cell: CellStatistics, rank_type: str) -> float:
-    """The value of a (non-derived) metric on the cell's ranks of one type."""
-    if rank_type == RANK_EXPECTED:
-        assert cell.pairs is not None
-        pairs = cell.pairs
-        weights = pairs.columns.get(WEIGHT)
-        return tie_expectation(
-            metric,
-            pairs.columns["optimistic"],
-            pairs.columns["pessimistic"],
-            pairs.count,
-            weights,
-        )
-    values, weights = cell.histogram(rank_type)
-    if metric.supports_weights:
-        return float(np.asarray(metric._evaluate(values, None, weights)))
-    # no weights (the count): expand the histogram, whose weights are then integer counts
-    return float(
-        np.asarray(metric._evaluate(np.repeat(values, weights.astype(np.int64)), None, None))
-    )
-
-
-def _cell_rows(
-    side: str,
-    cell: CellStatistics,
-    plan: Sequence[tuple[str, Sequence[RankBasedMetric]]],
-    null: NullModels,
-) -> list[ResultRow]:
-    rows = []
-    base_values: dict[tuple[RankBasedMetric, str], float] = {}
-    null.prepare(list(dict.fromkeys(m for _, metrics in plan for m in metrics)), cell)
-    for rank_type, metrics in plan:
-        for metric in metrics:
-            moments = null.get(metric, cell)
-            base = metric.base if isinstance(metric, DerivedRankBasedMetric) else metric
-            key = (base, rank_type)  # equal bases (AMRI's and zMR's mean rank) share values
-            if key not in base_values:
-                base_values[key] = _base_value(base, cell, rank_type)
-            value = base_values[key]
-            if isinstance(metric, DerivedRankBasedMetric):
-                if moments.coefficients is None:
-                    value = math.nan
-                else:
-                    scale, offset = moments.coefficients
-                    value = float(scale * value + offset)
-            rows.append(
-                ResultRow(
-                    side,
-                    rank_type,
-                    metric,
-                    value,
-                    moments.expected_value,
-                    moments.variance,
-                    method=moments.method,
-                    standard_error=moments.standard_error,
-                    note=moments.note,
-                )
-            )
-    return rows
-
-
-def _combined_method(rows: Sequence[ResultRow]) -> str | None:
-    methods = {r.method for r in rows}
-    if METHOD_MONTE_CARLO in methods:
-        return METHOD_MONTE_CARLO
-    if None in methods:
-        return None
-    return METHOD_EXACT
-
-
-def _macro_row(
-    side: str, rank_type: str, metric: RankBasedMetric, rows: Sequence[ResultRow]
-) -> ResultRow:
-    """Average one row over the groups; groups where the metric is undefined are left out."""
-    defined = [r for r in rows if not math.isnan(r.value)]
-    left_out = len(rows) - len(defined)
-    notes = list(dict.fromkeys(r.note for r in rows if r.note is not None))
-    if not defined:
-        return ResultRow(
-            side,
-            rank_type,
-            metric,
-            math.nan,
-            None,
-            None,
-            method=None,
-            note=f"undefined in every one of the {len(rows)} groups: {'; '.join(notes)}",
-        )
-    count = len(defined)
-    expected = [r.expected_value for r in defined]
-    variances = [r.variance for r in defined]
-    errors = [r.standard_error for r in defined if r.standard_error is not None]
-    note = "; ".join(dict.fromkeys(r.note for r in defined if r.note is not None))
-    if left_out:
-        undefined = "; ".join(
-            dict.fromkeys(r.note for r in rows if math.isnan(r.value) and r.note is not None)
-        )
-        note = (
-            f"macro average over the {count} of {len(rows)} groups where it is defined; "
-            f"{left_out} left out ({undefined})" + (f"; {note}" if note else "")
-        )
-    return ResultRow(
-        side,
-        rank_type,
-        metric,
-        math.fsum(r.value for r in defined) / count,
-        None if None in expected else math.fsum(expected) / count,  # type: ignore[arg-type]
-        None if None in variances else math.fsum(variances) / count**2,  # type: ignore[arg-type]
-        method=_combined_method(defined),
-        standard_error=math.sqrt(math.fsum(e * e for e in errors)) / count if errors else None,
-        note=note or None,
-    )
-
-
-def _macro_rows(per_group: Sequence[Sequence[ResultRow]]) -> list[ResultRow]:
-    r"""Average each row over the groups (every group counts once).
-
-    The value and :math:`\mathbb{E}` average, and :math:`\mathbb{V}` becomes
-    :math:`\sum_g \mathbb{V}_g / G^2`: groups hold disjoint tasks, independent under the null.
-    Groups where a metric is undefined (an adjusted index of a group whose tasks all have a
-    single candidate) are left out of that metric's average, and its row says so.
-    """
-    collected: dict[tuple[str, str, RankBasedMetric], list[ResultRow]] = {}
-    for rows in per_group:
-        for row in rows:
-            collected.setdefault((row.side, row.rank_type, row.metric), []).append(row)
-    return [_macro_row(*key, rows) for key, rows in collected.items()]
-
-
 def _monte_carlo_plan(
     num_samples: int | None, seed: Seed, progress: bool | None
 ) -> tuple[MonteCarloPlan | None, int | None]:
@@ -728,26 +475,20 @@ def compute_results(
         )
     )
     used_samples = None if monte_carlo is None else monte_carlo.num_samples
-    by_group: dict[Hashable, EvaluationResults] = {}
-    group_rows: list[list[ResultRow]] = []
+    by_group: Mapping[Hashable, EvaluationResults] = {}
+    columns: list[Column] = []
     if labels is not None:
-        present = {side: set(s.group_ids().tolist()) for side, s in stats.items()}
-        weightless: list[Hashable] = []
-        with progress_bar(len(labels), "evaluating groups", progress) as bar:
-            for gid, label in enumerate(labels):
-                cells = [(side, s.cell(gid)) for side, s in stats.items() if gid in present[side]]
-                # a group whose tasks all have weight 0 is left out, as numpy.average leaves out
-                # a task of weight 0; the results' notes list it
-                cells = [(side, cell) for side, cell in cells if cell.total_weight > 0]
-                bar.update(1)
-                if not cells:
-                    weightless.append(label)
-                    continue
-                rows = [row for side, cell in cells for row in _cell_rows(side, cell, plan, null)]
-                group_rows.append(rows)
-                by_group[label] = EvaluationResults(
-                    rows, skipped=skipped, num_samples=used_samples, seed=reported_seed
-                )
+        # bars over the groups where a metric has to be computed group by group
+        columns = group_columns(stats, len(labels), plan, null, progress)
+        present = np.zeros(len(labels), dtype=bool)
+        for column in columns:
+            present |= column.present
+        # a group whose tasks all have weight 0 is left out, as numpy.average leaves out a task
+        # of weight 0; the results' notes list it
+        with_tasks = np.zeros(len(labels), dtype=bool)
+        for side_stats in stats.values():
+            with_tasks[side_stats.group_ids()] = True
+        weightless = [labels[gid] for gid in np.flatnonzero(with_tasks & ~present).tolist()]
         if weightless:
             shown = ", ".join(repr(label) for label in weightless[:10])
             more = f" and {len(weightless) - 10} more" if len(weightless) > 10 else ""
@@ -755,11 +496,21 @@ def compute_results(
                 f"{len(weightless)} group(s) left out because all their tasks have weight 0: "
                 f"{shown}{more}"
             )
+
+        make = functools.partial(
+            EvaluationResults, skipped=skipped, num_samples=used_samples, seed=reported_seed
+        )  # a partial, not a closure: results stay picklable
+        by_group = LazyGroups(labels, columns, present, make)
     if labels is not None and average == "macro":
-        rows = _macro_rows(group_rows)
+        rows = macro_rows(columns)
+    elif labels is not None:
+        # the micro average is the one group of all tasks: the same vectorised passes over the
+        # tables with every group id set to 0, without sorting them again
+        merged = {side: s.as_one_group() for side, s in stats.items()}
+        rows = [c.row(0) for c in group_columns(merged, 1, plan, null) if c.present[0]]
     else:
         rows = [
-            row for side, s in stats.items() for row in _cell_rows(side, s.cell(None), plan, null)
+            row for side, s in stats.items() for row in cell_rows(side, s.cell(None), plan, null)
         ]
     return EvaluationResults(
         rows,
@@ -842,7 +593,8 @@ def evaluate(
     seed : int or numpy.random.Generator, optional
         Seed or generator for the Monte-Carlo samples; the same seed gives the same results.
     progress : bool or None, default=False
-        Show a progress bar over the groups, or over the Monte-Carlo blocks (``True`` needs
+        Show a progress bar over the Monte-Carlo blocks, or over the groups where a metric is
+        computed group by group (``True`` needs
         tqdm: ``pip install rankstats[progress]``); ``None`` shows one only when ``stderr`` is a
         terminal. See :mod:`rankstats.progress`.
 

@@ -159,19 +159,29 @@ class EvaluationResults(Mapping[str, float]):
         self.seed = seed
         #: remarks on the whole table (e.g. groups left out), for report footers
         self.notes: tuple[str, ...] = tuple(notes)
-        self._index = {(r.side, r.rank_type, r.metric): r for r in self._rows}
-        self._by_key = {r.key: r for r in self._rows}
+        # keys by metric object: a metric's key identifies it (class and parameters), and
+        # strings hash once, where hashing a metric costs a call per row
+        metric_keys: dict[int, str] = {}
+        distinct: dict[str, RankBasedMetric] = {}
+        self._by_key: dict[str, ResultRow] = {}
+        for r in self._rows:
+            name = metric_keys.get(id(r.metric))
+            if name is None:
+                name = metric_keys[id(r.metric)] = r.metric.key
+                distinct.setdefault(name, r.metric)
+            self._by_key[f"{r.side}.{r.rank_type}.{name}"] = r
         self.average = average
-        #: the results of each group, by label (empty without groups)
-        self.by_group: dict[Hashable, EvaluationResults] = dict(by_group or {})
+        #: the results of each group, by label (empty without groups); a read-only mapping,
+        #: whose entries may be built when first looked up
+        self.by_group: Mapping[Hashable, EvaluationResults] = (
+            by_group if by_group is not None else {}
+        )
         self._skipped = dict(skipped or {})
         self.sides: tuple[str, ...] = tuple(dict.fromkeys(r.side for r in self._rows))
         self.rank_types: tuple[str, ...] = tuple(
             t for t in EVALUATION_RANK_TYPES if any(r.rank_type == t for r in self._rows)
         )
-        self.metrics: tuple[RankBasedMetric, ...] = tuple(
-            dict.fromkeys(r.metric for r in self._rows)
-        )
+        self.metrics: tuple[RankBasedMetric, ...] = tuple(distinct.values())
 
     # --- lookup --------------------------------------------------------------------------------
 
@@ -180,7 +190,7 @@ class EvaluationResults(Mapping[str, float]):
         if isinstance(key, str) and key in self._by_key:
             return self._by_key[key]
         side, rank_type, metric = self._parse(key)
-        found = self._index.get((side, rank_type, metric))
+        found = self._by_key.get(f"{side}.{rank_type}.{metric.key}")
         if found is not None:
             return found
         reason = self._skipped.get((metric.key, rank_type))

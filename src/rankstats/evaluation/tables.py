@@ -131,6 +131,16 @@ class Table:
         columns = {name: c for name, c in self.columns.items() if name != GROUP}
         return Table.build(columns, self.count)
 
+    def as_one_group(self) -> Table:
+        """The rows with every group id set to 0, not merged or re-sorted.
+
+        The result may hold equal rows more than once, and is sorted by its group column
+        only: what per-group sums and :meth:`group` need, and every other use merges rows.
+        """
+        columns = dict(self.columns)
+        columns[GROUP] = np.zeros(self.count.size, dtype=np.int64)
+        return Table(columns, self.count)
+
     def relabel_groups(self, mapping: IntArray) -> Table:
         """Replace every group id ``g`` by ``mapping[g]`` (and re-sort)."""
         columns = dict(self.columns)
@@ -139,9 +149,14 @@ class Table:
 
     def weights(self) -> FloatArray:
         """The total weight of each row: its count, times its weight for weighted input."""
+        return self._weights
+
+    @functools.cached_property
+    def _weights(self) -> FloatArray:
         total = self.count.astype(np.float64)
         if WEIGHT in self.columns:
             total = total * self.columns[WEIGHT]
+        total.flags.writeable = False  # shared by every caller
         return total
 
     def state(self) -> dict[str, list[Any]]:
@@ -168,9 +183,18 @@ class CellStatistics:
     pairs: Table | None
     ranks: dict[str, Table]
     candidates: Table | None
+    _histograms: dict[str, tuple[FloatArray, FloatArray]] = field(
+        default_factory=dict, compare=False, repr=False
+    )
 
     def histogram(self, rank_type: str) -> tuple[FloatArray, FloatArray]:
         """The distinct ranks of one type, sorted, and the total weight (or count) of each."""
+        found = self._histograms.get(rank_type)
+        if found is None:
+            found = self._histograms[rank_type] = self._histogram(rank_type)
+        return found
+
+    def _histogram(self, rank_type: str) -> tuple[FloatArray, FloatArray]:
         if rank_type in self.ranks:
             table = self.ranks[rank_type]
             values = table.columns["rank"]
@@ -271,7 +295,10 @@ class SideStatistics:
 
     def group_ids(self) -> IntArray:
         """The sorted distinct group ids present."""
-        return np.unique(self._table.columns[GROUP])
+        ids = self._table.columns[GROUP]  # sorted: the group is the tables' first key
+        if ids.size == 0:
+            return ids
+        return ids[np.concatenate(([True], ids[1:] != ids[:-1]))]
 
     def cell(self, group: int | None) -> CellStatistics:
         """The statistics of one group, or of all groups together for ``None``."""
@@ -283,6 +310,14 @@ class SideStatistics:
             pairs=None if self.pairs is None else pick(self.pairs),
             ranks={rank_type: pick(t) for rank_type, t in self.ranks.items()},
             candidates=None if self.candidates is None else pick(self.candidates),
+        )
+
+    def as_one_group(self) -> SideStatistics:
+        """The same tasks as one group (id 0), for per-group passes over all of them."""
+        return SideStatistics(
+            pairs=None if self.pairs is None else self.pairs.as_one_group(),
+            ranks={rank_type: t.as_one_group() for rank_type, t in self.ranks.items()},
+            candidates=None if self.candidates is None else self.candidates.as_one_group(),
         )
 
     def relabel_groups(self, mapping: IntArray) -> SideStatistics:

@@ -9,6 +9,7 @@ I/O error) becomes a :class:`~rankstats.io.data.RankFileError` naming the file.
 from __future__ import annotations
 
 import io
+import numbers
 import os
 import zlib
 from collections.abc import Iterator
@@ -119,14 +120,15 @@ def _opened(source: Source | None) -> Iterator[tuple[IO[bytes], str]]:
         with stream:
             yield stream, name
         return
-    yield source, getattr(source, "name", None) or "<stream>"
+    label = getattr(source, "name", None)
+    yield source, label if isinstance(label, str) and label else "<stream>"
 
 
 def read_ranks(
     source: Source | None,
     *,
     format: Format | None = None,
-    num_candidates: int | None = None,
+    num_candidates: int | numbers.Integral | None = None,
     engine: Engine = "auto",
     progress: bool | None = False,
 ) -> RankData:
@@ -187,8 +189,8 @@ def read_ranks(
         raise ValueError(f"format must be one of {FORMATS}, got {format!r}")
     if num_candidates is not None and (
         isinstance(num_candidates, bool)
-        or not isinstance(num_candidates, int)
-        or not 1 <= num_candidates <= 2**53
+        or not isinstance(num_candidates, numbers.Integral)
+        or not 1 <= int(num_candidates) <= 2**53
     ):
         raise ValueError(f"num_candidates must be an integer in 1..2**53, got {num_candidates!r}")
     if engine not in ENGINES:
@@ -217,7 +219,8 @@ def read_ranks(
             else:
                 message = f"{name}: cannot read: {getattr(error, 'strerror', None) or error}"
             raise RankFileError(message, name) from None
-    return build_rank_data(raw, num_candidates=num_candidates)
+    count = None if num_candidates is None else int(num_candidates)  # e.g. numpy.int64
+    return build_rank_data(raw, num_candidates=count)
 
 
 def _has_pyarrow() -> bool:

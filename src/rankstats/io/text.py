@@ -1,12 +1,12 @@
 r"""A vectorised reader of delimited text: CSV, TSV and whitespace-separated columns.
 
 The file is read in blocks of about a megabyte, cut at line ends. Each block is split into its
-fields by one call of :meth:`bytes.split` and every column is converted by one numpy call
-(``astype(float64)`` for numbers; text columns stay byte strings until their distinct values are
-decoded), so the cost per line is a few C-level operations and the memory beyond the result is
-that of one block. Line numbers are not tracked per row: a block records its first line, and only
-when something is wrong (a field that is no number, a line with too many fields) is the block
-searched line by line for the exact position.
+fields by one call of :meth:`bytes.split`, numbers are converted by one C-level pass
+(``numpy.fromiter(map(float, ...))``) and text columns are coded through a dictionary of their
+distinct values, each decoded once at the end. The cost per line is a few C-level operations, and
+the memory beyond the result is that of one block. Line numbers are not tracked per row: a block
+records its first line, and only when something is wrong (a field that is no number, a line with
+too many fields) is the block searched line by line for the exact position.
 
 Files with double quotes (``"rank",...``, quoted fields with embedded delimiters or line breaks)
 are read from the first quote on by the standard :mod:`csv` module, which understands quoting,
@@ -211,6 +211,10 @@ class _Parser:
         self.numeric = numeric
         self.header: list[str] = []
         self.parts: list[list[npt.NDArray[Any]]] = []
+        #: for each text column, its distinct raw values by first appearance, with their codes
+        self.codes: dict[int, dict[bytes, int]] = {}
+        #: whether the block being parsed holds an underscore anywhere
+        self.underscore = True
         self.rows = 0
         self.index = LineIndex()
 
@@ -254,12 +258,14 @@ class _Parser:
         if len(fields) != width * count:
             self._bad_width(block, line, lines)
         self.index.add(self.rows, line, lines)
+        self.underscore = b"_" in block
         for column, name in enumerate(self.header):
             texts = fields[column::width]
+            values: npt.NDArray[Any]
             if name in self.numeric:
                 values = self._numbers(texts, name, line, lines)
             else:
-                values = np.array(texts)
+                values = self._encode(column, texts)
             self.parts[column].append(values)
         self.rows += count
 
@@ -271,11 +277,14 @@ class _Parser:
         lines: npt.NDArray[np.int64] | None,
     ) -> npt.NDArray[np.float64]:
         try:
-            return np.fromiter(map(float, values), np.float64, len(values))
+            numbers = np.fromiter(map(float, values), np.float64, len(values))
+            # Python reads "1_0" as 10: a block with an underscore is checked value by value
+            if not self.underscore or not any(b"_" in value for value in values):
+                return numbers
         except ValueError:
             pass
         for offset, value in enumerate(values):  # the failure path only
-            if not is_number(value):
+            if not is_number(value) or b"_" in value:
                 text = value.decode("utf-8", "replace").strip()
                 shown = repr(text) if text else "an empty field"
                 where = lines[offset] if lines is not None else line + offset
@@ -352,12 +361,24 @@ class _Parser:
         lines = np.array(row_lines, dtype=np.int64)
         for column, name in enumerate(self.header):
             texts = [row[column].strip().encode() for row in rows]
+            values: npt.NDArray[Any]
             if name in self.numeric:
                 values = self._numbers(texts, name, row_lines[0], lines)
             else:
-                values = np.array(texts)
+                values = self._encode(column, texts)
             self.parts[column].append(values)
         self.rows += len(rows)
+
+    def _encode(self, column: int, texts: list[bytes]) -> npt.NDArray[np.int64]:
+        """The codes of a text column's values: one dictionary of distinct values per column.
+
+        Looking the values up in a dictionary is a C-level ``map``, several times faster than
+        building a numpy byte-string array and sorting it; the values are decoded once each.
+        """
+        index = self.codes.setdefault(column, {})
+        for value in dict.fromkeys(texts):
+            index.setdefault(value, len(index))
+        return np.fromiter(map(index.__getitem__, texts), np.int64, len(texts))
 
     def finish(self) -> RawTable:
         if not self.rows:
@@ -365,18 +386,12 @@ class _Parser:
         columns: dict[str, npt.NDArray[Any]] = {}
         for name, parts in zip(self.header, self.parts, strict=True):
             joined = np.concatenate(parts) if len(parts) > 1 else parts[0]
-            if joined.dtype.kind == "S":
-                joined = _decode_labels(joined, self.source, name)
+            column = self.header.index(name)
+            if column in self.codes:
+                labels = [_decode(value, self.source).strip() for value in self.codes[column]]
+                joined = np.array(labels, dtype=str)[joined]
             columns[name] = joined
         return RawTable(self.source, columns, line_of=self.index.line)
-
-
-def _decode_labels(values: npt.NDArray[np.bytes_], source: str, name: str) -> npt.NDArray[Any]:
-    """Decode a text column through its distinct values (stripped of surrounding spaces)."""
-    unique, codes = np.unique(values, return_inverse=True)
-    labels = [_decode(value, source).strip() for value in unique.tolist()]
-    decoded = np.array(labels, dtype=str) if labels else np.array([], dtype=str)
-    return decoded[codes.reshape(-1)]
 
 
 def _drop_blank_lines(block: bytes, first_line: int) -> tuple[bytes, npt.NDArray[np.int64] | None]:

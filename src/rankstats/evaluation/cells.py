@@ -1,0 +1,248 @@
+r"""One cell of the results (a side, or a group of it): values and null-model quantities.
+
+:class:`NullModels` computes each metric's null moments once per distinct multiset of candidate
+counts (shared by rank types, sides with the same candidates and the metrics derived from the
+same base), with a Monte-Carlo estimate where there is no closed form and one was asked for;
+:func:`cell_rows` turns a cell into result rows. :mod:`rankstats.evaluation.grouped` uses the same
+pieces for the metrics it cannot vectorise over groups.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from rankstats.arrays import FloatArray, IntArray
+from rankstats.base import RankBasedMetric
+from rankstats.errors import NoClosedFormError
+from rankstats.evaluation.results import METHOD_EXACT, METHOD_MONTE_CARLO, ResultRow
+from rankstats.evaluation.scores import RANK_EXPECTED
+from rankstats.evaluation.tables import WEIGHT, CellStatistics
+from rankstats.evaluation.ties import tie_expectation
+from rankstats.metrics.derived import AffineTransformationParameters, DerivedRankBasedMetric
+from rankstats.null.sampling import monte_carlo_moments
+
+__all__ = ["NO_CANDIDATES", "MonteCarloPlan", "NullModels", "base_value", "cell_rows"]
+
+
+def _null_moments(
+    metric: RankBasedMetric, candidates: IntArray, weights: FloatArray | None
+) -> tuple[float | None, float | None]:
+    """Both closed-form moments from the metric's joint hook, or ``None`` where there is none."""
+    try:
+        expected, variance = metric._moments(candidates, weights)
+    except NoClosedFormError:
+        return None, None
+    return (
+        None if expected is None else float(expected),
+        None if variance is None else float(variance),
+    )
+
+
+@dataclass(frozen=True)
+class _Null:
+    """The null-model quantities of one metric for one multiset of candidate counts."""
+
+    expected_value: float | None
+    variance: float | None
+    coefficients: AffineTransformationParameters | None = None
+    method: str | None = METHOD_EXACT
+    standard_error: float | None = None
+    note: str | None = None
+
+
+NO_CANDIDATES = _Null(
+    None,
+    None,
+    method=None,
+    note="no null model: num_candidates (the number of candidates of each task) was not given",
+)
+
+
+@dataclass(frozen=True)
+class MonteCarloPlan:
+    """How to estimate null moments without a closed form: ``num_samples`` draws per cell."""
+
+    num_samples: int
+    generator: np.random.Generator
+    progress: bool | None = False
+
+
+class NullModels:
+    """Null-model quantities, computed once per metric and distinct multiset of candidates.
+
+    Without a closed form, a :class:`MonteCarloPlan` gives Monte-Carlo estimates, one shared
+    draw for every metric of a cell that needs one (:meth:`prepare`); without a plan the
+    quantities are ``None`` with a note saying why.
+
+    An instance is used by one call of :func:`compute_results` only, so no state is shared
+    between threads.
+    """
+
+    def __init__(self, monte_carlo: MonteCarloPlan | None = None) -> None:
+        # keyed by the id of one canonical instance per distinct metric (equal metrics, such as
+        # the mean rank inside AMRI and zMR, share it): hashing a metric costs more than a lookup
+        self._canonical: dict[int, RankBasedMetric] = {}
+        self._by_value: dict[RankBasedMetric, RankBasedMetric] = {}
+        self._cache: dict[tuple[int, tuple[bytes, ...]], _Null] = {}
+        self._monte_carlo = monte_carlo
+
+    def canonical(self, metric: RankBasedMetric) -> RankBasedMetric:
+        """One instance per distinct metric, looked up by the object's id (no hashing)."""
+        canonical = self._canonical.get(id(metric))
+        if canonical is None:
+            canonical = self._canonical[id(metric)] = self._by_value.setdefault(metric, metric)
+        return canonical
+
+    def prepare(self, metrics: Sequence[RankBasedMetric], cell: CellStatistics) -> None:
+        """Compute the base metrics' quantities for a cell, sampling once for all that need it."""
+        if cell.candidates is None:
+            return
+        bases = [m.base if isinstance(m, DerivedRankBasedMetric) else m for m in metrics]
+        missing: dict[RankBasedMetric, tuple[float | None, float | None]] = {}
+        for metric in dict.fromkeys(self.canonical(b) for b in bases):
+            key = (id(metric), cell.candidate_key)
+            if key in self._cache:
+                continue
+            moments = _null_moments(metric, *cell.expanded_candidates)
+            if None in moments:
+                missing[metric] = moments
+            else:
+                self._cache[key] = _Null(*moments)
+        if not missing:
+            return
+        candidates, weights = cell.expanded_candidates
+        if self._monte_carlo is None:
+            qualifier = " for weighted ranks" if weights is not None else ""
+            for metric, (expected, variance) in missing.items():
+                which = "expected value and variance" if expected is None else "variance"
+                if variance is not None:
+                    which = "expected value"
+                self._cache[(id(metric), cell.candidate_key)] = _Null(
+                    expected,
+                    variance,
+                    method=None if expected is None and variance is None else METHOD_EXACT,
+                    note=f"no closed-form {which}{qualifier}; pass num_samples= for a "
+                    f"Monte-Carlo estimate",
+                )
+            return
+        plan = self._monte_carlo
+        estimates = monte_carlo_moments(
+            list(missing),
+            candidates,
+            weights,
+            plan.num_samples,
+            plan.generator,
+            progress=plan.progress,
+        )
+        for (metric, (expected, variance)), estimate in zip(
+            missing.items(), estimates, strict=True
+        ):
+            self._cache[(id(metric), cell.candidate_key)] = _Null(
+                estimate.expected_value if expected is None else expected,
+                estimate.variance if variance is None else variance,
+                method=METHOD_MONTE_CARLO,
+                standard_error=estimate.standard_error if expected is None else None,
+                note=f"Monte-Carlo estimate from {plan.num_samples} samples (no closed form)",
+            )
+
+    def get(self, metric: RankBasedMetric, cell: CellStatistics) -> _Null:
+        """The quantities of ``metric`` for the candidates of ``cell``."""
+        if cell.candidates is None:
+            return NO_CANDIDATES
+        canonical = self.canonical(metric)
+        key = (id(canonical), cell.candidate_key)
+        found = self._cache.get(key)
+        if found is None:
+            if isinstance(metric, DerivedRankBasedMetric):
+                found = self._derived(metric, cell)
+            else:
+                self.prepare([canonical], cell)
+                found = self._cache[key]
+            self._cache[key] = found
+        return found
+
+    def _derived(self, metric: DerivedRankBasedMetric, cell: CellStatistics) -> _Null:
+        """Transform the base metric's cached moments: the base's are computed once for all."""
+        base = self.get(metric.base, cell)
+        if base.expected_value is None:
+            return _Null(None, None, method=None, note=base.note)
+        try:
+            coefficients = metric._coefficients_from(base.expected_value, base.variance)
+            expected, variance = metric._moments_from(base.expected_value, base.variance)
+        except NoClosedFormError:
+            return _Null(None, None, method=None, note=base.note)
+        except ValueError as error:  # undefined here
+            return _Null(None, None, method=None, note=str(error))
+        note = None
+        if base.method == METHOD_MONTE_CARLO:
+            note = (
+                f"coefficients from a Monte-Carlo estimate of the null moments of {metric.base.key}"
+            )
+        return _Null(expected, variance, coefficients, method=base.method, note=note)
+
+
+def base_value(metric: RankBasedMetric, cell: CellStatistics, rank_type: str) -> float:
+    """The value of a (non-derived) metric on the cell's ranks of one type."""
+    if rank_type == RANK_EXPECTED:
+        assert cell.pairs is not None
+        pairs = cell.pairs
+        weights = pairs.columns.get(WEIGHT)
+        return tie_expectation(
+            metric,
+            pairs.columns["optimistic"],
+            pairs.columns["pessimistic"],
+            pairs.count,
+            weights,
+        )
+    values, weights = cell.histogram(rank_type)
+    if metric.supports_weights:
+        return float(np.asarray(metric._evaluate(values, None, weights)))
+    # no weights (the count): expand the histogram, whose weights are then integer counts
+    return float(
+        np.asarray(metric._evaluate(np.repeat(values, weights.astype(np.int64)), None, None))
+    )
+
+
+def cell_rows(
+    side: str,
+    cell: CellStatistics,
+    plan: Sequence[tuple[str, Sequence[RankBasedMetric]]],
+    null: NullModels,
+) -> list[ResultRow]:
+    """The result rows of one cell: every rank type of the plan, every metric it lists."""
+    rows = []
+    base_values: dict[tuple[int, str], float] = {}
+    null.prepare(list(dict.fromkeys(m for _, metrics in plan for m in metrics)), cell)
+    for rank_type, metrics in plan:
+        for metric in metrics:
+            moments = null.get(metric, cell)
+            base = metric.base if isinstance(metric, DerivedRankBasedMetric) else metric
+            # equal bases (AMRI's and zMR's mean rank) share values, through one canonical id
+            key = (id(null.canonical(base)), rank_type)
+            if key not in base_values:
+                base_values[key] = base_value(base, cell, rank_type)
+            value = base_values[key]
+            if isinstance(metric, DerivedRankBasedMetric):
+                if moments.coefficients is None:
+                    value = math.nan
+                else:
+                    scale, offset = moments.coefficients
+                    value = float(scale * value + offset)
+            rows.append(
+                ResultRow(
+                    side,
+                    rank_type,
+                    metric,
+                    value,
+                    moments.expected_value,
+                    moments.variance,
+                    method=moments.method,
+                    standard_error=moments.standard_error,
+                    note=moments.note,
+                )
+            )
+    return rows

@@ -1,0 +1,659 @@
+r"""Results of many groups at once: one column per row of the table, over all groups.
+
+With thousands of groups (relations, queries, ...), a Python pass per group costs far more than
+the arithmetic. Here every group is computed together: for a mean-type metric
+:math:`M_g = \sum_{i \in g} a_i t(r_i)` (the mean rank, MRR, Hits@k, and through :math:`\ln r` the
+geometric mean) the value of every group is one ``np.add.reduceat`` over each group's run of
+rows in the tables (sorted by group; pairwise sums, as :func:`numpy.sum`), and so are the null
+moments
+:math:`\mathbb{E}_g = \sum_{i \in g} a_i \mathbb{E}[t(r_i)]` and
+:math:`\mathbb{V}_g = \sum_{i \in g} a_i^2 \mathbb{V}[t(r_i)]` from the per-task terms of
+:mod:`rankstats.null.harmonic` and :func:`rankstats.metrics.hits.hit_probability`. The ranks'
+variance takes two such passes. Derived metrics (adjusted, z-scored) transform their base's
+columns element-wise. Only metrics without such a form (the median, the MAD, ...) take a pass
+per group, through the same code as a single cell.
+
+The result for each group is built only when it is looked up (:class:`LazyGroups`), so a table
+of 10,000 groups costs a few vectorised passes until someone reads a group.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import numpy.typing as npt
+
+from rankstats.arrays import FloatArray, IntArray
+from rankstats.base import RankBasedMetric
+from rankstats.evaluation.cells import NO_CANDIDATES, NullModels, base_value
+from rankstats.evaluation.results import (
+    METHOD_EXACT,
+    METHOD_MONTE_CARLO,
+    EvaluationResults,
+    ResultRow,
+)
+from rankstats.evaluation.scores import RANK_EXPECTED
+from rankstats.evaluation.tables import GROUP, WEIGHT, CellStatistics, SideStatistics, Table
+from rankstats.evaluation.ties import reciprocal_sum
+from rankstats.metrics.central import (
+    ArithmeticMeanRank,
+    GeometricMeanRank,
+    HarmonicMeanRank,
+    InverseArithmeticMeanRank,
+    InverseGeometricMeanRank,
+    InverseHarmonicMeanRank,
+)
+from rankstats.metrics.derived import (
+    DerivedRankBasedMetric,
+    ExpectationNormalizedMetric,
+    ReindexedMetric,
+    ZMetric,
+)
+from rankstats.metrics.dispersion import Count, StandardDeviation, Variance
+from rankstats.metrics.hits import HitsAtK, hit_probability
+from rankstats.null.harmonic import (
+    rank_mean,
+    rank_variance,
+    reciprocal_rank_mean,
+    reciprocal_rank_variance,
+)
+from rankstats.progress import progress_bar
+
+__all__ = ["Column", "LazyGroups", "group_columns", "macro_rows"]
+
+#: groups of at most this many table rows are summed in sequence (numpy.sum's unrolled block)
+_SEQUENTIAL_ROWS = 128
+
+Plan = Sequence[tuple[str, Sequence[RankBasedMetric]]]
+Transform = Callable[[FloatArray], FloatArray]
+NullTerm = Callable[[IntArray], FloatArray]
+BoolArray = npt.NDArray[np.bool_]
+CodeArray = npt.NDArray[np.int8]
+#: a row's method by its code in a column: no statistics, closed forms, Monte-Carlo
+METHODS: tuple[str | None, ...] = (None, METHOD_EXACT, METHOD_MONTE_CARLO)
+_NONE, _EXACT, _MONTE_CARLO = 0, 1, 2
+#: a base metric's null moments in every group: E, V, method, standard error, notes by group
+NullColumn = tuple[FloatArray, FloatArray, CodeArray, FloatArray, dict[int, str]]
+
+
+def _identity(x: FloatArray) -> FloatArray:
+    return x
+
+
+def _negative_exp(x: FloatArray) -> FloatArray:
+    return np.exp(-x)
+
+
+def _value_terms(metric: RankBasedMetric) -> tuple[Transform, Transform] | None:
+    """``(t, f)`` with the metric's value ``f(sum_i a_i t(r_i))``, for the metrics so written."""
+    kind = type(metric)
+    if kind is ArithmeticMeanRank:
+        return _identity, _identity
+    if kind is InverseHarmonicMeanRank:
+        return np.reciprocal, _identity
+    if kind is HarmonicMeanRank:
+        return np.reciprocal, np.reciprocal
+    if kind is InverseArithmeticMeanRank:
+        return _identity, np.reciprocal
+    if kind is GeometricMeanRank:
+        return np.log, np.exp
+    if kind is InverseGeometricMeanRank:
+        return np.log, _negative_exp
+    if kind is HitsAtK:
+        k = metric.k  # type: ignore[attr-defined]
+        return (lambda r: (r <= k).astype(np.float64)), _identity
+    return None
+
+
+def _null_terms(metric: RankBasedMetric) -> tuple[NullTerm, NullTerm] | None:
+    r"""Per-task :math:`\mathbb{E}[t(r_i)]` and :math:`\mathbb{V}[t(r_i)]` of a mean-type metric."""
+    kind = type(metric)
+    if kind is ArithmeticMeanRank:
+        return rank_mean, rank_variance
+    if kind is InverseHarmonicMeanRank:
+        return reciprocal_rank_mean, reciprocal_rank_variance
+    if kind is HitsAtK:
+        k = metric.k  # type: ignore[attr-defined]
+
+        def hit_variance(c: IntArray) -> FloatArray:
+            p = hit_probability(c, k)
+            return p * (1.0 - p)
+
+        return (lambda c: hit_probability(c, k)), hit_variance
+    return None
+
+
+def _tie_terms(metric: RankBasedMetric) -> Callable[[IntArray, IntArray], FloatArray] | None:
+    """Per-task expectation over tie-breaking of the mean-type terms, rank ``U{o..p}``."""
+    kind = type(metric)
+    if kind is ArithmeticMeanRank:
+        return lambda o, p: 0.5 * (o + p).astype(np.float64)
+    if kind is InverseHarmonicMeanRank:
+        return _expected_reciprocal
+    if kind is HitsAtK:
+        k = metric.k  # type: ignore[attr-defined]
+        return lambda o, p: np.minimum(np.maximum(k - o + 1, 0), p - o + 1) / (p - o + 1)
+    return None
+
+
+def _expected_reciprocal(low: IntArray, high: IntArray) -> FloatArray:
+    r"""The expectation of :math:`1/r`, :math:`r \sim \mathcal{U}\{o..p\}`; untied rows: 1/o."""
+    result = np.reciprocal(low.astype(np.float64))
+    tied = np.flatnonzero(low != high)
+    if tied.size:
+        o, p = low[tied], high[tied]
+        result[tied] = reciprocal_sum(o, p) / (p - o + 1)
+    return result
+
+
+@dataclass
+class Column:
+    """One row of the table (side, rank type, metric) for every group, as arrays of length G.
+
+    ``expected_value`` and ``variance`` are NaN where there is none (``None`` in a row);
+    ``present`` marks the groups that have tasks of positive weight on this side.
+    """
+
+    side: str
+    rank_type: str
+    metric: RankBasedMetric
+    present: BoolArray
+    value: FloatArray
+    expected_value: FloatArray
+    variance: FloatArray
+    method: CodeArray
+    standard_error: FloatArray
+    note: dict[int, str] = field(default_factory=dict)
+
+    def row(self, g: int) -> ResultRow:
+        """The result row of group ``g``."""
+        expected = float(self.expected_value[g])
+        variance = float(self.variance[g])
+        error = float(self.standard_error[g])
+        return ResultRow(
+            self.side,
+            self.rank_type,
+            self.metric,
+            float(self.value[g]),
+            None if math.isnan(expected) else expected,
+            None if math.isnan(variance) else variance,
+            method=METHODS[self.method[g]],
+            standard_error=None if math.isnan(error) else error,
+            note=self.note.get(g),
+        )
+
+
+class _Side:
+    """The group-wise sums of one side's tables."""
+
+    def __init__(self, stats: SideStatistics, size: int) -> None:
+        self.stats = stats
+        self.size = size
+        # the start of each group's run of rows, per table column of group ids
+        self._starts: dict[int, tuple[IntArray, IntArray, IntArray, int]] = {}
+        base = stats.pairs if stats.pairs is not None else next(iter(stats.ranks.values()))
+        self.total = self._sum(base.columns[GROUP], base.weights())
+        self.present = self.total > 0
+        self._cells: dict[int, CellStatistics] = {}
+        self._rows: dict[str, tuple[IntArray, FloatArray, FloatArray]] = {}
+
+    def _sum(self, ids: IntArray, values: FloatArray) -> FloatArray:
+        r"""Per-group sums of ``values`` over rows sorted by group id ``ids``.
+
+        As accurate as :func:`numpy.sum` of each group: where every group has at most 128 rows
+        (numpy's own unrolled block, summed in sequence), one ``np.bincount``; otherwise
+        ``np.add.reduceat`` over each group's run of rows, which sums pairwise (error
+        :math:`O(\log n)` ulps where a sequential sum has :math:`O(n)`).
+        """
+        key = id(ids)
+        found = self._starts.get(key)
+        if found is None or found[0] is not ids:
+            starts = np.flatnonzero(np.concatenate(([True], ids[1:] != ids[:-1])))
+            longest = int(np.diff(starts, append=ids.size).max()) if ids.size else 0
+            found = self._starts[key] = (ids, starts, ids[starts], longest)
+        _, starts, present, longest = found
+        values = np.asarray(values, dtype=np.float64)
+        if longest <= _SEQUENTIAL_ROWS:
+            summed = np.bincount(ids, weights=values, minlength=self.size)
+            return np.asarray(summed[: self.size], dtype=np.float64)
+        total = np.zeros(self.size)
+        total[present] = np.add.reduceat(values, starts)
+        return total
+
+    def cell(self, g: int) -> CellStatistics:
+        found = self._cells.get(g)
+        if found is None:
+            found = self._cells[g] = self.stats.cell(g)
+        return found
+
+    def rows(self, rank_type: str) -> tuple[IntArray, FloatArray, FloatArray]:
+        """Group id, rank and total weight of each table row of a rank type."""
+        found = self._rows.get(rank_type)
+        if found is None:
+            found = self._rows[rank_type] = self._compute_rows(rank_type)
+        return found
+
+    def _compute_rows(self, rank_type: str) -> tuple[IntArray, FloatArray, FloatArray]:
+        if rank_type in self.stats.ranks:
+            table = self.stats.ranks[rank_type]
+            return table.columns[GROUP], table.columns["rank"], table.weights()
+        assert self.stats.pairs is not None
+        pairs = self.stats.pairs
+        optimistic, pessimistic = pairs.columns["optimistic"], pairs.columns["pessimistic"]
+        if rank_type == "optimistic":
+            values = optimistic.astype(np.float64)
+        elif rank_type == "pessimistic":
+            values = pessimistic.astype(np.float64)
+        else:
+            values = 0.5 * (optimistic + pessimistic).astype(np.float64)
+        return pairs.columns[GROUP], values, pairs.weights()
+
+    def mean(self, ids: IntArray, terms: FloatArray, weights: FloatArray) -> FloatArray:
+        """The weighted mean of per-row terms in every group (NaN where a group is empty)."""
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return self._sum(ids, terms * weights) / self.total
+
+    def squared_weights(self, table: Table) -> FloatArray:
+        """Each row's count times its squared weight, the weight of a variance term."""
+        squared = table.count.astype(np.float64)
+        if WEIGHT in table.columns:
+            squared = squared * table.columns[WEIGHT] ** 2
+        return squared
+
+
+class _Builder:
+    """Computes the columns of one side."""
+
+    def __init__(
+        self, side: str, data: _Side, null: NullModels, size: int, progress: bool | None = False
+    ) -> None:
+        self.side = side
+        self.progress = progress
+        self.data = data
+        self.null = null
+        self.size = size
+        self._nulls: dict[RankBasedMetric, NullColumn] = {}
+        self._values: dict[tuple[RankBasedMetric, str], FloatArray] = {}
+        self._groups = np.flatnonzero(data.present)
+        self._distinct: tuple[IntArray, IntArray] | None = None
+
+    # --- values ------------------------------------------------------------------------------
+
+    def value(self, metric: RankBasedMetric, rank_type: str) -> FloatArray:
+        key = (metric, rank_type)
+        found = self._values.get(key)
+        if found is None:
+            found = self._values[key] = self._compute_value(metric, rank_type)
+        return found
+
+    def _compute_value(self, metric: RankBasedMetric, rank_type: str) -> FloatArray:
+        data = self.data
+        kind = type(metric)
+        if kind is Count:
+            table = data.stats.pairs or next(iter(data.stats.ranks.values()))
+            return data._sum(table.columns[GROUP], table.count.astype(np.float64))
+        if rank_type == RANK_EXPECTED:
+            tie = _tie_terms(metric)
+            if tie is not None:
+                assert data.stats.pairs is not None
+                pairs = data.stats.pairs
+                terms = tie(pairs.columns["optimistic"], pairs.columns["pessimistic"])
+                return data.mean(pairs.columns[GROUP], terms, pairs.weights())
+        else:
+            terms_of = _value_terms(metric)
+            if terms_of is not None:
+                term, finish = terms_of
+                ids, ranks, weights = data.rows(rank_type)
+                with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+                    return finish(data.mean(ids, term(ranks), weights))
+            if kind in (Variance, StandardDeviation):
+                ids, ranks, weights = data.rows(rank_type)
+                mean = data.mean(ids, ranks, weights)
+                deviation = ranks - mean[ids]
+                variance = data.mean(ids, deviation * deviation, weights)
+                return variance if kind is Variance else np.sqrt(variance)
+        values = np.full(self.size, math.nan)
+        desc = f"{self.side}: {metric.key} ({rank_type}) group by group"
+        with progress_bar(self._groups.size, desc, self.progress) as bar:
+            for g in self._groups:
+                values[g] = base_value(metric, data.cell(int(g)), rank_type)
+                bar.update(1)
+        return values
+
+    # --- null moments ------------------------------------------------------------------------
+
+    def prepare(self, metrics: Sequence[RankBasedMetric]) -> None:
+        """Compute the null columns of the base metrics; sample once per group for the rest."""
+        if self.data.stats.candidates is None:
+            return
+        bases = list(
+            dict.fromkeys(m.base if isinstance(m, DerivedRankBasedMetric) else m for m in metrics)
+        )
+        looped = []
+        for metric in bases:
+            if type(metric) is Count or _null_terms(metric) is not None:
+                self._nulls[metric] = self._vectorised_null(metric)
+            else:
+                looped.append(metric)
+        if not looped:
+            return
+        columns: dict[RankBasedMetric, NullColumn] = {
+            metric: (
+                np.full(self.size, math.nan),
+                np.full(self.size, math.nan),
+                np.zeros(self.size, dtype=np.int8),
+                np.full(self.size, math.nan),
+                {},
+            )
+            for metric in looped
+        }
+        desc = f"{self.side}: null models group by group"
+        with progress_bar(self._groups.size, desc, self.progress) as bar:
+            for g in self._groups:
+                self._null_of_group(int(g), looped, columns)
+                bar.update(1)
+        self._nulls.update(columns)
+
+    def _null_of_group(
+        self, g: int, looped: Sequence[RankBasedMetric], columns: dict[RankBasedMetric, NullColumn]
+    ) -> None:
+        cell = self.data.cell(g)
+        self.null.prepare(looped, cell)
+        for metric in looped:
+            found = self.null.get(metric, cell)
+            expected, variance, methods, errors, notes = columns[metric]
+            expected[g] = _nan(found.expected_value)
+            variance[g] = _nan(found.variance)
+            methods[g] = METHODS.index(found.method)
+            errors[g] = _nan(found.standard_error)
+            if found.note is not None:
+                notes[g] = found.note
+
+    def _vectorised_null(self, metric: RankBasedMetric) -> NullColumn:
+        data = self.data
+        table = data.stats.candidates
+        assert table is not None
+        ids = table.columns[GROUP]
+        distinct, inverse = self._distinct_candidates()
+        if type(metric) is Count:
+            counts = data._sum(ids, table.count.astype(np.float64))
+            expected, variance = counts, np.zeros(self.size)
+        else:
+            terms = _null_terms(metric)
+            assert terms is not None
+            mean_of, variance_of = terms
+            # the per-task terms of each distinct count, spread to the rows
+            expected = data.mean(ids, mean_of(distinct)[inverse], table.weights())
+            with np.errstate(invalid="ignore", divide="ignore"):
+                variance = data._sum(
+                    ids, variance_of(distinct)[inverse] * data.squared_weights(table)
+                ) / (data.total * data.total)
+        methods = np.full(self.size, _EXACT, dtype=np.int8)
+        return expected, variance, methods, np.full(self.size, math.nan), {}
+
+    def _distinct_candidates(self) -> tuple[IntArray, IntArray]:
+        """The distinct candidate counts over all groups, and each table row's index into them."""
+        if self._distinct is None:
+            table = self.data.stats.candidates
+            assert table is not None
+            distinct, inverse = np.unique(table.columns["num_candidates"], return_inverse=True)
+            self._distinct = distinct, inverse.reshape(-1)
+        return self._distinct
+
+    def null_column(self, metric: RankBasedMetric) -> NullColumn:
+        """E, V, method, standard error and notes of a metric in every group."""
+        if self.data.stats.candidates is None:
+            note = NO_CANDIDATES.note
+            assert note is not None
+            return (
+                np.full(self.size, math.nan),
+                np.full(self.size, math.nan),
+                np.zeros(self.size, dtype=np.int8),
+                np.full(self.size, math.nan),
+                dict.fromkeys(self._groups.tolist(), note),
+            )
+        return self._nulls[metric]
+
+    # --- columns -----------------------------------------------------------------------------
+
+    def column(self, rank_type: str, metric: RankBasedMetric) -> Column:
+        present = self.data.present
+        if not isinstance(metric, DerivedRankBasedMetric):
+            expected, variance, methods, errors, notes = self.null_column(metric)
+            return Column(
+                self.side,
+                rank_type,
+                metric,
+                present,
+                self.value(metric, rank_type),
+                expected,
+                variance,
+                methods,
+                errors,
+                notes,
+            )
+        base_value = self.value(metric.base, rank_type)
+        base_expected, base_variance, base_methods, _, base_notes = self.null_column(metric.base)
+        scale, offset, expected, variance, undefined = _affine(
+            metric, base_expected, base_variance, self._groups
+        )
+        value = scale * base_value + offset
+        methods = base_methods.copy()
+        notes = dict(base_notes)
+        for g, reason in undefined.items():
+            methods[g] = _NONE
+            notes[g] = reason
+        if (base_methods == _MONTE_CARLO).any():
+            for g in np.flatnonzero(methods == _MONTE_CARLO).tolist():
+                if g not in undefined:
+                    notes[g] = (
+                        f"coefficients from a Monte-Carlo estimate of the null moments of "
+                        f"{metric.base.key}"
+                    )
+        return Column(
+            self.side,
+            rank_type,
+            metric,
+            present,
+            value,
+            expected,
+            variance,
+            methods,
+            np.full(self.size, math.nan),
+            notes,
+        )
+
+
+def _nan(value: float | None) -> float:
+    return math.nan if value is None else value
+
+
+def _affine(
+    metric: DerivedRankBasedMetric,
+    base_expected: FloatArray,
+    base_variance: FloatArray,
+    groups: IntArray,
+) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray, dict[int, str]]:
+    """The coefficients and null moments of a derived metric in every group, element-wise.
+
+    The array form of the metric's ``_coefficients_from`` / ``_moments_from``; a group where
+    these are undefined (or the base has no moments) gets NaN and, in the returned mapping, the
+    reason the scalar form gives. Derived classes other than the three adjustments fall back to
+    the scalar form group by group.
+    """
+    size = base_expected.size
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if isinstance(metric, ReindexedMetric):
+            bad = base_expected == 1.0
+            scale = 1.0 / (1.0 - base_expected)
+            offset = -scale * base_expected
+            expected = np.zeros(size)
+            variance = scale * scale * base_variance
+        elif isinstance(metric, ZMetric):
+            bad = ~(base_variance > 0)
+            sign = 1.0 if metric.base.increasing else -1.0
+            scale = sign / np.sqrt(base_variance)
+            offset = -scale * base_expected
+            expected, variance = np.zeros(size), np.ones(size)
+        elif isinstance(metric, ExpectationNormalizedMetric):
+            bad = base_expected == 0.0
+            scale = 1.0 / base_expected
+            offset = np.zeros(size)
+            expected = np.ones(size)
+            variance = scale * scale * base_variance
+        else:
+            scale, offset = np.full(size, math.nan), np.full(size, math.nan)
+            expected, variance = np.full(size, math.nan), np.full(size, math.nan)
+            bad = np.zeros(size, dtype=bool)
+            for g in groups:
+                mean, var = float(base_expected[g]), float(base_variance[g])
+                try:
+                    scale[g], offset[g] = metric._coefficients_from(
+                        mean, None if math.isnan(var) else var
+                    )
+                    e, v = metric._moments_from(mean, None if math.isnan(var) else var)
+                except ValueError:
+                    bad[g] = True
+                    continue
+                expected[g], variance[g] = e, _nan(v)
+    missing = np.isnan(base_expected) | (
+        np.isnan(base_variance) if metric._coefficients_use_variance else False
+    )
+    undefined: dict[int, str] = {}
+    for g in groups[bad[groups] & ~missing[groups]]:
+        try:
+            metric._coefficients_from(float(base_expected[g]), float(base_variance[g]))
+        except ValueError as error:
+            undefined[int(g)] = str(error)
+        else:  # pragma: no cover - the array form and the scalar form disagree
+            raise AssertionError(f"{metric!r}: group {g} undefined in array form only")
+    dropped = bad | missing
+    for array in (scale, offset, expected, variance):
+        array[dropped] = math.nan
+    variance[np.isnan(base_variance)] = math.nan
+    return scale, offset, expected, variance, undefined
+
+
+def group_columns(
+    stats: Mapping[str, SideStatistics],
+    size: int,
+    plan: Plan,
+    null: NullModels,
+    progress: bool | None = False,
+) -> list[Column]:
+    """Every column (side, rank type, metric) over ``size`` groups, in table order."""
+    metrics = list(dict.fromkeys(m for _, ms in plan for m in ms))
+    columns: list[Column] = []
+    for side, side_stats in stats.items():
+        builder = _Builder(side, _Side(side_stats, size), null, size, progress)
+        builder.prepare(metrics)
+        for rank_type, chosen in plan:
+            columns.extend(builder.column(rank_type, metric) for metric in chosen)
+    return columns
+
+
+class LazyGroups(Mapping[Hashable, EvaluationResults]):
+    """The results of each group, by label, each built when first looked up."""
+
+    def __init__(
+        self,
+        labels: Sequence[Hashable],
+        columns: Sequence[Column],
+        present: BoolArray,
+        make: Callable[[list[ResultRow]], EvaluationResults],
+    ) -> None:
+        self._columns = list(columns)
+        ids = np.flatnonzero(present).tolist()
+        self._ids = dict(zip([labels[g] for g in ids], ids, strict=True))
+        self._make = make
+        self._built: dict[int, EvaluationResults] = {}
+
+    def __getitem__(self, label: Hashable) -> EvaluationResults:
+        g = self._ids[label]
+        found = self._built.get(g)
+        if found is None:
+            rows = [column.row(g) for column in self._columns if column.present[g]]
+            found = self._built.setdefault(g, self._make(rows))
+        return found
+
+    def __iter__(self) -> Iterator[Hashable]:
+        return iter(self._ids)
+
+    def __len__(self) -> int:
+        return len(self._ids)
+
+    def __contains__(self, label: object) -> bool:
+        try:
+            return label in self._ids
+        except TypeError:
+            return False
+
+
+def macro_rows(columns: Sequence[Column]) -> list[ResultRow]:
+    r"""Average every column over its groups (each group counts once).
+
+    The value and :math:`\mathbb{E}` average, and :math:`\mathbb{V}` becomes
+    :math:`\sum_g \mathbb{V}_g / G^2`: groups hold disjoint tasks, independent under the null.
+    Groups where a metric is undefined (an adjusted index of a group whose tasks all have a
+    single candidate) are left out of that metric's average, and its row says so.
+    """
+    rows = []
+    for column in columns:
+        groups = np.flatnonzero(column.present)
+        if groups.size == 0:
+            continue
+        defined = groups[~np.isnan(column.value[groups])]
+        left_out = groups[np.isnan(column.value[groups])]
+        key = (column.side, column.rank_type, column.metric)
+        if defined.size == 0:
+            reasons = "; ".join(dict.fromkeys(column.note.values()))
+            rows.append(
+                ResultRow(
+                    *key,
+                    math.nan,
+                    None,
+                    None,
+                    method=None,
+                    note=f"undefined in every one of the {groups.size} groups: {reasons}",
+                )
+            )
+            continue
+        count = defined.size
+        expected = column.expected_value[defined]
+        variance = column.variance[defined]
+        errors = column.standard_error[defined]
+        errors = errors[~np.isnan(errors)]
+        codes = column.method[defined]
+        method = METHODS[
+            _MONTE_CARLO if (codes == _MONTE_CARLO).any() else int(codes.min() > _NONE)
+        ]
+        is_defined = np.zeros(column.value.size, dtype=bool)
+        is_defined[defined] = True
+        note = "; ".join(dict.fromkeys(n for g, n in column.note.items() if is_defined[g]))
+        if left_out.size:
+            reasons = "; ".join(
+                dict.fromkeys(
+                    n for g, n in column.note.items() if column.present[g] and not is_defined[g]
+                )
+            )
+            note = (
+                f"macro average over the {count} of {groups.size} groups where it is defined; "
+                f"{left_out.size} left out ({reasons})" + (f"; {note}" if note else "")
+            )
+        rows.append(
+            ResultRow(
+                *key,
+                float(column.value[defined].sum()) / count,
+                None if np.isnan(expected).any() else float(expected.sum()) / count,
+                None if np.isnan(variance).any() else float(variance.sum()) / count**2,
+                method=method,
+                standard_error=math.sqrt(float((errors * errors).sum())) / count
+                if errors.size
+                else None,
+                note=note or None,
+            )
+        )
+    return rows

@@ -1,0 +1,245 @@
+"""Groups computed together (vectorised columns) equal each group evaluated alone."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from rankstats import Ranks, evaluate
+from rankstats.evaluation.grouped import LazyGroups
+
+METRICS = [
+    "mr",
+    "mrr",
+    "hmr",
+    "iamr",
+    "gmr",
+    "igmr",
+    "hits@1",
+    "hits@3",
+    "hits@10",
+    "median",
+    "variance",
+    "std",
+    "mad",
+    "amr",
+    "amri",
+    "amrr",
+    "agmri",
+    "zmr",
+    "zmrr",
+    "zgmr",
+    "adjusted_hits_at_10",
+    "z_hits_at_10",
+]
+
+
+def _side(rng: np.random.Generator, n: int) -> Ranks:
+    candidates = rng.integers(1, 30, size=n)
+    optimistic = np.minimum(rng.geometric(0.2, size=n), candidates)
+    ties = rng.binomial(1, 0.3, size=n) * rng.integers(1, 4, size=n)
+    return Ranks(optimistic, np.minimum(optimistic + ties, candidates), candidates)
+
+
+def _subset(ranks: Ranks, rows: np.ndarray) -> Ranks:
+    assert ranks.num_candidates is not None
+    return Ranks(ranks.optimistic[rows], ranks.pessimistic[rows], ranks.num_candidates[rows])
+
+
+def _same_row(grouped: object, alone: object) -> None:
+    for name in ("value", "expected_value", "variance"):
+        a, b = getattr(grouped, name), getattr(alone, name)
+        if b is None:
+            assert a is None, name
+        elif math.isnan(b):
+            assert math.isnan(a), name
+        else:
+            assert a == pytest.approx(b, rel=1e-11, abs=1e-13), name
+    assert grouped.method == alone.method  # type: ignore[attr-defined]
+    assert (grouped.note is None) == (alone.note is None)  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_every_group_equals_evaluating_it_alone(weighted: bool) -> None:
+    rng = np.random.default_rng(11)
+    head, tail = _side(rng, 120), _side(rng, 90)
+    head_groups = rng.integers(0, 7, size=120)
+    tail_groups = rng.integers(2, 9, size=90)
+    # a group of single-candidate tasks: adjusted metrics undefined there
+    single = head_groups == 1
+    assert head.num_candidates is not None
+    head = Ranks(
+        np.where(single, 1, head.optimistic),
+        np.where(single, 1, head.pessimistic),
+        np.where(single, 1, head.num_candidates),
+    )
+    weights = None
+    if weighted:
+        weights = {"head": rng.integers(1, 4, size=120) * 0.5, "tail": rng.random(90) + 0.1}
+    metrics = [m for m in METRICS if not (weighted and m == "count")]
+    results = evaluate(
+        {"head": head, "tail": tail},
+        metrics=metrics,
+        groups={"head": head_groups, "tail": tail_groups},
+        weights=weights,
+    )
+    assert isinstance(results.by_group, LazyGroups)
+    assert list(results.by_group) == list(range(9))
+    for label, group in results.by_group.items():
+        sides = {}
+        side_weights = {}
+        for side, ranks, ids in (("head", head, head_groups), ("tail", tail, tail_groups)):
+            rows = ids == label
+            if rows.any():
+                sides[side] = _subset(ranks, rows)
+                if weights is not None:
+                    side_weights[side] = weights[side][rows]
+        alone = evaluate(sides, metrics=metrics, weights=side_weights or None)
+        # a group on one side only still has the side "both", equal to that side
+        assert {k for k in group if not k.startswith("both.") or len(sides) > 1} == set(alone)
+        for key in group:
+            side, rest = key.split(".", 1)
+            reference = key if key in alone else f"{next(iter(sides))}.{rest}"
+            _same_row(group.row(key), alone.row(reference))
+
+
+def test_large_groups_sum_pairwise() -> None:
+    """Groups of more than 128 table rows take the reduceat path; same results as alone."""
+    rng = np.random.default_rng(5)
+    ranks = _side(rng, 3_000)
+    ranks = Ranks(ranks.optimistic, ranks.pessimistic, rng.integers(30, 5_000, size=3_000))
+    groups = (rng.random(3_000) < 0.3).astype(int)
+    results = evaluate(ranks, metrics=METRICS[:12], groups=groups)
+    for label in (0, 1):
+        alone = evaluate(_subset(ranks, groups == label), metrics=METRICS[:12])
+        for key in alone:
+            _same_row(results.by_group[label].row(key), alone.row(key))
+
+
+def test_macro_rows_average_the_groups() -> None:
+    rng = np.random.default_rng(3)
+    ranks = _side(rng, 200)
+    groups = rng.integers(0, 12, size=200)
+    results = evaluate(ranks, metrics=METRICS, groups=groups, average="macro")
+    for key in results:
+        rows = [g.row(key) for g in results.by_group.values()]
+        defined = [r for r in rows if not math.isnan(r.value)]
+        row = results.row(key)
+        assert row.value == pytest.approx(sum(r.value for r in defined) / len(defined), rel=1e-12)
+        if all(r.expected_value is not None for r in defined):
+            mean = sum(r.expected_value for r in defined) / len(defined)  # type: ignore[misc]
+            assert row.expected_value == pytest.approx(mean, rel=1e-12, abs=1e-14)
+            variance = sum(r.variance for r in defined) / len(defined) ** 2  # type: ignore[misc]
+            assert row.variance == pytest.approx(variance, rel=1e-12)
+        else:
+            assert row.expected_value is None
+            assert row.note is not None
+
+
+def test_groups_without_candidates() -> None:
+    results = evaluate([1, 2, 3, 4], metrics=["mrr", "median"], groups=[0, 0, 1, 1])
+    row = results.by_group[1].row("mrr")
+    assert row.value == pytest.approx((1 / 3 + 1 / 4) / 2)
+    assert row.method is None
+    assert row.note is not None
+    assert "num_candidates" in row.note
+
+
+def test_lazy_groups_mapping() -> None:
+    results = evaluate([1, 2, 3], [3, 3, 3], metrics=["mr"], groups=["b", "a", "b"])
+    groups = results.by_group
+    assert len(groups) == 2
+    assert "a" in groups
+    assert "c" not in groups
+    assert [] not in groups  # unhashable: not a label
+    assert groups["a"] is groups["a"]
+    with pytest.raises(KeyError):
+        groups["c"]
+
+
+# --- invariants (hypothesis) ---------------------------------------------------------------------
+
+hypothesis = pytest.importorskip("hypothesis")
+st = hypothesis.strategies
+
+INVARIANT_METRICS = ["mr", "mrr", "hits@3", "gmr", "variance", "amri", "zmrr", "median"]
+
+
+@st.composite
+def grouped_input(draw: object) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    n = draw(st.integers(2, 25))  # type: ignore[operator]
+    candidates = np.array(draw(st.lists(st.integers(1, 12), min_size=n, max_size=n)))  # type: ignore[operator]
+    fractions = np.array(draw(st.lists(st.floats(0, 1), min_size=n, max_size=n)))  # type: ignore[operator]
+    ranks = np.minimum(np.floor(fractions * candidates) + 1, candidates)
+    groups = np.array(draw(st.lists(st.integers(0, 3), min_size=n, max_size=n)))  # type: ignore[operator]
+    weights = np.array(draw(st.lists(st.integers(1, 3), min_size=n, max_size=n)))  # type: ignore[operator]
+    return ranks, candidates, groups, weights
+
+
+def _table(results: object) -> dict[str, float]:
+    return results.to_dict(statistics=True)  # type: ignore[attr-defined,no-any-return]
+
+
+def _close(a: dict[str, float], b: dict[str, float], keys: object = None) -> None:
+    assert set(a) == set(b)
+    for key in a if keys is None else keys:  # type: ignore[attr-defined]
+        if math.isnan(a[key]):
+            assert math.isnan(b[key]), key
+        else:
+            assert a[key] == pytest.approx(b[key], rel=1e-10, abs=1e-12), key
+
+
+@hypothesis.settings(max_examples=40, deadline=None)
+@hypothesis.given(grouped_input(), st.sampled_from(["micro", "macro"]))
+def test_grouped_invariants(data: tuple, average: str) -> None:
+    ranks, candidates, groups, weights = data
+    kwargs = {"metrics": INVARIANT_METRICS, "average": average}
+    reference = evaluate(ranks, candidates, groups=groups, weights=weights, **kwargs)
+    flat = _table(reference)
+    # permutation of the tasks
+    order = np.random.default_rng(len(ranks)).permutation(len(ranks))
+    permuted = evaluate(
+        ranks[order], candidates[order], groups=groups[order], weights=weights[order], **kwargs
+    )
+    _close(flat, _table(permuted))
+    # scaling all weights
+    scaled = evaluate(ranks, candidates, groups=groups, weights=weights * 2.5, **kwargs)
+    _close(flat, _table(scaled))
+    # a zero weight is removal (unless it empties a group, which is then left out)
+    zero = weights.astype(float)
+    zero[0] = 0.0
+    removed = evaluate(ranks[1:], candidates[1:], groups=groups[1:], weights=weights[1:], **kwargs)
+    with_zero = evaluate(ranks, candidates, groups=groups, weights=zero, **kwargs)
+    _close(_table(removed), _table(with_zero))
+    # integer weights are repetition for values and expected values (variances differ by design)
+    repeated = evaluate(
+        np.repeat(ranks, weights),
+        np.repeat(candidates, weights),
+        groups=np.repeat(groups, weights),
+        **kwargs,
+    )
+    flat_repeated = _table(repeated)
+    # (and expected values of nonlinear aggregates: geometric mean, variance, median)
+    nonlinear = ("geometric", "variance", "median", "z_")
+    values = [k for k in flat if not k.endswith((".std", ".z_score"))]
+    values = [
+        k
+        for k in values
+        if not (k.endswith(".expected_value") and any(part in k for part in nonlinear))
+        and ".z_" not in k
+    ]
+    _close({k: flat[k] for k in values}, {k: flat_repeated[k] for k in values})
+    # the input is not mutated
+    assert np.array_equal(zero[1:], weights[1:])
+
+
+def test_grouped_results_pickle_and_copy() -> None:
+    import copy
+    import pickle
+
+    results = evaluate([1, 2, 3, 1], [3, 3, 4, 4], metrics=["mrr", "amri"], groups=[0, 0, 1, 1])
+    for clone in (pickle.loads(pickle.dumps(results)), copy.deepcopy(results)):
+        assert clone.to_json() == results.to_json()
+        assert list(clone.by_group) == [0, 1]
