@@ -19,6 +19,7 @@ from rankstats.base import (
     RankType,
     sample_null_values,
 )
+from rankstats.compare import Comparison, compare
 from rankstats.errors import NoClosedFormError, NoWeightSupportError, UnknownMetricError
 from rankstats.evaluation import (
     RANK_EXPECTED,
@@ -76,6 +77,7 @@ __all__ = [
     "AdjustedInverseHarmonicMeanRank",
     "AffineTransformationParameters",
     "ArithmeticMeanRank",
+    "Comparison",
     "ConfidenceInterval",
     "Count",
     "DerivedRankBasedMetric",
@@ -110,6 +112,7 @@ __all__ = [
     "ZInverseHarmonicMeanRank",
     "ZMetric",
     "__version__",
+    "compare",
     "evaluate",
     "expected_over_ties",
     "metric_resolver",

@@ -4,7 +4,9 @@ r"""Figures of ranks and results, with the null model drawn in.
   observed value and its z-score;
 - :func:`plot_hits_at_k`: the Hits@k curve (k = 1..K) of one or more results, with the null
   model's expected value and a band of two standard deviations around it;
-- :func:`plot_rank_histogram`: the histogram of ranks on a log scale.
+- :func:`plot_rank_histogram`: the histogram of ranks on a log scale;
+- :func:`plot_comparison`: models compared on a metric (:func:`rankstats.compare`), each value
+  with its confidence interval and the significantly different pairs joined.
 
 This module needs matplotlib, an optional dependency (``pip install "rankstats[plot]"``). It is
 not imported by ``import rankstats``, and it imports matplotlib only when a plot is drawn, so
@@ -39,10 +41,17 @@ from rankstats.registry import metric_resolver
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.axes import Axes  # type: ignore[import-not-found, unused-ignore]
 
+    from rankstats.compare.results import Comparison
     from rankstats.evaluation.results import EvaluationResults
     from rankstats.null.sampling import Seed
 
-__all__ = ["hits_metrics", "plot_hits_at_k", "plot_null_distribution", "plot_rank_histogram"]
+__all__ = [
+    "hits_metrics",
+    "plot_comparison",
+    "plot_hits_at_k",
+    "plot_null_distribution",
+    "plot_rank_histogram",
+]
 
 
 def _import_pyplot() -> ModuleType:
@@ -333,4 +342,64 @@ def plot_rank_histogram(
     ax.set_title(f"Histogram of {count:,} {rank_type} ranks")
     if len(arrays) > 1:
         ax.legend(loc="best", fontsize="small")
+    return ax
+
+
+def plot_comparison(
+    comparison: Comparison,
+    metric: str | RankBasedMetric | None = None,
+    *,
+    alpha: float = 0.05,
+    ax: Axes | None = None,
+) -> Axes:
+    """Models compared on one metric: each value with its interval, significant pairs joined.
+
+    Parameters
+    ----------
+    comparison : Comparison
+        The result of :func:`rankstats.compare`.
+    metric : str or RankBasedMetric, optional
+        The metric; by default the comparison's first.
+    alpha : float, default=0.05
+        The significance level of the corrected p-values that join a pair with a bar and a star.
+    ax : matplotlib.axes.Axes, optional
+        Where to draw; a new figure by default.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        The axes drawn on.
+    """
+    chosen = comparison.metrics[0] if metric is None else comparison.metric_of(metric)
+    ax = _axes(ax)
+    models = list(comparison.models)
+    values = [comparison.value(chosen, model) for model in models]
+    centre = [v.value for v in values]
+    lower = [v.value if v.lower is None else v.lower for v in values]
+    upper = [v.value if v.upper is None else v.upper for v in values]
+    positions = list(range(len(models)))
+    ax.errorbar(
+        positions,
+        centre,
+        yerr=[np.subtract(centre, lower).tolist(), np.subtract(upper, centre).tolist()],
+        fmt="o",
+        capsize=4,
+    )
+    ax.set_xticks(positions, models)
+    ax.set_ylabel(metric_label(chosen))
+    settings = comparison.settings
+    ax.set_title(
+        f"{metric_label(chosen, short=True)}: {settings.confidence_level:.0%} intervals, "
+        f"* p < {alpha:g} ({settings.correction})"
+    )
+    top, bottom = max(upper), min(lower)
+    step = 0.08 * ((top - bottom) or 1.0)
+    level = top + step
+    for pair in comparison.pairs:
+        if pair.metric != chosen.key or not pair.significant(alpha):
+            continue
+        a, b = models.index(pair.model_a), models.index(pair.model_b)
+        ax.plot([a, a, b, b], [level - step / 3, level, level, level - step / 3], color="black")
+        ax.text((a + b) / 2, level, "*", ha="center", va="bottom")
+        level += step
     return ax

@@ -9,13 +9,13 @@ import sys
 from collections.abc import Callable, Sequence
 
 import rankstats
-from rankstats.cli import evaluate, example, metrics, null, plot
+from rankstats.cli import compare, evaluate, example, metrics, null, plot
 from rankstats.cli.common import EXIT_ERROR, PROG, CliError, Parser
 
 __all__ = ["COMMANDS", "build_parser", "main"]
 
 #: the command modules, in the order of the help; each has ``register(commands)``
-COMMANDS = (evaluate, metrics, null, plot, example)
+COMMANDS = (evaluate, compare, metrics, null, plot, example)
 
 
 def build_parser() -> argparse.ArgumentParser:

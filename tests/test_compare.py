@@ -1,0 +1,448 @@
+"""The numbers of :func:`rankstats.compare`: values, exact and Monte-Carlo tests, intervals."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from rankstats import Ranks, compare, evaluate, metric_resolver
+from rankstats.compare.correction import correct_pvalues
+
+RNG = np.random.default_rng(12345)
+
+
+def _models(n: int, seed: int, candidates: int = 20) -> tuple[np.ndarray, ...]:
+    rng = np.random.default_rng(seed)
+    a = rng.integers(1, candidates + 1, size=n)
+    b = np.clip(a + rng.integers(-4, 6, size=n), 1, candidates)
+    c = rng.integers(1, candidates + 1, size=n)
+    return a.astype(float), b.astype(float), c.astype(float), np.full(n, candidates)
+
+
+def _tied_models(n: int, seed: int, candidates: int = 12) -> tuple[Ranks, Ranks]:
+    rng = np.random.default_rng(seed)
+    out = []
+    for _ in range(2):
+        optimistic = rng.integers(1, candidates + 1, size=n)
+        pessimistic = np.minimum(optimistic + rng.integers(0, 3, size=n), candidates)
+        out.append(Ranks(optimistic, pessimistic, np.full(n, candidates)))
+    return out[0], out[1]
+
+
+# --- values ------------------------------------------------------------------------------------
+
+VALUE_METRICS = ["mrr", "mr", "hits@3", "gmr", "igmr", "hmr", "iamr", "median_rank", "amri", "zmrr"]
+
+
+@pytest.mark.parametrize("rank_type", ["optimistic", "realistic", "pessimistic"])
+def test_values_equal_evaluate(rank_type: str) -> None:
+    first, second = _tied_models(40, 1)
+    metrics = [
+        name
+        for name in VALUE_METRICS
+        if rank_type in metric_resolver.make(name).supported_rank_types
+    ]
+    result = compare(
+        {"x": first, "y": second},
+        metrics=metrics,
+        rank_type=rank_type,
+        interval=None,
+        n_resamples=10,
+        seed=0,
+    )
+    assert len(result.metrics) == len(metrics) >= 8
+    for name, ranks in (("x", first), ("y", second)):
+        table = evaluate(ranks, rank_types=[rank_type], metrics=metrics)
+        for metric in result.metrics:
+            expected = table[f"{rank_type}.{metric.key}"]
+            assert result.value(metric, name).value == pytest.approx(expected, rel=1e-12)
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_expected_rank_type_equals_evaluate(weighted: bool) -> None:
+    first, second = _tied_models(30, 2)
+    weights = np.random.default_rng(3).uniform(0.5, 2.0, size=30) if weighted else None
+    metrics = ["mrr", "mr", "hits@2", "amrr", "z_hits_at_2"] + ([] if weighted else ["gmr", "igmr"])
+    result = compare(
+        [first, second],
+        metrics=metrics,
+        rank_type="expected",
+        weights=weights,
+        interval=None,
+        n_resamples=10,
+        seed=0,
+    )
+    for name, ranks in (("model 1", first), ("model 2", second)):
+        table = evaluate(ranks, rank_types=["expected"], metrics=metrics, weights=weights)
+        for metric in result.metrics:
+            expected = table[f"expected.{metric.key}"]
+            assert result.value(metric, name).value == pytest.approx(expected, rel=1e-12)
+
+
+def test_weighted_values_equal_evaluate() -> None:
+    a, b, _, candidates = _models(50, 4)
+    weights = np.random.default_rng(5).uniform(0, 3, size=50)
+    metrics = ["mrr", "mr", "hits@5", "gmr", "hmr", "amri"]
+    result = compare({"a": a, "b": b}, candidates, metrics=metrics, weights=weights, interval=None)
+    for name, ranks in (("a", a), ("b", b)):
+        table = evaluate(ranks, candidates, metrics=metrics, weights=weights)
+        for metric in result.metrics:
+            assert result.value(metric, name).value == pytest.approx(table[metric.key], rel=1e-12)
+    pair = result.pair("mrr", "a", "b")
+    assert pair.difference == pytest.approx(
+        result.value("mrr", "a").value - result.value("mrr", "b").value, abs=1e-15
+    )
+
+
+# --- the randomization test --------------------------------------------------------------------
+
+
+def _brute_force_pvalue(metric_name, a, b, candidates=None, weights=None, rank_type=None) -> float:
+    """All 2**n swaps, one Python call of the public metric each: the reference."""
+    metric = metric_resolver.make(metric_name)
+
+    def value(ranks):
+        if rank_type == "expected":
+            from rankstats import expected_over_ties
+
+            return expected_over_ties(metric, ranks, weights)
+        kwargs = {} if candidates is None else {"num_candidates": candidates}
+        return metric(ranks, weights=weights, **kwargs)
+
+    def swapped(mask):
+        if rank_type == "expected":
+            opt = (
+                np.where(mask, b.optimistic, a.optimistic),
+                np.where(mask, a.optimistic, b.optimistic),
+            )
+            pes = (
+                np.where(mask, b.pessimistic, a.pessimistic),
+                np.where(mask, a.pessimistic, b.pessimistic),
+            )
+            return (
+                Ranks(opt[0], pes[0], a.num_candidates),
+                Ranks(opt[1], pes[1], a.num_candidates),
+            )
+        return np.where(mask, b, a), np.where(mask, a, b)
+
+    n = len(a)
+    observed = abs(value(a) - value(b))
+    count = 0
+    for bits in itertools.product([False, True], repeat=n):
+        x, y = swapped(np.array(bits))
+        count += abs(value(x) - value(y)) >= observed * (1 - 1e-9)
+    return count / 2**n
+
+
+@pytest.mark.parametrize(
+    "metric", ["mrr", "mr", "hits@3", "gmr", "hmr", "iamr", "median_rank", "igmr", "variance"]
+)
+def test_exact_randomization_equals_brute_force(metric: str) -> None:
+    a, b, _, _ = _models(9, 7)
+    result = compare({"a": a, "b": b}, metrics=[metric], interval=None, seed=0)
+    pair = result.pairs[0]
+    assert result.settings.exact is True
+    assert result.settings.n_resamples == 2**9
+    assert pair.p_value == pytest.approx(_brute_force_pvalue(metric, a, b), abs=1e-12)
+    assert pair.p_value_se == 0.0
+
+
+def test_exact_randomization_derived_and_weighted() -> None:
+    a, b, _, candidates = _models(8, 8)
+    weights = np.random.default_rng(1).uniform(0.1, 2, size=8)
+    for metric in ("amri", "zmrr", "adjusted_hits_at_3"):
+        result = compare(
+            {"a": a, "b": b}, candidates, metrics=[metric], weights=weights, interval=None, seed=0
+        )
+        expected = _brute_force_pvalue(metric, a, b, candidates, weights)
+        assert result.pairs[0].p_value == pytest.approx(expected, abs=1e-12)
+
+
+def test_exact_randomization_expected_rank_type() -> None:
+    first, second = _tied_models(8, 9)
+    for metric in ("mrr", "hits@2", "gmr"):
+        result = compare(
+            [first, second], metrics=[metric], rank_type="expected", interval=None, seed=0
+        )
+        expected = _brute_force_pvalue(metric, first, second, rank_type="expected")
+        assert result.pairs[0].p_value == pytest.approx(expected, abs=1e-12)
+
+
+def test_exact_randomization_equals_scipy_permutation_test() -> None:
+    a, b, _, _ = _models(11, 10)
+
+    def statistic(x, y, axis=-1):
+        return np.abs(np.mean(1 / x, axis=axis) - np.mean(1 / y, axis=axis))
+
+    reference = stats.permutation_test(
+        (a, b),
+        statistic,
+        permutation_type="samples",
+        alternative="greater",
+        vectorized=True,
+        n_resamples=10_000,
+    )
+    result = compare({"a": a, "b": b}, metrics=["mrr"], interval=None, seed=0)
+    assert result.pairs[0].p_value == pytest.approx(reference.pvalue, abs=1e-12)
+
+
+def test_monte_carlo_within_its_error_of_a_long_run() -> None:
+    a, b, c, _ = _models(300, 11)
+    models = {"a": a, "b": b, "c": c}
+    metrics = ["mrr", "hits@10", "gmr", "median_rank"]
+    short = compare(models, metrics=metrics, interval=None, n_resamples=2_000, seed=1)
+    long = compare(models, metrics=metrics, interval=None, n_resamples=100_000, seed=2)
+    assert short.settings.exact is False
+    for quick, reference in zip(short.pairs, long.pairs, strict=True):
+        bound = 4 * math.hypot(quick.p_value_se, reference.p_value_se) + 1e-3
+        assert abs(quick.p_value - reference.p_value) <= bound, (quick, reference)
+        assert quick.p_value_se == pytest.approx(
+            math.sqrt(quick.p_value * (1 - quick.p_value) / 2_000)
+        )
+
+
+def test_pvalue_never_zero_and_reproducible() -> None:
+    n = 200
+    good, bad = np.ones(n), np.full(n, 50.0)
+    first = compare({"good": good, "bad": bad}, metrics=["mrr"], n_resamples=999, seed=3)
+    again = compare({"good": good, "bad": bad}, metrics=["mrr"], n_resamples=999, seed=3)
+    assert first.pairs[0].p_value == pytest.approx(1 / 1000)
+    assert first.to_dict() == again.to_dict()
+
+
+def test_identical_models_give_p_one() -> None:
+    a, _, _, _ = _models(100, 12)
+    result = compare(
+        {"a": a, "b": a.copy()}, metrics=["mrr", "median_rank"], seed=0, test="randomization"
+    )
+    assert all(p.p_value == 1.0 for p in result.pairs)
+    assert all(p.lower == p.upper == 0.0 for p in result.pairs)
+
+
+# --- analytic tests ----------------------------------------------------------------------------
+
+
+def test_t_test_equals_scipy() -> None:
+    a, b, c, candidates = _models(150, 13)
+    result = compare(
+        {"a": a, "b": b, "c": c}, candidates, metrics=["mrr", "mr", "amri"], test="t", interval=None
+    )
+    terms = {"mrr": lambda r: 1 / r, "mr": lambda r: r, "amri": lambda r: r}
+    for pair in result.pairs:
+        name = {"inverse_harmonic_mean_rank": "mrr", "arithmetic_mean_rank": "mr"}.get(
+            pair.metric, "amri"
+        )
+        x, y = (terms[name]({"a": a, "b": b, "c": c}[m]) for m in (pair.model_a, pair.model_b))
+        reference = stats.ttest_rel(x, y)
+        assert pair.p_value == pytest.approx(reference.pvalue, rel=1e-12, abs=1e-300)
+        assert abs(pair.statistic) == pytest.approx(abs(reference.statistic), rel=1e-12)
+        assert pair.p_value_se is None
+
+
+def test_wilcoxon_equals_scipy() -> None:
+    a, b, _, _ = _models(80, 14)
+    result = compare({"a": a, "b": b}, metrics=["mrr", "hits@5"], test="wilcoxon", interval=None)
+    assert result.pairs[0].p_value == pytest.approx(stats.wilcoxon(1 / a, 1 / b).pvalue, rel=1e-12)
+    hits = stats.wilcoxon((a <= 5).astype(float), (b <= 5).astype(float))
+    assert result.pairs[1].p_value == pytest.approx(hits.pvalue, rel=1e-12)
+
+
+def test_effect_size_is_cohens_dz() -> None:
+    a, b, _, _ = _models(60, 15)
+    result = compare({"a": a, "b": b}, metrics=["mrr", "mr"], interval=None, n_resamples=10)
+    d = 1 / a - 1 / b
+    assert result.pairs[0].effect_size == pytest.approx(d.mean() / d.std(ddof=1), rel=1e-12)
+    # lower is better for MR, but the effect is signed like the difference
+    d = a - b
+    assert result.pairs[1].effect_size == pytest.approx(d.mean() / d.std(ddof=1), rel=1e-12)
+
+
+# --- the bootstrap ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("method", ["bca", "percentile"])
+@pytest.mark.parametrize("stratified", [False, True])
+def test_bootstrap_intervals_equal_scipy(method: str, stratified: bool) -> None:
+    a, b, _, _ = _models(120, 16)
+    groups = np.zeros(120, dtype=int) if stratified else None  # one stratum: the same draws
+
+    def difference(x, y, axis=-1):
+        return np.mean(1 / x, axis=axis) - np.mean(1 / y, axis=axis)
+
+    def first(x, y, axis=-1):
+        return np.mean(1 / x, axis=axis)
+
+    settings = {
+        "paired": True,
+        "vectorized": True,
+        "n_resamples": 3_000,
+        "method": method,
+        "batch": 500,
+    }
+    reference = stats.bootstrap((a, b), difference, rng=np.random.default_rng(21), **settings)
+    model = stats.bootstrap((a, b), first, rng=np.random.default_rng(21), **settings)
+    result = compare(
+        {"a": a, "b": b},
+        metrics=["mrr"],
+        test="t",
+        interval=method,
+        n_resamples=3_000,
+        batch=500,
+        seed=21,
+        groups=groups,
+    )
+    pair = result.pairs[0]
+    assert result.settings.stratified is stratified
+    assert (pair.lower, pair.upper) == pytest.approx(
+        tuple(reference.confidence_interval), rel=1e-10
+    )
+    value = result.value("mrr", "a")
+    assert (value.lower, value.upper) == pytest.approx(tuple(model.confidence_interval), rel=1e-10)
+
+
+def test_interval_coverage_on_simulated_data() -> None:
+    """95% intervals of MRR cover the true value about 95% of the time (seeded, loose bound)."""
+    rng = np.random.default_rng(22)
+    candidates = 10
+    truth = sum(1 / k for k in range(1, candidates + 1)) / candidates  # E[1/r], r ~ U{1..10}
+    covered = 0
+    repetitions = 200
+    for _ in range(repetitions):
+        a = rng.integers(1, candidates + 1, size=60)
+        b = rng.integers(1, candidates + 1, size=60)
+        result = compare(
+            {"a": a, "b": b}, metrics=["mrr"], test="t", n_resamples=500, seed=rng, interval="bca"
+        )
+        value = result.value("mrr", "a")
+        covered += value.lower <= truth <= value.upper
+        pair = result.pairs[0]  # true difference is 0
+        covered += pair.lower <= 0 <= pair.upper
+    assert 0.89 <= covered / (2 * repetitions) <= 0.99
+
+
+def test_bootstrap_test_pvalue() -> None:
+    a, b, _, _ = _models(100, 17)
+    result = compare({"a": a, "b": b}, metrics=["mrr"], test="bootstrap", n_resamples=2_000, seed=5)
+    reference = stats.bootstrap(
+        (a, b),
+        lambda x, y, axis=-1: np.mean(1 / x, axis) - np.mean(1 / y, axis),
+        paired=True,
+        n_resamples=2_000,
+        rng=np.random.default_rng(5),
+        method="bca",
+    )
+    theta = np.mean(1 / a) - np.mean(1 / b)
+    extreme = np.abs(reference.bootstrap_distribution - theta) >= abs(theta) * (1 - 1e-9)
+    assert result.pairs[0].p_value == pytest.approx((extreme.sum() + 1) / 2_001)
+
+
+# --- groups -------------------------------------------------------------------------------------
+
+
+def test_per_group_results_and_correction_across_groups() -> None:
+    a, b, c, _ = _models(90, 18)
+    groups = np.repeat(["r1", "r2", "r3"], 30)
+    result = compare(
+        {"a": a, "b": b, "c": c},
+        metrics=["mrr", "hits@3"],
+        groups=groups,
+        per_group=True,
+        interval=None,
+        n_resamples=1_000,
+        seed=0,
+        correction="bh",
+    )
+    assert list(result.by_group) == ["r1", "r2", "r3"]
+    for label, part in result.by_group.items():
+        mask = groups == label
+        alone = compare(
+            {"a": a[mask], "b": b[mask], "c": c[mask]},
+            metrics=["mrr", "hits@3"],
+            interval=None,
+            n_resamples=10,
+        )
+        for value, reference in zip(part.values, alone.values, strict=True):
+            assert value.value == pytest.approx(reference.value, rel=1e-12)
+    for metric in ("inverse_harmonic_mean_rank", "hits_at_3"):
+        raw = [p.p_value for g in result.by_group.values() for p in g.pairs if p.metric == metric]
+        adjusted = [
+            p.p_adjusted for g in result.by_group.values() for p in g.pairs if p.metric == metric
+        ]
+        assert adjusted == pytest.approx(list(stats.false_discovery_control(raw)), rel=1e-12)
+
+
+# --- corrections --------------------------------------------------------------------------------
+
+
+def _holm_by_hand(pvalues: list[float]) -> list[float]:
+    m = len(pvalues)
+    order = sorted(range(m), key=lambda i: pvalues[i])
+    adjusted = [0.0] * m
+    running = 0.0
+    for rank, i in enumerate(order):
+        running = max(running, min(1.0, (m - rank) * pvalues[i]))
+        adjusted[i] = running
+    return adjusted
+
+
+def test_corrections() -> None:
+    pvalues = [*list(RNG.uniform(0, 0.2, size=12)), 0.001, 0.5]
+    assert correct_pvalues(pvalues, "holm") == pytest.approx(_holm_by_hand(pvalues), rel=1e-14)
+    assert correct_pvalues(pvalues, "bh") == pytest.approx(stats.false_discovery_control(pvalues))
+    assert correct_pvalues(pvalues, "by") == pytest.approx(
+        stats.false_discovery_control(pvalues, method="by")
+    )
+    assert correct_pvalues(pvalues, "bonferroni") == pytest.approx(
+        np.minimum(np.array(pvalues) * 14, 1)
+    )
+    with_nan = correct_pvalues([0.01, math.nan, 0.02], "holm")
+    assert math.isnan(with_nan[1])
+    assert with_nan[[0, 2]] == pytest.approx([0.02, 0.02])
+
+
+def test_corrections_against_statsmodels() -> None:
+    multitest = pytest.importorskip("statsmodels.stats.multitest")
+    pvalues = RNG.uniform(0, 0.1, size=10)
+    for ours, theirs in (
+        ("holm", "holm"),
+        ("bh", "fdr_bh"),
+        ("by", "fdr_by"),
+        ("bonferroni", "bonferroni"),
+    ):
+        expected = multitest.multipletests(pvalues, method=theirs)[1]
+        assert correct_pvalues(pvalues, ours) == pytest.approx(expected, rel=1e-12)
+
+
+def test_compare_applies_the_correction_over_pairs() -> None:
+    a, b, c, _ = _models(100, 19)
+    result = compare(
+        {"a": a, "b": b, "c": c}, metrics=["mrr"], interval=None, n_resamples=500, seed=0
+    )
+    raw = [p.p_value for p in result.pairs]
+    assert [p.p_adjusted for p in result.pairs] == pytest.approx(_holm_by_hand(raw))
+
+
+def test_stratified_bootstrap_keeps_group_sizes() -> None:
+    """Hits@1 of a model with rank 1 on exactly the queries of one group is fixed by strata."""
+    n = 30
+    groups = np.repeat(["first", "rest"], [10, 20])
+    a = np.where(groups == "first", 1.0, 5.0)
+    b = np.where(np.arange(n) % 3 == 0, 1.0, 4.0)
+    stratified = compare(
+        {"a": a, "b": b},
+        metrics=["hits@1"],
+        groups=groups,
+        interval="percentile",
+        n_resamples=500,
+        seed=0,
+    )
+    value = stratified.value("hits@1", "a")
+    assert value.lower == value.upper == pytest.approx(1 / 3)
+    plain = compare(
+        {"a": a, "b": b}, metrics=["hits@1"], interval="percentile", n_resamples=500, seed=0
+    )
+    assert plain.value("hits@1", "a").lower < 1 / 3 < plain.value("hits@1", "a").upper
