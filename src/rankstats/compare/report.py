@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from rankstats.base import RankBasedMetric
 from rankstats.compare.bootstrap import INTERVALS
 from rankstats.compare.correction import CORRECTIONS
-from rankstats.evaluation.report import _latex_escape, metric_label, tabulate
+from rankstats.evaluation.report import latex_escape, metric_label, tabulate
 
 if TYPE_CHECKING:  # pragma: no cover
     from rankstats.compare.results import Comparison, PairComparison
@@ -106,7 +106,7 @@ def paper_table(
             else ("↑" if metric.increasing else "↓")
         )
         label = metric_label(metric, short=True)
-        header.append(f"{_latex_escape(label) if latex else label} {arrow}")
+        header.append(f"{latex_escape(label) if latex else label} {arrow}")
         values = [comparison.value(metric, model) for model in comparison.models]
         finite = [v.value for v in values if not math.isnan(v.value)]
         best = (max(finite) if metric.increasing else min(finite)) if finite else math.nan
@@ -125,7 +125,7 @@ def paper_table(
         columns.append(cells)
     rows = []
     for i, model in enumerate(comparison.models):
-        name = _latex_escape(model) if latex else model
+        name = latex_escape(model) if latex else model
         rows.append([f"({letters[i]}) {name}", *(column[i] for column in columns)])
     note = (
         "Bold: best value per metric. Superscripts: the models (by letter) a value is "
@@ -145,7 +145,7 @@ def paper_table(
                 body,
                 r"\bottomrule",
                 r"\end{tabular}",
-                rf"\caption{{{_latex_escape(note)}}}",
+                rf"\caption{{{latex_escape(note)}}}",
                 r"\end{table}",
             ]
         )

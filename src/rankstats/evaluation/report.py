@@ -32,6 +32,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = [
     "FIELDS",
+    "latex_escape",
     "metric_label",
     "records",
     "render_csv",
@@ -439,7 +440,14 @@ _LATEX_SPECIAL = {
 }
 
 
-def _latex_escape(text: str) -> str:
+def latex_escape(text: str) -> str:
+    r"""Escape the characters LaTeX treats specially (``&``, ``%``, ``_``, ...) in plain text.
+
+    Examples
+    --------
+    >>> latex_escape("hits_at_10 & 50%")
+    'hits\\_at\\_10 \\& 50\\%'
+    """
     return "".join(_LATEX_SPECIAL.get(char, char) for char in text)
 
 
@@ -462,7 +470,7 @@ def render_latex(
     names, show_side, found, metrics = _paper_rows(results, groups, group_names)
     footer, numbers = _footer(results, found)
     sampled = _sampled(found)
-    header = [_latex_escape(name) for name in names]
+    header = [latex_escape(name) for name in names]
     header += ["Side"] if show_side else []
     header += ["Rank type", "Metric", "Value", r"$\mathbb{E}_0$", r"$\sigma_0$", "$z$"]
     header += ["s.e."] if sampled else []
@@ -470,7 +478,7 @@ def render_latex(
     spec = "l" * (len(header) - numeric) + "r" * numeric
     lines = [r"\begin{table}[ht]", r"\centering"]
     if caption is not None:
-        lines.append(rf"\caption{{{_latex_escape(caption)}}}")
+        lines.append(rf"\caption{{{latex_escape(caption)}}}")
     if label is not None:
         lines.append(rf"\label{{{label}}}")
     lines += [
@@ -480,12 +488,12 @@ def render_latex(
         r"\midrule",
     ]
     for record, metric in zip(found, metrics, strict=True):
-        name = _latex_escape(metric_label(metric, short=True))
+        name = latex_escape(metric_label(metric, short=True))
         if record["note"]:
             name += rf"\textsuperscript{{{numbers[record['note']]}}}"
-        cells = [_latex_escape(ALL if record[n] is None else str(record[n])) for n in names]
-        cells += [_latex_escape(record["side"])] if show_side else []
-        cells += [_latex_escape(record["rank_type"]), name]
+        cells = [latex_escape(ALL if record[n] is None else str(record[n])) for n in names]
+        cells += [latex_escape(record["side"])] if show_side else []
+        cells += [latex_escape(record["rank_type"]), name]
         columns = [*_NUMBERS, *(["standard_error"] if sampled else [])]
         for column in columns:
             shown = _number(record[column], digits)
@@ -497,7 +505,7 @@ def render_latex(
         r"model $r_i \sim \mathcal{U}\{1, \dots, C_i\}$; $z = (\mathrm{value} - "
         r"\mathbb{E}_0) / \sigma_0$."
     )
-    notes = [explanation, *(_latex_escape(line) for line in footer)]
+    notes = [explanation, *(latex_escape(line) for line in footer)]
     lines.append(r"\par\smallskip{\footnotesize " + r" \\ ".join(notes) + "}")
     lines.append(r"\end{table}")
     return "\n".join(lines) + "\n"
