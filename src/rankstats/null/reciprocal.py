@@ -32,6 +32,7 @@ import numpy.typing as npt
 from scipy import special
 
 from rankstats.arrays import BoolArray, FloatArray, IntArray
+from rankstats.null.grouping import distinct_counts
 from rankstats.null.interpolation import interpolation_pairs
 from rankstats.weighting import pairwise_dot
 
@@ -93,7 +94,7 @@ def _group(
 ) -> tuple[IntArray, FloatArray, FloatArray]:
     """Distinct pairs (C, a) and their multiplicities; tasks of weight zero are dropped."""
     if weights is None:
-        values, repeats = np.unique(num_candidates, return_counts=True)
+        values, repeats = distinct_counts(num_candidates)
         return values, np.full(values.size, 1.0 / num_candidates.size), repeats.astype(np.float64)
     keep = weights > 0
     c = num_candidates[keep]
