@@ -28,7 +28,7 @@ import numpy.typing as npt
 
 from rankstats.arrays import FloatArray, IntArray
 from rankstats.base import RankBasedMetric
-from rankstats.evaluation.cells import NO_CANDIDATES, NullModels, base_value
+from rankstats.evaluation.cells import NO_CANDIDATES, NullModels, base_value, base_value_gap
 from rankstats.evaluation.results import (
     METHOD_EXACT,
     METHOD_MONTE_CARLO,
@@ -53,8 +53,9 @@ from rankstats.metrics.derived import (
     ZMetric,
 )
 from rankstats.metrics.dispersion import Count, StandardDeviation, Variance
-from rankstats.metrics.hits import HitsAtK, hit_probability
+from rankstats.metrics.hits import HitsAtK, hit_probability, miss_probability
 from rankstats.null.harmonic import (
+    harmonic_number,
     rank_mean,
     rank_variance,
     reciprocal_rank_mean,
@@ -75,8 +76,9 @@ CodeArray = npt.NDArray[np.int8]
 #: a row's method by its code in a column: no statistics, closed forms, Monte-Carlo
 METHODS: tuple[str | None, ...] = (None, METHOD_EXACT, METHOD_MONTE_CARLO)
 _NONE, _EXACT, _MONTE_CARLO = 0, 1, 2
-#: a base metric's null moments in every group: E, V, method, standard error, notes by group
-NullColumn = tuple[FloatArray, FloatArray, CodeArray, FloatArray, dict[int, str]]
+#: a base metric's null moments in every group: E, V, method, standard error, notes by group,
+#: and the gap 1 - E computed directly (NaN where it is not)
+NullColumn = tuple[FloatArray, FloatArray, CodeArray, FloatArray, dict[int, str], FloatArray]
 
 
 def _identity(x: FloatArray) -> FloatArray:
@@ -85,6 +87,10 @@ def _identity(x: FloatArray) -> FloatArray:
 
 def _negative_exp(x: FloatArray) -> FloatArray:
     return np.exp(-x)
+
+
+def _negative_expm1(x: FloatArray) -> FloatArray:
+    return -np.expm1(x)
 
 
 def _value_terms(metric: RankBasedMetric) -> tuple[Transform, Transform] | None:
@@ -105,6 +111,34 @@ def _value_terms(metric: RankBasedMetric) -> tuple[Transform, Transform] | None:
     if kind is HitsAtK:
         k = metric.k  # type: ignore[attr-defined]
         return (lambda r: (r <= k).astype(np.float64)), _identity
+    return None
+
+
+def _value_gap_terms(metric: RankBasedMetric) -> tuple[Transform, Transform] | None:
+    """``(t, f)`` with the gap ``1 - M = f(sum_i a_i t(r_i))`` computed without forming ``M``."""
+    kind = type(metric)
+    if kind is ArithmeticMeanRank:
+        return (lambda r: 1.0 - r), _identity
+    if kind is InverseHarmonicMeanRank:
+        return (lambda r: (r - 1.0) / r), _identity
+    if kind is GeometricMeanRank:
+        return np.log, _negative_expm1
+    if kind is HitsAtK:
+        k = metric.k  # type: ignore[attr-defined]
+        return (lambda r: (r > k).astype(np.float64)), _identity
+    return None
+
+
+def _null_gap_term(metric: RankBasedMetric) -> NullTerm | None:
+    r"""Per-task :math:`1 - \mathbb{E}[t(r_i)]` computed directly, where it carries the digits."""
+    kind = type(metric)
+    if kind is ArithmeticMeanRank:
+        return lambda c: 0.5 * (1.0 - c.astype(np.float64))
+    if kind is InverseHarmonicMeanRank:
+        return lambda c: (c - harmonic_number(c)) / c
+    if kind is HitsAtK:
+        k = metric.k  # type: ignore[attr-defined]
+        return lambda c: miss_probability(c, k)
     return None
 
 
@@ -323,6 +357,31 @@ class _Builder:
                 bar.update(1)
         return values
 
+    def value_gap(self, metric: RankBasedMetric, rank_type: str) -> FloatArray:
+        """``1 - M`` of a base metric in every group, computed directly (NaN where it is not)."""
+        key = (metric, f"gap.{rank_type}")
+        found = self._values.get(key)
+        if found is None:
+            found = self._values[key] = self._compute_value_gap(metric, rank_type)
+        return found
+
+    def _compute_value_gap(self, metric: RankBasedMetric, rank_type: str) -> FloatArray:
+        data = self.data
+        gaps = np.full(self.size, math.nan)
+        if rank_type == RANK_EXPECTED:
+            return gaps
+        terms_of = _value_gap_terms(metric)
+        if terms_of is not None:
+            term, finish = terms_of
+            ids, ranks, weights = data.rows(rank_type)
+            with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+                return finish(data.mean(ids, term(ranks), weights))
+        if _value_terms(metric) is not None or type(metric) in (Count, Variance, StandardDeviation):
+            return gaps  # vectorised values without a gap form: 1 - M
+        for g in self._groups:
+            gaps[g] = _nan(base_value_gap(metric, data.cell(int(g)), rank_type))
+        return gaps
+
     # --- null moments ------------------------------------------------------------------------
 
     def prepare(self, metrics: Sequence[RankBasedMetric]) -> None:
@@ -347,6 +406,7 @@ class _Builder:
                 np.zeros(self.size, dtype=np.int8),
                 np.full(self.size, math.nan),
                 {},
+                np.full(self.size, math.nan),
             )
             for metric in looped
         }
@@ -364,7 +424,8 @@ class _Builder:
         self.null.prepare(looped, cell)
         for metric in looped:
             found = self.null.get(metric, cell)
-            expected, variance, methods, errors, notes = columns[metric]
+            expected, variance, methods, errors, notes, gaps = columns[metric]
+            gaps[g] = _nan(found.gap)
             expected[g] = _nan(found.expected_value)
             variance[g] = _nan(found.variance)
             methods[g] = METHODS.index(found.method)
@@ -378,6 +439,7 @@ class _Builder:
         assert table is not None
         ids = table.columns[GROUP]
         distinct, inverse = self._distinct_candidates()
+        gaps = np.full(self.size, math.nan)
         if type(metric) is Count:
             counts = data._sum(ids, table.count.astype(np.float64))
             expected, variance = counts, np.zeros(self.size)
@@ -391,8 +453,11 @@ class _Builder:
                 variance = data._sum(
                     ids, variance_of(distinct)[inverse] * data.squared_weights(table)
                 ) / (data.total * data.total)
+            gap_of = _null_gap_term(metric)
+            if gap_of is not None:
+                gaps = data.mean(ids, gap_of(distinct)[inverse], table.weights())
         methods = np.full(self.size, _EXACT, dtype=np.int8)
-        return expected, variance, methods, np.full(self.size, math.nan), {}
+        return expected, variance, methods, np.full(self.size, math.nan), {}, gaps
 
     def _distinct_candidates(self) -> tuple[IntArray, IntArray]:
         """The distinct candidate counts over all groups, and each table row's index into them."""
@@ -414,6 +479,7 @@ class _Builder:
                 np.zeros(self.size, dtype=np.int8),
                 np.full(self.size, math.nan),
                 dict.fromkeys(self._groups.tolist(), note),
+                np.full(self.size, math.nan),
             )
         return self._nulls[metric]
 
@@ -422,7 +488,7 @@ class _Builder:
     def column(self, rank_type: str, metric: RankBasedMetric) -> Column:
         present = self.data.present
         if not isinstance(metric, DerivedRankBasedMetric):
-            expected, variance, methods, errors, notes = self.null_column(metric)
+            expected, variance, methods, errors, notes, _ = self.null_column(metric)
             return Column(
                 self.side,
                 rank_type,
@@ -436,11 +502,25 @@ class _Builder:
                 notes,
             )
         base_value = self.value(metric.base, rank_type)
-        base_expected, base_variance, base_methods, _, base_notes = self.null_column(metric.base)
+        base_expected, base_variance, base_methods, _, base_notes, base_gap = self.null_column(
+            metric.base
+        )
+        gap = np.where(np.isnan(base_gap), 1.0 - base_expected, base_gap)
         scale, offset, expected, variance, undefined = _affine(
-            metric, base_expected, base_variance, self._groups
+            metric, base_expected, base_variance, gap, self._groups
         )
         value = scale * base_value + offset
+        if metric._uses_value_gap:  # from the gaps 1 - M and 1 - E, which carry the digits
+            value_gap = self.value_gap(metric.base, rank_type)
+            value_gap = np.where(np.isnan(value_gap), 1.0 - base_value, value_gap)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                if isinstance(metric, ReindexedMetric):
+                    value = np.where(np.isnan(scale), math.nan, 1.0 - value_gap / gap)
+                elif isinstance(metric, ZMetric):
+                    sign = 1.0 if metric.base.increasing else -1.0
+                    difference = gap - value_gap
+                    value = sign * difference / np.sqrt(base_variance) + 0.0
+                    value = np.where(np.isnan(scale), math.nan, value)
         methods = base_methods.copy()
         notes = dict(base_notes)
         for g, reason in undefined.items():
@@ -475,9 +555,12 @@ def _affine(
     metric: DerivedRankBasedMetric,
     base_expected: FloatArray,
     base_variance: FloatArray,
+    base_gap: FloatArray,
     groups: IntArray,
 ) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray, dict[int, str]]:
-    """The coefficients and null moments of a derived metric in every group, element-wise.
+    r"""The coefficients and null moments of a derived metric in every group, element-wise.
+
+    ``base_gap`` is :math:`1 - \mathbb{E}` of the base, computed directly where it can be.
 
     The array form of the metric's ``_coefficients_from`` / ``_moments_from``; a group where
     these are undefined (or the base has no moments) gets NaN and, in the returned mapping, the
@@ -487,8 +570,8 @@ def _affine(
     size = base_expected.size
     with np.errstate(divide="ignore", invalid="ignore"):
         if isinstance(metric, ReindexedMetric):
-            bad = base_expected == 1.0
-            scale = 1.0 / (1.0 - base_expected)
+            bad = base_gap == 0.0
+            scale = 1.0 / base_gap
             offset = -scale * base_expected
             expected = np.zeros(size)
             variance = scale * scale * base_variance
@@ -510,11 +593,11 @@ def _affine(
             bad = np.zeros(size, dtype=bool)
             for g in groups:
                 mean, var = float(base_expected[g]), float(base_variance[g])
+                variance_g = None if math.isnan(var) else var
+                gap_g = float(base_gap[g])
                 try:
-                    scale[g], offset[g] = metric._coefficients_from(
-                        mean, None if math.isnan(var) else var
-                    )
-                    e, v = metric._moments_from(mean, None if math.isnan(var) else var)
+                    scale[g], offset[g] = metric._coefficients_from(mean, variance_g, gap_g)
+                    e, v = metric._moments_from(mean, variance_g, gap_g)
                 except ValueError:
                     bad[g] = True
                     continue
@@ -525,7 +608,9 @@ def _affine(
     undefined: dict[int, str] = {}
     for g in groups[bad[groups] & ~missing[groups]]:
         try:
-            metric._coefficients_from(float(base_expected[g]), float(base_variance[g]))
+            metric._coefficients_from(
+                float(base_expected[g]), float(base_variance[g]), float(base_gap[g])
+            )
         except ValueError as error:
             undefined[int(g)] = str(error)
         else:  # pragma: no cover - the array form and the scalar form disagree
