@@ -19,6 +19,7 @@ of 10,000 groups costs a few vectorised passes until someone reads a group.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -233,6 +234,7 @@ class _Side:
         self.present = self.total > 0
         self._cells: dict[int, CellStatistics] = {}
         self._rows: dict[str, tuple[IntArray, FloatArray, FloatArray]] = {}
+        self._squared: dict[int, tuple[Table, FloatArray]] = {}
 
     def _sum(self, ids: IntArray, values: FloatArray) -> FloatArray:
         r"""Per-group sums of ``values`` over rows sorted by group id ``ids``.
@@ -292,10 +294,18 @@ class _Side:
 
     def squared_weights(self, table: Table) -> FloatArray:
         """Each row's count times its squared weight, the weight of a variance term."""
-        squared = table.count.astype(np.float64)
-        if WEIGHT in table.columns:
-            squared = squared * table.columns[WEIGHT] ** 2
-        return squared
+        if WEIGHT not in table.columns:
+            return table.weights()  # the counts
+        found = self._squared.get(id(table))
+        if found is None or found[0] is not table:
+            squared = table.count.astype(np.float64) * table.columns[WEIGHT] ** 2
+            found = self._squared[id(table)] = (table, squared)
+        return found[1]
+
+    @functools.cached_property
+    def squared_total(self) -> FloatArray:
+        """The square of each group's total weight."""
+        return self.total * self.total
 
 
 class _Builder:
@@ -391,10 +401,12 @@ class _Builder:
         bases = list(
             dict.fromkeys(m.base if isinstance(m, DerivedRankBasedMetric) else m for m in metrics)
         )
+        # the bases whose gap 1 - E a derived metric uses
+        gapped = {m.base for m in metrics if isinstance(m, DerivedRankBasedMetric)}
         looped = []
         for metric in bases:
             if type(metric) is Count or _null_terms(metric) is not None:
-                self._nulls[metric] = self._vectorised_null(metric)
+                self._nulls[metric] = self._vectorised_null(metric, metric in gapped)
             else:
                 looped.append(metric)
         if not looped:
@@ -433,7 +445,7 @@ class _Builder:
             if found.note is not None:
                 notes[g] = found.note
 
-    def _vectorised_null(self, metric: RankBasedMetric) -> NullColumn:
+    def _vectorised_null(self, metric: RankBasedMetric, with_gap: bool) -> NullColumn:
         data = self.data
         table = data.stats.candidates
         assert table is not None
@@ -450,10 +462,11 @@ class _Builder:
             # the per-task terms of each distinct count, spread to the rows
             expected = data.mean(ids, mean_of(distinct)[inverse], table.weights())
             with np.errstate(invalid="ignore", divide="ignore"):
-                variance = data._sum(
-                    ids, variance_of(distinct)[inverse] * data.squared_weights(table)
-                ) / (data.total * data.total)
-            gap_of = _null_gap_term(metric)
+                variance = (
+                    data._sum(ids, variance_of(distinct)[inverse] * data.squared_weights(table))
+                    / data.squared_total
+                )
+            gap_of = _null_gap_term(metric) if with_gap else None
             if gap_of is not None:
                 gaps = data.mean(ids, gap_of(distinct)[inverse], table.weights())
         methods = np.full(self.size, _EXACT, dtype=np.int8)
@@ -690,8 +703,11 @@ def macro_rows(columns: Sequence[Column]) -> list[ResultRow]:
         groups = np.flatnonzero(column.present)
         if groups.size == 0:
             continue
-        defined = groups[~np.isnan(column.value[groups])]
-        left_out = groups[np.isnan(column.value[groups])]
+        undefined = np.isnan(column.value[groups])
+        if undefined.any():
+            defined, left_out = groups[~undefined], groups[undefined]
+        else:
+            defined, left_out = groups, groups[:0]
         key = (column.side, column.rank_type, column.metric)
         if defined.size == 0:
             reasons = "; ".join(dict.fromkeys(column.note.values()))
@@ -716,7 +732,8 @@ def macro_rows(columns: Sequence[Column]) -> list[ResultRow]:
             _MONTE_CARLO if (codes == _MONTE_CARLO).any() else int(codes.min() > _NONE)
         ]
         is_defined = np.zeros(column.value.size, dtype=bool)
-        is_defined[defined] = True
+        if column.note:
+            is_defined[defined] = True
         note = "; ".join(dict.fromkeys(n for g, n in column.note.items() if is_defined[g]))
         if left_out.size:
             reasons = "; ".join(
