@@ -1,11 +1,11 @@
-"""distinct_counts equals numpy.unique on every path: sorted, narrow range, wide range."""
+"""distinct_counts / distinct_inverse equal numpy.unique on every path: sorted, narrow, wide."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from rankstats.null.grouping import distinct_counts
+from rankstats.null.grouping import distinct_counts, distinct_inverse
 
 
 @pytest.mark.parametrize(
@@ -26,5 +26,11 @@ def test_distinct_counts_equal_numpy_unique(values: np.ndarray) -> None:
     expected, expected_counts = np.unique(values, return_counts=True)
     np.testing.assert_array_equal(distinct, expected)
     np.testing.assert_array_equal(counts, expected_counts)
+    assert distinct.dtype == values.dtype
+    np.testing.assert_array_equal(values, copy)
+    distinct, inverse = distinct_inverse(values)
+    expected, expected_inverse = np.unique(values, return_inverse=True)
+    np.testing.assert_array_equal(distinct, expected)
+    np.testing.assert_array_equal(inverse, expected_inverse.reshape(-1))
     assert distinct.dtype == values.dtype
     np.testing.assert_array_equal(values, copy)

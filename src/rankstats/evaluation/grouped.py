@@ -56,6 +56,7 @@ from rankstats.metrics.derived import (
 )
 from rankstats.metrics.dispersion import Count, StandardDeviation, Variance
 from rankstats.metrics.hits import HitsAtK, hit_probability, miss_probability
+from rankstats.null.grouping import distinct_inverse
 from rankstats.null.harmonic import (
     harmonic_number,
     rank_mean,
@@ -551,8 +552,7 @@ class _Builder:
         if self._distinct is None:
             table = self.data.stats.candidates
             assert table is not None
-            distinct, inverse = np.unique(table.columns["num_candidates"], return_inverse=True)
-            self._distinct = distinct, inverse.reshape(-1)
+            self._distinct = distinct_inverse(table.columns["num_candidates"])
         return self._distinct
 
     def null_column(self, metric: RankBasedMetric) -> NullColumn:

@@ -13,7 +13,7 @@ import numpy as np
 
 from rankstats.arrays import IntArray
 
-__all__ = ["distinct_counts"]
+__all__ = ["distinct_counts", "distinct_inverse"]
 
 
 def distinct_counts(values: IntArray) -> tuple[IntArray, IntArray]:
@@ -41,3 +41,27 @@ def distinct_counts(values: IntArray) -> tuple[IntArray, IntArray]:
         return (present + low).astype(values.dtype), tally[present]
     distinct, counts = np.unique(values, return_counts=True)
     return distinct, counts
+
+
+def distinct_inverse(values: IntArray) -> tuple[IntArray, IntArray]:
+    """The sorted distinct values of a 1-D integer array and each entry's index into them.
+
+    The same as ``numpy.unique(values, return_inverse=True)``, in :math:`O(n)` for a range of at
+    most :math:`4n` values (a table lookup instead of a sort).
+
+    Examples
+    --------
+    >>> values, inverse = distinct_inverse(np.array([5, 3, 5, 9]))
+    >>> values.tolist(), inverse.tolist()
+    ([3, 5, 9], [1, 0, 1, 2])
+    """
+    if values.size:
+        low, high = int(values.min()), int(values.max())
+        if high - low <= 4 * values.size:
+            offset = values - low
+            present = np.zeros(high - low + 1, dtype=np.bool_)
+            present[offset] = True
+            position = np.cumsum(present) - 1
+            return (np.flatnonzero(present) + low).astype(values.dtype), position[offset]
+    distinct, inverse = np.unique(values, return_inverse=True)
+    return distinct, inverse.reshape(-1)
