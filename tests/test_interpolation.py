@@ -89,6 +89,39 @@ def test_few_distinct_counts_are_not_folded() -> None:
     np.testing.assert_array_equal(out[0], counts)
 
 
+def test_counts_spread_over_many_intervals_are_not_folded() -> None:
+    """Fewer counts than MIN_GAIN times the interpolation counts that would replace them."""
+    counts = np.unique(np.geomspace(5000, 1e12, 2 * interpolation.MIN_DISTINCT).astype(np.int64))
+    ones = np.ones(counts.size)
+    out = interpolation_pairs(counts, ones * 1e-3, ones)
+    np.testing.assert_array_equal(out[0], counts)
+
+
+def test_a_narrow_band_of_counts_is_folded() -> None:
+    """A dataset's filtered counts (FB15k-237: ~1000 within 7% of 14,541) become 17 nodes."""
+    counts = np.arange(13_541, 14_542, dtype=np.int64)
+    multiplicity = np.random.default_rng(3).integers(1, 40, counts.size).astype(np.float64)
+    nodes, shares, weights = interpolation_pairs(counts, np.full(counts.size, 1e-4), multiplicity)
+    assert nodes.size == interpolation.DEGREE + 1
+    assert np.all(shares == 1e-4)
+    assert np.sum(weights) == pytest.approx(np.sum(multiplicity), rel=1e-14)
+    exact = np.sum(multiplicity * harmonic_number(counts) / counts)
+    assert np.sum(weights * harmonic_number(nodes) / nodes) == pytest.approx(exact, rel=1e-14)
+
+
+@pytest.mark.parametrize("size", [4_000, 20_466])
+def test_filtered_dataset_counts_unchanged_by_interpolation(
+    monkeypatch: pytest.MonkeyPatch, size: int
+) -> None:
+    rng = np.random.default_rng(5)
+    counts = 14_541 - rng.integers(0, 1_000, size=size)
+    for function in (harmonic_mean_moments, inverse_arithmetic_mean_moments):
+        interpolated = function(counts)
+        exact = _exact_path(monkeypatch, function, counts)
+        assert interpolated[0] == pytest.approx(exact[0], rel=2e-15)
+        assert interpolated[1] == pytest.approx(exact[1], rel=5e-14)
+
+
 @pytest.mark.parametrize(
     "metric",
     [

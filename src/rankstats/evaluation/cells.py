@@ -22,36 +22,53 @@ from rankstats.evaluation.results import METHOD_EXACT, METHOD_MONTE_CARLO, Resul
 from rankstats.evaluation.scores import RANK_EXPECTED
 from rankstats.evaluation.tables import WEIGHT, CellStatistics
 from rankstats.evaluation.ties import tie_expectation
-from rankstats.metrics.derived import AffineTransformationParameters, DerivedRankBasedMetric
+from rankstats.metrics.derived import DerivedRankBasedMetric
 from rankstats.null.sampling import monte_carlo_moments
 
-__all__ = ["NO_CANDIDATES", "MonteCarloPlan", "NullModels", "base_value", "cell_rows"]
+__all__ = [
+    "NO_CANDIDATES",
+    "MonteCarloPlan",
+    "NullModels",
+    "base_value",
+    "base_value_gap",
+    "cell_rows",
+]
 
 
 def _null_moments(
     metric: RankBasedMetric, candidates: IntArray, weights: FloatArray | None
-) -> tuple[float | None, float | None]:
-    """Both closed-form moments from the metric's joint hook, or ``None`` where there is none."""
+) -> tuple[float | None, float | None, float | None]:
+    """Both closed-form moments and the gap ``1 - E`` from the metric's joint hook.
+
+    The gap is computed without forming ``E`` where the metric can; ``None`` where there is none.
+    """
     try:
-        expected, variance = metric._moments(candidates, weights)
+        expected, variance, gap = metric._moments_and_gap(candidates, weights)
     except NoClosedFormError:
-        return None, None
+        return None, None, None
     return (
         None if expected is None else float(expected),
         None if variance is None else float(variance),
+        None if gap is None else float(gap),
     )
 
 
 @dataclass(frozen=True)
 class _Null:
-    """The null-model quantities of one metric for one multiset of candidate counts."""
+    r"""The null-model quantities of one metric for one multiset of candidate counts.
+
+    ``gap`` is :math:`1 - \mathbb{E}` of a base metric where computed without forming
+    :math:`\mathbb{E}` (``None`` otherwise); ``defined`` says whether a derived metric is
+    defined here (its value then follows from its base's by :meth:`value`).
+    """
 
     expected_value: float | None
     variance: float | None
-    coefficients: AffineTransformationParameters | None = None
+    gap: float | None = None
     method: str | None = METHOD_EXACT
     standard_error: float | None = None
     note: str | None = None
+    defined: bool = True
 
 
 NO_CANDIDATES = _Null(
@@ -59,6 +76,7 @@ NO_CANDIDATES = _Null(
     None,
     method=None,
     note="no null model: num_candidates (the number of candidates of each task) was not given",
+    defined=False,
 )
 
 
@@ -107,11 +125,11 @@ class NullModels:
             key = (id(metric), cell.candidate_key)
             if key in self._cache:
                 continue
-            moments = _null_moments(metric, *cell.expanded_candidates)
-            if None in moments:
-                missing[metric] = moments
+            expected, variance, gap = _null_moments(metric, *cell.expanded_candidates)
+            if expected is None or variance is None:
+                missing[metric] = (expected, variance)
             else:
-                self._cache[key] = _Null(*moments)
+                self._cache[key] = _Null(expected, variance, gap)
         if not missing:
             return
         candidates, weights = cell.expanded_candidates
@@ -169,20 +187,47 @@ class NullModels:
         """Transform the base metric's cached moments: the base's are computed once for all."""
         base = self.get(metric.base, cell)
         if base.expected_value is None:
-            return _Null(None, None, method=None, note=base.note)
+            return _Null(None, None, method=None, note=base.note, defined=False)
         try:
-            coefficients = metric._coefficients_from(base.expected_value, base.variance)
-            expected, variance = metric._moments_from(base.expected_value, base.variance)
+            expected, variance = metric._moments_from(base.expected_value, base.variance, base.gap)
         except NoClosedFormError:
-            return _Null(None, None, method=None, note=base.note)
+            return _Null(None, None, method=None, note=base.note, defined=False)
         except ValueError as error:  # undefined here
-            return _Null(None, None, method=None, note=str(error))
+            return _Null(None, None, method=None, note=str(error), defined=False)
         note = None
         if base.method == METHOD_MONTE_CARLO:
             note = (
                 f"coefficients from a Monte-Carlo estimate of the null moments of {metric.base.key}"
             )
-        return _Null(expected, variance, coefficients, method=base.method, note=note)
+        return _Null(expected, variance, method=base.method, note=note)
+
+    def derived_value(
+        self,
+        metric: DerivedRankBasedMetric,
+        cell: CellStatistics,
+        base_value: float,
+        value_gap: float | None,
+    ) -> float:
+        """The derived metric's value from its base's value (and gap ``1 - M``); NaN if undefined.
+
+        It is the metric's own transformation, from the gaps where they carry the digits.
+        """
+        if not self.get(metric, cell).defined:
+            return math.nan
+        base = self.get(metric.base, cell)
+        assert base.expected_value is not None  # defined
+        return metric._value_from(
+            base_value, base.expected_value, base.variance, base.gap, value_gap=value_gap
+        )
+
+
+def base_value_gap(metric: RankBasedMetric, cell: CellStatistics, rank_type: str) -> float | None:
+    """:math:`1 - M` of a (non-derived) metric computed directly, where the metric can."""
+    if rank_type == RANK_EXPECTED or not metric.supports_weights:
+        return None
+    values, weights = cell.histogram(rank_type)
+    gap = metric._value_gap(values, None, weights)
+    return None if gap is None else float(np.asarray(gap))
 
 
 def base_value(metric: RankBasedMetric, cell: CellStatistics, rank_type: str) -> float:
@@ -216,6 +261,7 @@ def cell_rows(
     """The result rows of one cell: every rank type of the plan, every metric it lists."""
     rows = []
     base_values: dict[tuple[int, str], float] = {}
+    value_gaps: dict[tuple[int, str], float | None] = {}
     null.prepare(list(dict.fromkeys(m for _, metrics in plan for m in metrics)), cell)
     for rank_type, metrics in plan:
         for metric in metrics:
@@ -227,11 +273,9 @@ def cell_rows(
                 base_values[key] = base_value(base, cell, rank_type)
             value = base_values[key]
             if isinstance(metric, DerivedRankBasedMetric):
-                if moments.coefficients is None:
-                    value = math.nan
-                else:
-                    scale, offset = moments.coefficients
-                    value = float(scale * value + offset)
+                if metric._uses_value_gap and key not in value_gaps:
+                    value_gaps[key] = base_value_gap(base, cell, rank_type)
+                value = null.derived_value(metric, cell, value, value_gaps.get(key))
             rows.append(
                 ResultRow(
                     side,

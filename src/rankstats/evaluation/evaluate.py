@@ -498,7 +498,7 @@ def compute_results(
     elif labels is not None:
         # the micro average is the one group of all tasks: the same vectorised passes over the
         # tables with every group id set to 0, without sorting them again
-        merged = {side: s.as_one_group() for side, s in stats.items()}
+        merged = {side: s.merged_one_group() for side, s in stats.items()}
         rows = [c.row(0) for c in group_columns(merged, 1, plan, null) if c.present[0]]
     else:
         rows = [

@@ -19,16 +19,18 @@ of 10,000 groups costs a few vectorised passes until someone reads a group.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from rankstats.arrays import FloatArray, IntArray
 from rankstats.base import RankBasedMetric
-from rankstats.evaluation.cells import NO_CANDIDATES, NullModels, base_value
+from rankstats.evaluation.cells import NO_CANDIDATES, NullModels, base_value, base_value_gap
 from rankstats.evaluation.results import (
     METHOD_EXACT,
     METHOD_MONTE_CARLO,
@@ -53,8 +55,10 @@ from rankstats.metrics.derived import (
     ZMetric,
 )
 from rankstats.metrics.dispersion import Count, StandardDeviation, Variance
-from rankstats.metrics.hits import HitsAtK, hit_probability
+from rankstats.metrics.hits import HitsAtK, hit_probability, miss_probability
+from rankstats.null.grouping import distinct_inverse
 from rankstats.null.harmonic import (
+    harmonic_number,
     rank_mean,
     rank_variance,
     reciprocal_rank_mean,
@@ -75,8 +79,9 @@ CodeArray = npt.NDArray[np.int8]
 #: a row's method by its code in a column: no statistics, closed forms, Monte-Carlo
 METHODS: tuple[str | None, ...] = (None, METHOD_EXACT, METHOD_MONTE_CARLO)
 _NONE, _EXACT, _MONTE_CARLO = 0, 1, 2
-#: a base metric's null moments in every group: E, V, method, standard error, notes by group
-NullColumn = tuple[FloatArray, FloatArray, CodeArray, FloatArray, dict[int, str]]
+#: a base metric's null moments in every group: E, V, method, standard error, notes by group,
+#: and the gap 1 - E computed directly (NaN where it is not)
+NullColumn = tuple[FloatArray, FloatArray, CodeArray, FloatArray, dict[int, str], FloatArray]
 
 
 def _identity(x: FloatArray) -> FloatArray:
@@ -85,6 +90,10 @@ def _identity(x: FloatArray) -> FloatArray:
 
 def _negative_exp(x: FloatArray) -> FloatArray:
     return np.exp(-x)
+
+
+def _negative_expm1(x: FloatArray) -> FloatArray:
+    return -np.expm1(x)
 
 
 def _value_terms(metric: RankBasedMetric) -> tuple[Transform, Transform] | None:
@@ -105,6 +114,34 @@ def _value_terms(metric: RankBasedMetric) -> tuple[Transform, Transform] | None:
     if kind is HitsAtK:
         k = metric.k  # type: ignore[attr-defined]
         return (lambda r: (r <= k).astype(np.float64)), _identity
+    return None
+
+
+def _value_gap_terms(metric: RankBasedMetric) -> tuple[Transform, Transform] | None:
+    """``(t, f)`` with the gap ``1 - M = f(sum_i a_i t(r_i))`` computed without forming ``M``."""
+    kind = type(metric)
+    if kind is ArithmeticMeanRank:
+        return (lambda r: 1.0 - r), _identity
+    if kind is InverseHarmonicMeanRank:
+        return (lambda r: (r - 1.0) / r), _identity
+    if kind is GeometricMeanRank:
+        return np.log, _negative_expm1
+    if kind is HitsAtK:
+        k = metric.k  # type: ignore[attr-defined]
+        return (lambda r: (r > k).astype(np.float64)), _identity
+    return None
+
+
+def _null_gap_term(metric: RankBasedMetric) -> NullTerm | None:
+    r"""Per-task :math:`1 - \mathbb{E}[t(r_i)]` computed directly, where it carries the digits."""
+    kind = type(metric)
+    if kind is ArithmeticMeanRank:
+        return lambda c: 0.5 * (1.0 - c.astype(np.float64))
+    if kind is InverseHarmonicMeanRank:
+        return lambda c: (c - harmonic_number(c)) / c
+    if kind is HitsAtK:
+        k = metric.k  # type: ignore[attr-defined]
+        return lambda c: miss_probability(c, k)
     return None
 
 
@@ -199,6 +236,50 @@ class _Side:
         self.present = self.total > 0
         self._cells: dict[int, CellStatistics] = {}
         self._rows: dict[str, tuple[IntArray, FloatArray, FloatArray]] = {}
+        self._squared: dict[int, tuple[Table, FloatArray]] = {}
+        self._matrices: dict[tuple[int, int], tuple[IntArray, FloatArray, Any]] = {}
+
+    def _layout(self, ids: IntArray) -> tuple[IntArray, IntArray, int]:
+        """The start of each group's run of rows, the groups present, and the longest run."""
+        key = id(ids)
+        found = self._starts.get(key)
+        if found is None or found[0] is not ids:
+            starts = np.flatnonzero(np.concatenate(([True], ids[1:] != ids[:-1])))
+            longest = int(np.diff(starts, append=ids.size).max()) if ids.size else 0
+            found = self._starts[key] = (ids, starts, ids[starts], longest)
+        return found[1], found[2], found[3]
+
+    def weighted_sums(
+        self, ids: IntArray, weights: FloatArray, terms: Sequence[FloatArray]
+    ) -> list[FloatArray]:
+        r"""Per-group sums of ``weights * t`` for every ``t`` of ``terms``.
+
+        The same sums as :meth:`_sum` of each product, in the same order: where every group has
+        at most 128 rows, a product with one sparse (groups x rows) matrix of the weights, built
+        once per table (each group's products added in row order, as ``np.bincount`` does, at
+        half its cost); otherwise by :meth:`_sum`, pairwise within each group.
+        """
+        if not terms:
+            return []
+        longest = self._layout(ids)[2]
+        if longest <= _SEQUENTIAL_ROWS and ids.size:
+            matrix = self._matrix(ids, weights)
+            return [np.asarray(matrix @ t, dtype=np.float64) for t in terms]
+        return [self._sum(ids, t * weights) for t in terms]
+
+    def _matrix(self, ids: IntArray, weights: FloatArray) -> Any:
+        """The sparse (groups x rows) matrix of the rows' weights, built once per table."""
+        key = (id(ids), id(weights))
+        found = self._matrices.get(key)
+        if found is None or found[0] is not ids or found[1] is not weights:
+            from scipy import sparse
+
+            indptr = np.searchsorted(ids, np.arange(self.size + 1))
+            matrix = sparse.csr_matrix(
+                (weights, np.arange(ids.size), indptr), shape=(self.size, ids.size)
+            )
+            found = self._matrices[key] = (ids, weights, matrix)
+        return found[2]
 
     def _sum(self, ids: IntArray, values: FloatArray) -> FloatArray:
         r"""Per-group sums of ``values`` over rows sorted by group id ``ids``.
@@ -208,13 +289,7 @@ class _Side:
         ``np.add.reduceat`` over each group's run of rows, which sums pairwise (error
         :math:`O(\log n)` ulps where a sequential sum has :math:`O(n)`).
         """
-        key = id(ids)
-        found = self._starts.get(key)
-        if found is None or found[0] is not ids:
-            starts = np.flatnonzero(np.concatenate(([True], ids[1:] != ids[:-1])))
-            longest = int(np.diff(starts, append=ids.size).max()) if ids.size else 0
-            found = self._starts[key] = (ids, starts, ids[starts], longest)
-        _, starts, present, longest = found
+        starts, present, longest = self._layout(ids)
         values = np.asarray(values, dtype=np.float64)
         if longest <= _SEQUENTIAL_ROWS:
             summed = np.bincount(ids, weights=values, minlength=self.size)
@@ -254,14 +329,22 @@ class _Side:
     def mean(self, ids: IntArray, terms: FloatArray, weights: FloatArray) -> FloatArray:
         """The weighted mean of per-row terms in every group (NaN where a group is empty)."""
         with np.errstate(invalid="ignore", divide="ignore"):
-            return self._sum(ids, terms * weights) / self.total
+            return self.weighted_sums(ids, weights, [terms])[0] / self.total
 
     def squared_weights(self, table: Table) -> FloatArray:
         """Each row's count times its squared weight, the weight of a variance term."""
-        squared = table.count.astype(np.float64)
-        if WEIGHT in table.columns:
-            squared = squared * table.columns[WEIGHT] ** 2
-        return squared
+        if WEIGHT not in table.columns:
+            return table.weights()  # the counts
+        found = self._squared.get(id(table))
+        if found is None or found[0] is not table:
+            squared = table.count.astype(np.float64) * table.columns[WEIGHT] ** 2
+            found = self._squared[id(table)] = (table, squared)
+        return found[1]
+
+    @functools.cached_property
+    def squared_total(self) -> FloatArray:
+        """The square of each group's total weight."""
+        return self.total * self.total
 
 
 class _Builder:
@@ -323,6 +406,67 @@ class _Builder:
                 bar.update(1)
         return values
 
+    def prefetch(self, plan: Plan) -> None:
+        """The values (and gaps ``1 - M``) of every mean-type base metric: one batch per type."""
+        gapped = {m.base for _, ms in plan for m in ms if isinstance(m, DerivedRankBasedMetric)}
+        data = self.data
+        for rank_type, chosen in plan:
+            bases = dict.fromkeys(
+                m.base if isinstance(m, DerivedRankBasedMetric) else m for m in chosen
+            )
+            wanted: list[tuple[tuple[RankBasedMetric, str], FloatArray, Transform]] = []
+            with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+                if rank_type == RANK_EXPECTED:
+                    if data.stats.pairs is None:
+                        continue
+                    pairs = data.stats.pairs
+                    ids, weights = pairs.columns[GROUP], pairs.weights()
+                    low, high = pairs.columns["optimistic"], pairs.columns["pessimistic"]
+                    for metric in bases:
+                        tie = _tie_terms(metric)
+                        if tie is not None and (metric, rank_type) not in self._values:
+                            wanted.append(((metric, rank_type), tie(low, high), _identity))
+                else:
+                    ids, ranks, weights = data.rows(rank_type)
+                    for metric in bases:
+                        terms_of = _value_terms(metric)
+                        if terms_of is not None and (metric, rank_type) not in self._values:
+                            term, finish = terms_of
+                            wanted.append(((metric, rank_type), term(ranks), finish))
+                        gap_terms = _value_gap_terms(metric) if metric in gapped else None
+                        gap_key = (metric, f"gap.{rank_type}")
+                        if gap_terms is not None and gap_key not in self._values:
+                            term, finish = gap_terms
+                            wanted.append((gap_key, term(ranks), finish))
+                sums = data.weighted_sums(ids, weights, [terms for _, terms, _ in wanted])
+                for (key, _, finish), summed in zip(wanted, sums, strict=True):
+                    self._values[key] = finish(summed / data.total)
+
+    def value_gap(self, metric: RankBasedMetric, rank_type: str) -> FloatArray:
+        """``1 - M`` of a base metric in every group, computed directly (NaN where it is not)."""
+        key = (metric, f"gap.{rank_type}")
+        found = self._values.get(key)
+        if found is None:
+            found = self._values[key] = self._compute_value_gap(metric, rank_type)
+        return found
+
+    def _compute_value_gap(self, metric: RankBasedMetric, rank_type: str) -> FloatArray:
+        data = self.data
+        gaps = np.full(self.size, math.nan)
+        if rank_type == RANK_EXPECTED:
+            return gaps
+        terms_of = _value_gap_terms(metric)
+        if terms_of is not None:
+            term, finish = terms_of
+            ids, ranks, weights = data.rows(rank_type)
+            with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+                return finish(data.mean(ids, term(ranks), weights))
+        if _value_terms(metric) is not None or type(metric) in (Count, Variance, StandardDeviation):
+            return gaps  # vectorised values without a gap form: 1 - M
+        for g in self._groups:
+            gaps[g] = _nan(base_value_gap(metric, data.cell(int(g)), rank_type))
+        return gaps
+
     # --- null moments ------------------------------------------------------------------------
 
     def prepare(self, metrics: Sequence[RankBasedMetric]) -> None:
@@ -332,10 +476,12 @@ class _Builder:
         bases = list(
             dict.fromkeys(m.base if isinstance(m, DerivedRankBasedMetric) else m for m in metrics)
         )
+        # the bases whose gap 1 - E a derived metric uses
+        gapped = {m.base for m in metrics if isinstance(m, DerivedRankBasedMetric)}
         looped = []
         for metric in bases:
             if type(metric) is Count or _null_terms(metric) is not None:
-                self._nulls[metric] = self._vectorised_null(metric)
+                self._nulls[metric] = self._vectorised_null(metric, metric in gapped)
             else:
                 looped.append(metric)
         if not looped:
@@ -347,6 +493,7 @@ class _Builder:
                 np.zeros(self.size, dtype=np.int8),
                 np.full(self.size, math.nan),
                 {},
+                np.full(self.size, math.nan),
             )
             for metric in looped
         }
@@ -364,7 +511,8 @@ class _Builder:
         self.null.prepare(looped, cell)
         for metric in looped:
             found = self.null.get(metric, cell)
-            expected, variance, methods, errors, notes = columns[metric]
+            expected, variance, methods, errors, notes, gaps = columns[metric]
+            gaps[g] = _nan(found.gap)
             expected[g] = _nan(found.expected_value)
             variance[g] = _nan(found.variance)
             methods[g] = METHODS.index(found.method)
@@ -372,12 +520,13 @@ class _Builder:
             if found.note is not None:
                 notes[g] = found.note
 
-    def _vectorised_null(self, metric: RankBasedMetric) -> NullColumn:
+    def _vectorised_null(self, metric: RankBasedMetric, with_gap: bool) -> NullColumn:
         data = self.data
         table = data.stats.candidates
         assert table is not None
         ids = table.columns[GROUP]
         distinct, inverse = self._distinct_candidates()
+        gaps = np.full(self.size, math.nan)
         if type(metric) is Count:
             counts = data._sum(ids, table.count.astype(np.float64))
             expected, variance = counts, np.zeros(self.size)
@@ -388,19 +537,22 @@ class _Builder:
             # the per-task terms of each distinct count, spread to the rows
             expected = data.mean(ids, mean_of(distinct)[inverse], table.weights())
             with np.errstate(invalid="ignore", divide="ignore"):
-                variance = data._sum(
-                    ids, variance_of(distinct)[inverse] * data.squared_weights(table)
-                ) / (data.total * data.total)
+                (summed,) = data.weighted_sums(
+                    ids, data.squared_weights(table), [variance_of(distinct)[inverse]]
+                )
+                variance = summed / data.squared_total
+            gap_of = _null_gap_term(metric) if with_gap else None
+            if gap_of is not None:
+                gaps = data.mean(ids, gap_of(distinct)[inverse], table.weights())
         methods = np.full(self.size, _EXACT, dtype=np.int8)
-        return expected, variance, methods, np.full(self.size, math.nan), {}
+        return expected, variance, methods, np.full(self.size, math.nan), {}, gaps
 
     def _distinct_candidates(self) -> tuple[IntArray, IntArray]:
         """The distinct candidate counts over all groups, and each table row's index into them."""
         if self._distinct is None:
             table = self.data.stats.candidates
             assert table is not None
-            distinct, inverse = np.unique(table.columns["num_candidates"], return_inverse=True)
-            self._distinct = distinct, inverse.reshape(-1)
+            self._distinct = distinct_inverse(table.columns["num_candidates"])
         return self._distinct
 
     def null_column(self, metric: RankBasedMetric) -> NullColumn:
@@ -414,6 +566,7 @@ class _Builder:
                 np.zeros(self.size, dtype=np.int8),
                 np.full(self.size, math.nan),
                 dict.fromkeys(self._groups.tolist(), note),
+                np.full(self.size, math.nan),
             )
         return self._nulls[metric]
 
@@ -422,7 +575,7 @@ class _Builder:
     def column(self, rank_type: str, metric: RankBasedMetric) -> Column:
         present = self.data.present
         if not isinstance(metric, DerivedRankBasedMetric):
-            expected, variance, methods, errors, notes = self.null_column(metric)
+            expected, variance, methods, errors, notes, _ = self.null_column(metric)
             return Column(
                 self.side,
                 rank_type,
@@ -436,11 +589,25 @@ class _Builder:
                 notes,
             )
         base_value = self.value(metric.base, rank_type)
-        base_expected, base_variance, base_methods, _, base_notes = self.null_column(metric.base)
+        base_expected, base_variance, base_methods, _, base_notes, base_gap = self.null_column(
+            metric.base
+        )
+        gap = np.where(np.isnan(base_gap), 1.0 - base_expected, base_gap)
         scale, offset, expected, variance, undefined = _affine(
-            metric, base_expected, base_variance, self._groups
+            metric, base_expected, base_variance, gap, self._groups
         )
         value = scale * base_value + offset
+        if metric._uses_value_gap:  # from the gaps 1 - M and 1 - E, which carry the digits
+            value_gap = self.value_gap(metric.base, rank_type)
+            value_gap = np.where(np.isnan(value_gap), 1.0 - base_value, value_gap)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                if isinstance(metric, ReindexedMetric):
+                    value = np.where(np.isnan(scale), math.nan, 1.0 - value_gap / gap)
+                elif isinstance(metric, ZMetric):
+                    sign = 1.0 if metric.base.increasing else -1.0
+                    difference = gap - value_gap
+                    value = sign * difference / np.sqrt(base_variance) + 0.0
+                    value = np.where(np.isnan(scale), math.nan, value)
         methods = base_methods.copy()
         notes = dict(base_notes)
         for g, reason in undefined.items():
@@ -475,9 +642,12 @@ def _affine(
     metric: DerivedRankBasedMetric,
     base_expected: FloatArray,
     base_variance: FloatArray,
+    base_gap: FloatArray,
     groups: IntArray,
 ) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray, dict[int, str]]:
-    """The coefficients and null moments of a derived metric in every group, element-wise.
+    r"""The coefficients and null moments of a derived metric in every group, element-wise.
+
+    ``base_gap`` is :math:`1 - \mathbb{E}` of the base, computed directly where it can be.
 
     The array form of the metric's ``_coefficients_from`` / ``_moments_from``; a group where
     these are undefined (or the base has no moments) gets NaN and, in the returned mapping, the
@@ -487,8 +657,8 @@ def _affine(
     size = base_expected.size
     with np.errstate(divide="ignore", invalid="ignore"):
         if isinstance(metric, ReindexedMetric):
-            bad = base_expected == 1.0
-            scale = 1.0 / (1.0 - base_expected)
+            bad = base_gap == 0.0
+            scale = 1.0 / base_gap
             offset = -scale * base_expected
             expected = np.zeros(size)
             variance = scale * scale * base_variance
@@ -510,11 +680,11 @@ def _affine(
             bad = np.zeros(size, dtype=bool)
             for g in groups:
                 mean, var = float(base_expected[g]), float(base_variance[g])
+                variance_g = None if math.isnan(var) else var
+                gap_g = float(base_gap[g])
                 try:
-                    scale[g], offset[g] = metric._coefficients_from(
-                        mean, None if math.isnan(var) else var
-                    )
-                    e, v = metric._moments_from(mean, None if math.isnan(var) else var)
+                    scale[g], offset[g] = metric._coefficients_from(mean, variance_g, gap_g)
+                    e, v = metric._moments_from(mean, variance_g, gap_g)
                 except ValueError:
                     bad[g] = True
                     continue
@@ -525,7 +695,9 @@ def _affine(
     undefined: dict[int, str] = {}
     for g in groups[bad[groups] & ~missing[groups]]:
         try:
-            metric._coefficients_from(float(base_expected[g]), float(base_variance[g]))
+            metric._coefficients_from(
+                float(base_expected[g]), float(base_variance[g]), float(base_gap[g])
+            )
         except ValueError as error:
             undefined[int(g)] = str(error)
         else:  # pragma: no cover - the array form and the scalar form disagree
@@ -550,6 +722,7 @@ def group_columns(
     for side, side_stats in stats.items():
         builder = _Builder(side, _Side(side_stats, size), null, size, progress)
         builder.prepare(metrics)
+        builder.prefetch(plan)
         for rank_type, chosen in plan:
             columns.extend(builder.column(rank_type, metric) for metric in chosen)
     return columns
@@ -605,8 +778,11 @@ def macro_rows(columns: Sequence[Column]) -> list[ResultRow]:
         groups = np.flatnonzero(column.present)
         if groups.size == 0:
             continue
-        defined = groups[~np.isnan(column.value[groups])]
-        left_out = groups[np.isnan(column.value[groups])]
+        undefined = np.isnan(column.value[groups])
+        if undefined.any():
+            defined, left_out = groups[~undefined], groups[undefined]
+        else:
+            defined, left_out = groups, groups[:0]
         key = (column.side, column.rank_type, column.metric)
         if defined.size == 0:
             reasons = "; ".join(dict.fromkeys(column.note.values()))
@@ -631,7 +807,8 @@ def macro_rows(columns: Sequence[Column]) -> list[ResultRow]:
             _MONTE_CARLO if (codes == _MONTE_CARLO).any() else int(codes.min() > _NONE)
         ]
         is_defined = np.zeros(column.value.size, dtype=bool)
-        is_defined[defined] = True
+        if column.note:
+            is_defined[defined] = True
         note = "; ".join(dict.fromkeys(n for g, n in column.note.items() if is_defined[g]))
         if left_out.size:
             reasons = "; ".join(

@@ -4,7 +4,9 @@ Keys follow PyKEEN's grammar ``side.rank_type.metric``, where the side and the r
 optional and default to ``both`` (all ranks) and ``realistic``; the metric is any name the
 :data:`~rankstats.metric_resolver` knows (``"mrr"``, ``"hits@10"``, ``"hits_at_10"``,
 ``"inverse_harmonic_mean_rank"``, ...). So ``results["mrr"]``, ``results["realistic.hits_at_10"]``
-and ``results["tail.pessimistic.hits@10"]`` all work.
+and ``results["tail.pessimistic.hits@10"]`` all work, and so do PyKEEN's spellings
+(:mod:`rankstats.evaluation.keys`): ``results["tail.worst.hits_at_k.10"]``,
+``results["avg.mrr"]``.
 
 For every value where the null model :math:`r_i \sim \mathcal{U}\{1..C_i\}` has closed forms, the
 results also hold the expected value :math:`\mathbb{E}[M]`, the standard deviation
@@ -21,9 +23,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from rankstats.base import RankBasedMetric
-from rankstats.errors import UnknownMetricError
+from rankstats.evaluation.keys import RANK_TYPE_SYNONYMS, parse_key
 from rankstats.evaluation.scores import EVALUATION_RANK_TYPES
-from rankstats.registry import metric_resolver
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas  # type: ignore[import-untyped,import-not-found,unused-ignore]
@@ -247,25 +248,13 @@ class EvaluationResults(Mapping[str, float]):
             return self._default_side(key), self._default_rank_type(key), key
         if not isinstance(key, str):
             raise TypeError(f"keys must be strings or metrics, got {type(key).__name__}")
-        *qualifiers, name = key.split(".")
-        side = rank_type = None
-        for part in qualifiers:
-            if part in EVALUATION_RANK_TYPES and rank_type is None:
-                rank_type = part
-            elif part in self.sides and side is None:
-                side = part
-            else:
-                raise KeyError(
-                    f"{key!r} is not a key of the form [side.][rank_type.]metric: {part!r} is "
-                    f"neither a side ({', '.join(self.sides)}) nor a rank type "
-                    f"({', '.join(EVALUATION_RANK_TYPES)}), or it is given twice"
-                )
-        try:
-            metric = metric_resolver.make(name)
-        except UnknownMetricError:
-            raise
-        except (TypeError, ValueError) as error:
-            raise KeyError(f"{key!r}: cannot make the metric {name!r}: {error}") from error
+        side, rank_type, metric = parse_key(key)
+        if side is not None and side not in self.sides:
+            raise KeyError(
+                f"{key!r} is not a key of the form [side.][rank_type.]metric: {side!r} is "
+                f"neither a side ({', '.join(self.sides)}) nor a rank type "
+                f"({', '.join(EVALUATION_RANK_TYPES)}, or PyKEEN's {', '.join(RANK_TYPE_SYNONYMS)})"
+            )
         return (
             side or self._default_side(metric),
             rank_type or self._default_rank_type(metric),

@@ -8,7 +8,6 @@ order matters).
 
 from __future__ import annotations
 
-import functools
 import math
 import numbers
 import threading
@@ -18,8 +17,8 @@ from typing import Any
 import numpy as np
 
 from rankstats.base import RankBasedMetric
+from rankstats.evaluation.keys import ParsedKey, try_parse_key
 from rankstats.evaluation.results import DEFAULT_RANK_TYPE, SIDE_BOTH
-from rankstats.evaluation.scores import EVALUATION_RANK_TYPES
 from rankstats.registry import metric_resolver
 from rankstats.validation import check_positive_int
 
@@ -44,52 +43,6 @@ _STATE_KEYS = frozenset(
 _REQUIRED_STATE_KEYS = frozenset(
     {"metric", "larger_is_better", "best_value", "best_epoch", "bad_evaluations", "history"}
 )
-
-#: PyKEEN's synonyms of rank types in result keys
-_RANK_TYPE_SYNONYMS = {
-    "best": "optimistic",
-    "worst": "pessimistic",
-    "avg": "realistic",
-    "average": "realistic",
-}
-
-#: a parsed results key: side (None: not given), rank type (None: not given) and metric
-ParsedKey = tuple[str | None, str | None, RankBasedMetric]
-
-
-@functools.lru_cache(maxsize=4096)
-def _parse_key(key: str) -> ParsedKey | None:
-    """Split a results key ``[side.][rank_type.]metric`` into its parts; ``None`` if it is not one.
-
-    PyKEEN's spellings are understood too: the rank-type synonyms ``best``, ``worst``, ``avg``
-    and ``average``, and a cut-off after a dot (``"head.best.hits_at_k.3"``). Keys such as
-    ``"both.realistic.mrr.z_score"`` (statistics next to the values) are not keys of a value and
-    give ``None``.
-    """
-    parts = key.split(".")
-    cut_off = None
-    if len(parts) > 1 and parts[-1].isdigit():
-        cut_off = int(parts.pop())
-    *qualifiers, name = parts
-    if len(qualifiers) > 2:
-        return None
-    side = rank_type = None
-    for part in qualifiers:
-        part = _RANK_TYPE_SYNONYMS.get(part, part)
-        if part in EVALUATION_RANK_TYPES and rank_type is None:
-            rank_type = part
-        elif part not in EVALUATION_RANK_TYPES and side is None and part:
-            side = part
-        else:
-            return None
-    try:
-        if cut_off is None:
-            metric = metric_resolver.make(name)
-        else:
-            metric = metric_resolver.make(metric_resolver.lookup(name), k=cut_off)
-    except (TypeError, ValueError):
-        return None
-    return side, rank_type, metric
 
 
 class EarlyStopper:
@@ -159,7 +112,7 @@ class EarlyStopper:
             resolved = metric
             self.key: str = metric.key
         elif isinstance(metric, str):
-            parsed = _parse_key(metric)
+            parsed = try_parse_key(metric)
             if parsed is None:
                 parts = metric.split(".")
                 if len(parts) > 1 and parts[-1].isdigit():
@@ -317,7 +270,7 @@ class EarlyStopper:
         return result[match]
 
     def _target(self) -> ParsedKey:
-        parsed = _parse_key(self.key)
+        parsed = try_parse_key(self.key)
         if parsed is None:  # a metric instance's key always parses; a str key was parsed in init
             return None, None, self.metric
         return parsed
@@ -340,7 +293,7 @@ class EarlyStopper:
         for key in result:
             if not isinstance(key, str):
                 continue
-            parsed = _parse_key(key)
+            parsed = try_parse_key(key)
             if parsed is None or parsed[2] != metric:
                 continue
             key_side, key_type = parsed[0] or SIDE_BOTH, parsed[1] or DEFAULT_RANK_TYPE

@@ -60,8 +60,12 @@ def group_sum(
     )
 
 
-def _count_integer_rows(columns: Sequence[AnyArray]) -> tuple[list[IntArray], IntArray] | None:
+def _count_integer_rows(
+    columns: Sequence[AnyArray], count: IntArray | None = None
+) -> tuple[list[IntArray], IntArray] | None:
     """Distinct rows of integer columns with their counts, through one combined integer key.
+
+    ``count`` gives each row's count (1 each by default); counts are added exactly, as integers.
 
     Sorting one ``int64`` array is far faster than an indirect lexicographic sort (50 ms against
     1.2 s for :math:`10^7` rows), so where the columns' ranges multiply to less than
@@ -77,7 +81,17 @@ def _count_integer_rows(columns: Sequence[AnyArray]) -> tuple[list[IntArray], In
     for column, low, span in zip(columns, lows, spans, strict=True):
         combined *= span
         combined += column - low
-    unique, counts = np.unique(combined, return_counts=True)
+    if count is None:
+        unique, counts = np.unique(combined, return_counts=True)
+    else:
+        order = np.argsort(combined)
+        ordered = combined[order]
+        new = np.empty(ordered.size, dtype=np.bool_)
+        new[0] = True
+        np.not_equal(ordered[1:], ordered[:-1], out=new[1:])
+        starts = np.flatnonzero(new)
+        unique = ordered[starts]
+        counts = np.add.reduceat(count[order].astype(np.int64), starts)
     keys: list[IntArray] = []
     for low, span in zip(reversed(lows), reversed(spans), strict=True):
         unique, digit = np.divmod(unique, span)
@@ -96,11 +110,12 @@ class Table:
     def build(cls, columns: Mapping[str, AnyArray], count: IntArray | None = None) -> Table:
         """Compress rows to distinct ones, adding up their counts (1 each by default)."""
         names = list(columns)
-        if count is None:
-            fast = _count_integer_rows([columns[name] for name in names])
+        if count is None or np.issubdtype(count.dtype, np.integer):
+            fast = _count_integer_rows([columns[name] for name in names], count)
             if fast is not None:
                 keys, counts = fast
                 return cls(dict(zip(names, keys, strict=True)), counts)
+        if count is None:
             count = np.ones(columns[names[0]].size, dtype=np.int64)
         keys, (summed,) = group_sum([columns[name] for name in names], [count])
         return cls(dict(zip(names, keys, strict=True)), summed)
@@ -140,6 +155,12 @@ class Table:
         columns = dict(self.columns)
         columns[GROUP] = np.zeros(self.count.size, dtype=np.int64)
         return Table(columns, self.count)
+
+    def merged_one_group(self) -> Table:
+        """The rows of all groups merged (distinct rows, counts added), all in group 0."""
+        merged = self.merged_groups()
+        columns = {GROUP: np.zeros(merged.count.size, dtype=np.int64), **merged.columns}
+        return Table(columns, merged.count)
 
     def relabel_groups(self, mapping: IntArray) -> Table:
         """Replace every group id ``g`` by ``mapping[g]`` (and re-sort)."""
@@ -318,6 +339,14 @@ class SideStatistics:
             pairs=None if self.pairs is None else self.pairs.as_one_group(),
             ranks={rank_type: t.as_one_group() for rank_type, t in self.ranks.items()},
             candidates=None if self.candidates is None else self.candidates.as_one_group(),
+        )
+
+    def merged_one_group(self) -> SideStatistics:
+        """The same tasks as one group (id 0), equal rows merged: fewer rows to pass over."""
+        return SideStatistics(
+            pairs=None if self.pairs is None else self.pairs.merged_one_group(),
+            ranks={rank_type: t.merged_one_group() for rank_type, t in self.ranks.items()},
+            candidates=None if self.candidates is None else self.candidates.merged_one_group(),
         )
 
     def relabel_groups(self, mapping: IntArray) -> SideStatistics:

@@ -413,5 +413,5 @@ def expected_over_ties(
     if ranks.num_candidates is None:
         raise ValueError(f"{metric!r} needs num_candidates; build the Ranks with them")
     assert isinstance(metric, DerivedRankBasedMetric)
-    scale, offset = metric._coefficients(ranks.num_candidates, clean_weights)
-    return float(scale * value + offset)
+    null = metric._base_null(ranks.num_candidates, clean_weights)
+    return metric._value_from(value, null.mean, null.variance, null.gap)

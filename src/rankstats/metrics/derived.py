@@ -211,14 +211,18 @@ class DerivedRankBasedMetric(RankBasedMetric):
         base_mean: float,
         base_variance: float | None,
         base_gap: float | None = None,
+        *,
+        value_gap: float | None = None,
     ) -> float:
         """The derived value of one base value, given the base's moments (for cached moments).
 
         Prefer it to ``scale * value + offset`` with :meth:`_coefficients_from`: it works from
-        the gaps :math:`1 - M` and :math:`1 - E` where those carry the digits.
+        the gaps :math:`1 - M` and :math:`1 - E` where those carry the digits. ``value_gap`` is
+        :math:`1 - M` computed directly (the base's ``_value_gap``), where known.
         """
         null = _base_null(base_mean, base_variance, base_gap)
-        return float(self._transform(np.asarray(base_value, dtype=np.float64), None, null))
+        gaps = None if value_gap is None else (lambda: np.asarray(value_gap, dtype=np.float64))
+        return float(self._transform(np.asarray(base_value, dtype=np.float64), gaps, null))
 
     def _moments_of(self, null: BaseNull) -> tuple[float, float | None]:
         scale, offset = self._coefficients_of(null)

@@ -24,6 +24,11 @@ sums agree with the sums over every count to 1e-15 to 2e-15 relative, the expect
 reciprocal metrics to 2e-16 and their variances (which the centred quadrature is more sensitive
 to) to 3e-14 (``tests/test_interpolation.py``). A higher degree or narrower intervals change
 nothing: what is left is rounding, not interpolation error.
+
+The counts of one share are folded when they are at least :data:`MIN_DISTINCT` and at least
+:data:`MIN_GAIN` times the interpolation counts that would replace them: a dataset's filtered
+counts (FB15k-237: about a thousand distinct counts within 7% of 14,541) become 17 nodes, which
+makes the harmonic mean rank's moments several times faster there.
 """
 
 from __future__ import annotations
@@ -32,9 +37,9 @@ import math
 
 import numpy as np
 
-from rankstats.arrays import FloatArray, IntArray
+from rankstats.arrays import BoolArray, FloatArray, IntArray
 
-__all__ = ["DEGREE", "LOWEST", "MIN_DISTINCT", "WIDTH", "interpolation_pairs"]
+__all__ = ["DEGREE", "LOWEST", "MIN_DISTINCT", "MIN_GAIN", "WIDTH", "interpolation_pairs"]
 
 #: counts below this are kept as they are
 LOWEST = 2**12
@@ -42,8 +47,10 @@ LOWEST = 2**12
 DEGREE = 16
 #: the largest width of an interval in log C
 WIDTH = 0.5
-#: interpolate only when at least this many distinct counts share one share a_i
-MIN_DISTINCT = 2048
+#: interpolate the counts of one share a_i only when there are at least this many distinct ones
+MIN_DISTINCT = 256
+#: ... and at least this many times the number of interpolation counts that would replace them
+MIN_GAIN = 4
 
 
 def _nodes(low: float, high: float) -> FloatArray:
@@ -98,6 +105,22 @@ def _fold(counts: IntArray, multiplicity: FloatArray) -> tuple[FloatArray, Float
     return merged, folded.astype(np.float64)
 
 
+def _worth_folding(log_counts: FloatArray, group: IntArray, groups: int) -> BoolArray:
+    r"""Which groups of counts are many more than the interpolation counts that would replace them.
+
+    A group spanning :math:`R` in :math:`\log C` is replaced by at most
+    :math:`\lceil R / \text{WIDTH} \rceil (\text{DEGREE} + 1)` counts.
+    """
+    size = np.bincount(group, minlength=groups)
+    low = np.full(groups, np.inf)
+    high = np.full(groups, -np.inf)
+    np.minimum.at(low, group, log_counts)
+    np.maximum.at(high, group, log_counts)
+    pieces = np.maximum(1.0, np.ceil((high - low) / WIDTH))
+    worth: BoolArray = (size >= MIN_DISTINCT) & (size >= MIN_GAIN * (DEGREE + 1) * pieces)
+    return worth
+
+
 def interpolation_pairs(
     counts: IntArray, shares: FloatArray, multiplicity: FloatArray
 ) -> tuple[IntArray, FloatArray, FloatArray]:
@@ -119,7 +142,7 @@ def interpolation_pairs(
     if np.count_nonzero(large) < MIN_DISTINCT:
         return counts, shares, multiplicity
     values, inverse = np.unique(shares[large], return_inverse=True)
-    folded_groups = np.flatnonzero(np.bincount(inverse) >= MIN_DISTINCT)
+    folded_groups = np.flatnonzero(_worth_folding(np.log(counts[large]), inverse, values.size))
     if folded_groups.size == 0:
         return counts, shares, multiplicity
     large_index = np.flatnonzero(large)

@@ -77,6 +77,7 @@ import numpy as np
 import numpy.typing as npt
 
 from rankstats.arrays import FloatArray
+from rankstats.null.grouping import distinct_counts
 
 __all__ = [
     "geometric_mean_log_moments",
@@ -442,15 +443,7 @@ def log_power_moment_dispersion(C: npt.ArrayLike, p: npt.ArrayLike) -> FloatArra
 
 def _grouped_candidates(C: npt.NDArray[np.generic]) -> tuple[FloatArray, FloatArray]:
     """Return the distinct numbers of candidates and how often each occurs."""
-    c = C.ravel()
-    if c.dtype.kind == "f":
-        c = c.astype(np.int64)
-    low, high = int(c.min()), int(c.max())
-    if high - low <= 4 * c.size:
-        counts = np.bincount(c - low)
-        values = np.flatnonzero(counts)
-        return (values + low).astype(np.float64), counts[values].astype(np.float64)
-    values, counts = np.unique(c, return_counts=True)
+    values, counts = distinct_counts(C.ravel().astype(np.int64, copy=False))
     return values.astype(np.float64), counts.astype(np.float64)
 
 
@@ -499,8 +492,8 @@ def geometric_mean_moments(
     cancellation) rather than subtracting the two totals :math:`\ln \mathbb{E}[G^2]` and
     :math:`2 \ln \mathbb{E}[G]`, which agree to about :math:`\log_{10} n` digits, keeps the variance
     at full precision. Without weights the terms are grouped by distinct :math:`C`
-    (``np.bincount`` when the span of :math:`C` is at most :math:`4n`, ``np.unique``
-    otherwise), so the cost follows the number of distinct values; with weights every rank has
+    (:func:`~rankstats.null.grouping.distinct_counts`, in :math:`O(n)` for sorted counts or a
+    narrow range), so the cost follows the number of distinct values; with weights every rank has
     its own exponent and is evaluated elementwise (still vectorised).
 
     Examples

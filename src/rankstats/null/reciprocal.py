@@ -32,6 +32,7 @@ import numpy.typing as npt
 from scipy import special
 
 from rankstats.arrays import BoolArray, FloatArray, IntArray
+from rankstats.null.grouping import distinct_counts
 from rankstats.null.interpolation import interpolation_pairs
 from rankstats.weighting import pairwise_dot
 
@@ -93,7 +94,7 @@ def _group(
 ) -> tuple[IntArray, FloatArray, FloatArray]:
     """Distinct pairs (C, a) and their multiplicities; tasks of weight zero are dropped."""
     if weights is None:
-        values, repeats = np.unique(num_candidates, return_counts=True)
+        values, repeats = distinct_counts(num_candidates)
         return values, np.full(values.size, 1.0 / num_candidates.size), repeats.astype(np.float64)
     keep = weights > 0
     c = num_candidates[keep]
@@ -201,12 +202,23 @@ def _log_series(moment_series: FloatArray) -> FloatArray:
     :math:`m \lambda_m = m f_m - \sum_{j=2}^{m-2} j \lambda_j f_{m-j}`.
     """
     out = np.zeros_like(moment_series)
+    # j * lambda_j, filled in as the recursion goes
+    scaled = np.zeros_like(moment_series)
     for m in range(2, moment_series.shape[0]):
-        acc = m * moment_series[m]
-        for j in range(2, m - 1):
-            acc -= j * out[j] * moment_series[m - j]
+        # sum_{j=2}^{m-2} j lambda_j f_{m-j}: rows j = 2..m-2 against f_{m-2} .. f_2
+        acc = m * moment_series[m] - np.einsum(
+            "j...,j...->...", scaled[2 : m - 1], moment_series[m - 2 : 1 : -1]
+        )
         out[m] = acc / m
+        scaled[m] = m * out[m]
     return out
+
+
+#: B_{2k} / (2k (2k)!), k = 1.._SERIES_TERMS / 2: the series of the centred arithmetic CGF
+_ARITHMETIC_SERIES = tuple(
+    float(bernoulli) / (2 * k * math.factorial(2 * k))
+    for k, bernoulli in enumerate(special.bernoulli(_SERIES_TERMS)[2::2], start=1)
+)
 
 
 class _ArithmeticTask:
@@ -227,9 +239,7 @@ class _ArithmeticTask:
         self.limit = 1.0 / c
         self.series = np.zeros((_SERIES_TERMS + 1, c.size))
         log_c = np.log(c)
-        for k in range(1, _SERIES_TERMS // 2 + 1):
-            bernoulli = float(special.bernoulli(2 * k)[-1])
-            factor = bernoulli / (2 * k * math.factorial(2 * k))
+        for k, factor in enumerate(_ARITHMETIC_SERIES, start=1):
             self.series[2 * k] = factor * -np.expm1(-2 * k * log_c)
         self.row_cost = np.ones(c.size)
 
@@ -239,6 +249,15 @@ class _ArithmeticTask:
         centred = _log_sinhc(0.5 * cs) - _log_sinhc(0.5 * s)
         log_transform = -s + (_log_one_minus_exp_ratio(cs) - _log_one_minus_exp_ratio(s))
         return centred, log_transform
+
+
+#: binom(m, k) for k <= m (zero above)
+_BINOMIAL = np.array(
+    [[math.comb(m, k) for k in range(_SERIES_TERMS + 1)] for m in range(_SERIES_TERMS + 1)],
+    dtype=np.float64,
+)
+#: zeta(k), k = 2.._SERIES_TERMS
+_ZETA = special.zeta(np.arange(2.0, _SERIES_TERMS + 1))
 
 
 class _HarmonicTask:
@@ -312,20 +331,19 @@ class _HarmonicTask:
         raw = np.empty((size, c.size))
         raw[0] = 1.0
         raw[1] = mean
-        log_c = np.log(c)
-        for k in range(2, size):
-            # zeta(k, C + 1) < C^(1-k) / (k - 1) is below 1e-17 zeta(k) for most (k, C)
-            raw[k] = special.zeta(k) / c
-            tail = (k - 1) * log_c < 40.0
-            raw[k, tail] -= special.zeta(k, c[tail] + 1.0) / c[tail]
+        raw[2:] = _ZETA[:, None] / c
+        # zeta(k, C + 1) < C^(1-k) / (k - 1) is below 1e-17 zeta(k) for most (k, C)
+        order = np.arange(2.0, size)[:, None]
+        tail = (order - 1.0) * np.log(c) < 40.0
+        row, column = np.nonzero(tail)
+        raw[2 + row, column] -= special.zeta(row + 2.0, c[column] + 1.0) / c[column]
         powers = np.ones((size, c.size))  # (-h)^k
         for k in range(1, size):
             powers[k] = powers[k - 1] * -mean
         central = np.zeros((size, c.size))
         central[0] = 1.0
-        for m in range(2, size):
-            for k in range(m + 1):
-                central[m] += math.comb(m, k) * raw[k] * powers[m - k]
+        for m in range(2, size):  # sum_{k <= m} binom(m, k) raw[k] (-h)^(m - k), k = 0..m
+            central[m] = np.sum(_BINOMIAL[m, : m + 1, None] * raw[: m + 1] * powers[m::-1], axis=0)
         return central
 
     def __call__(self, s: FloatArray, rows: IntArray) -> tuple[FloatArray, FloatArray]:

@@ -1,0 +1,73 @@
+"""PyKEEN's key spellings work in results lookups as in the early stopper: one parser for both."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from rankstats import EarlyStopper, Ranks, evaluate
+from rankstats.errors import UnknownMetricError
+from rankstats.evaluation.keys import parse_key, try_parse_key
+
+
+@pytest.fixture(scope="module")
+def results():  # type: ignore[no-untyped-def]
+    rng = np.random.default_rng(0)
+
+    def side() -> Ranks:
+        candidates = rng.integers(5, 50, 200)
+        optimistic = np.minimum(rng.integers(1, 20, 200), candidates)
+        pessimistic = np.minimum(optimistic + rng.integers(0, 3, 200), candidates)
+        return Ranks(optimistic, pessimistic, candidates)
+
+    return evaluate({"head": side(), "tail": side()}, metrics=["mrr", "hits@3", "hits@10", "amr"])
+
+
+@pytest.mark.parametrize(
+    ("alias", "canonical"),
+    [
+        ("avg.mrr", "both.realistic.inverse_harmonic_mean_rank"),
+        ("average.mrr", "both.realistic.inverse_harmonic_mean_rank"),
+        ("best.mrr", "both.optimistic.inverse_harmonic_mean_rank"),
+        ("worst.mrr", "both.pessimistic.inverse_harmonic_mean_rank"),
+        ("head.best.hits_at_k.3", "head.optimistic.hits_at_3"),
+        ("tail.worst.hits_at_k.10", "tail.pessimistic.hits_at_10"),
+        ("hits_at_k.10", "both.realistic.hits_at_10"),
+        ("tail.avg.amr", "tail.realistic.adjusted_arithmetic_mean_rank"),
+    ],
+)
+def test_results_accept_pykeen_aliases(results, alias: str, canonical: str) -> None:  # type: ignore[no-untyped-def]
+    assert canonical in results
+    assert alias in results
+    assert results[alias] == results[canonical]
+    assert results.row(alias) is results.row(canonical)
+    stopper = EarlyStopper(alias)
+    stopper.report(results.to_dict())  # the stopper finds the same value through the same parser
+    assert stopper.best_value == results[canonical]
+
+
+@pytest.mark.parametrize(
+    "key",
+    ["left.mrr", "best.worst.mrr", "head.tail.mrr", "a.b.c.mrr", "..mrr", "mrr.mrr.3"],
+)
+def test_results_refuse_malformed_keys(results, key: str) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(KeyError):
+        results[key]
+    assert key not in results
+
+
+def test_unknown_metric_raises_a_fresh_error_each_time(results) -> None:  # type: ignore[no-untyped-def]
+    errors = []
+    for _ in range(2):
+        with pytest.raises(UnknownMetricError) as info:
+            results["best.not_a_metric"]
+        errors.append(info.value)
+    assert errors[0] is not errors[1]
+    assert try_parse_key("best.not_a_metric") is None
+
+
+def test_parse_key_parts() -> None:
+    side, rank_type, metric = parse_key("head.worst.hits_at_k.5")
+    assert (side, rank_type, metric.key) == ("head", "pessimistic", "hits_at_5")
+    assert parse_key("mrr")[:2] == (None, None)
+    assert try_parse_key("both.realistic.mrr.z_score") is None
