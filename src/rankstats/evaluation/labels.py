@@ -80,13 +80,13 @@ def _encode(value: Any, labels: list[Hashable], index: dict[Hashable, int]) -> n
             offsets = (array - low).astype(np.intp)
             present = np.flatnonzero(np.bincount(offsets, minlength=high - low + 1))
             lookup = np.zeros(high - low + 1, dtype=np.int64)
-            lookup[present] = [_code(int(label) + low, labels, index) for label in present]
+            lookup[present] = _codes((present + low).tolist(), labels, index)
             return lookup[offsets]
     if array is not None and array.dtype.kind in "biufUS":
         unique, inverse = np.unique(array, return_inverse=True)
         if unique.dtype.kind == "f" and np.isnan(unique).any():
             raise ValueError("group labels must not be NaN (a missing label?)")
-        codes = np.array([_code(label, labels, index) for label in unique.tolist()], dtype=np.int64)
+        codes = _codes(unique.tolist(), labels, index)
         return codes[inverse.reshape(-1)] if codes.size else np.zeros(0, dtype=np.int64)
     items = list(array) if array is not None else list(value)
     return np.fromiter(
@@ -94,6 +94,20 @@ def _encode(value: Any, labels: list[Hashable], index: dict[Hashable, int]) -> n
         dtype=np.int64,
         count=len(items),
     )
+
+
+def _codes(
+    distinct: list[Hashable], labels: list[Hashable], index: dict[Hashable, int]
+) -> npt.NDArray[np.int64]:
+    """Codes of distinct plain labels (from ``tolist()`` of a numeric or string array, NaN-free).
+
+    The first array seen needs no look-ups: its labels take the codes 0, 1, ... in one pass.
+    """
+    if not index:
+        index.update(zip(distinct, range(len(distinct)), strict=True))
+        labels.extend(distinct)
+        return np.arange(len(distinct), dtype=np.int64)
+    return np.array([_code(label, labels, index) for label in distinct], dtype=np.int64)
 
 
 def _code(label: Hashable, labels: list[Hashable], index: dict[Hashable, int]) -> int:
@@ -139,7 +153,7 @@ def label_order(labels: Sequence[Hashable]) -> list[int]:
     items: list[Any] = list(labels)
     positions = range(len(items))
     try:
-        return sorted(positions, key=lambda i: items[i])
+        return sorted(positions, key=items.__getitem__)
     except TypeError:
         pass
     try:
