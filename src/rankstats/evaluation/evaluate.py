@@ -21,27 +21,22 @@ from __future__ import annotations
 import functools
 import numbers
 from collections.abc import Hashable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
 import numpy.typing as npt
 
-from rankstats.arrays import FloatArray, IntArray
 from rankstats.base import RANK_TYPES, RankBasedMetric
 from rankstats.evaluation.cells import MonteCarloPlan, NullModels, cell_rows
 from rankstats.evaluation.grouped import Column, LazyGroups, group_columns, macro_rows
-from rankstats.evaluation.labels import encode_groups, label_order
+from rankstats.evaluation.inputs import prepare_input
 from rankstats.evaluation.results import (
     SIDE_BOTH,
     EvaluationResults,
 )
-from rankstats.evaluation.scores import EVALUATION_RANK_TYPES, RANK_EXPECTED, Ranks
+from rankstats.evaluation.scores import EVALUATION_RANK_TYPES, RANK_EXPECTED
 from rankstats.evaluation.tables import (
-    GROUP,
-    WEIGHT,
     SideStatistics,
-    Table,
 )
 from rankstats.evaluation.ties import has_tie_expectation
 from rankstats.metrics.derived import DerivedRankBasedMetric
@@ -50,9 +45,6 @@ from rankstats.progress import check_progress
 from rankstats.registry import metric_resolver
 from rankstats.validation import (
     check_num_samples,
-    check_ranks,
-    check_weights,
-    validate_rank_input,
 )
 
 __all__ = ["DEFAULT_METRICS", "PYKEEN_METRICS", "Average", "evaluate"]
@@ -107,210 +99,6 @@ PYKEEN_METRICS: tuple[str, ...] = (
     "count",
 )
 _AVERAGES = ("micro", "macro")
-
-
-# --- input -------------------------------------------------------------------------------------
-
-
-@dataclass
-class PreparedInput:
-    """Validated input compressed to tables: the statistics of each side and the group labels."""
-
-    sides: dict[str, SideStatistics]
-    labels: list[Hashable] | None
-    weighted: bool
-
-
-def _split_sides(ranks: Any) -> dict[str, Any]:
-    if isinstance(ranks, Mapping):
-        keys = list(ranks)
-        for key in keys:
-            if not isinstance(key, str):
-                raise TypeError(f"the keys of ranks must be strings, got {key!r}")
-        if not keys:
-            raise ValueError("ranks must not be an empty mapping")
-        if RANK_EXPECTED in keys:
-            raise ValueError(
-                "ranks cannot be given for the rank type 'expected'; it is computed from the "
-                "optimistic and pessimistic ranks"
-            )
-        if all(key in RANK_TYPES for key in keys):
-            return {SIDE_BOTH: ranks}
-        if any(key in RANK_TYPES for key in keys):
-            raise ValueError(
-                f"the keys of ranks must be either rank types {RANK_TYPES} or side names, "
-                f"not both, got {keys}"
-            )
-        if SIDE_BOTH in keys and len(keys) > 1:
-            raise ValueError(
-                f"the side {SIDE_BOTH!r} holds all ranks together and is computed; "
-                f"do not pass it next to other sides, got {keys}"
-            )
-        return dict(ranks)
-    return {SIDE_BOTH: ranks}
-
-
-def _per_side(value: Any, sides: Sequence[str], name: str) -> dict[str, Any]:
-    if value is None:
-        return dict.fromkeys(sides)
-    if isinstance(value, Mapping):
-        unknown = [key for key in value if key not in sides]
-        if unknown:
-            raise ValueError(f"{name} has keys {unknown} that are not sides of ranks {list(sides)}")
-        return {side: value.get(side) for side in sides}
-    return dict.fromkeys(sides, value)
-
-
-def _broadcast_candidates(num_candidates: Any, size: int) -> Any:
-    """A scalar candidate count stands for the same count for every one of ``size`` ranks."""
-    scalar = isinstance(num_candidates, numbers.Number | np.generic) or (
-        isinstance(num_candidates, np.ndarray) and num_candidates.ndim == 0
-    )
-    return np.full(size, num_candidates) if scalar else num_candidates
-
-
-def _num_ranks(value: Any) -> int:
-    """The number of ranks of a side's input before validation (0 if it cannot tell)."""
-    if isinstance(value, Ranks):
-        return int(value.optimistic.size)
-    if isinstance(value, Mapping):
-        value = next(iter(value.values()), ())
-    try:
-        return int(np.size(value))
-    except (TypeError, ValueError):
-        return 0
-
-
-def _side_tables(
-    value: Any,
-    num_candidates: Any,
-    weights: Any,
-    group_ids: IntArray | None,
-) -> SideStatistics:
-    """Validate one side's input and compress it to tables."""
-    pairs: tuple[IntArray, IntArray] | None = None
-    direct: dict[str, FloatArray] = {}
-    candidates = None
-    if not isinstance(value, Ranks):
-        num_candidates = _broadcast_candidates(num_candidates, _num_ranks(value))
-    if isinstance(value, Ranks):
-        if num_candidates is not None:
-            raise ValueError(
-                "num_candidates is given twice, in the Ranks object and as an argument; "
-                "pass it only once"
-            )
-        pairs = (value.optimistic, value.pessimistic)
-        candidates = value.num_candidates
-    elif isinstance(value, Mapping):
-        given = {key: value[key] for key in RANK_TYPES if key in value}
-        if "optimistic" in given and "pessimistic" in given:
-            built = Ranks(given["optimistic"], given["pessimistic"], num_candidates)
-            pairs = (built.optimistic, built.pessimistic)
-            candidates = built.num_candidates
-            if "realistic" in given:
-                realistic = check_ranks(given["realistic"], "ranks['realistic']")
-                if realistic.shape != built.optimistic.shape or not np.array_equal(
-                    realistic, built.realistic
-                ):
-                    raise ValueError(
-                        "ranks['realistic'] must be the mean of the optimistic and pessimistic "
-                        "ranks, (optimistic + pessimistic) / 2"
-                    )
-        else:
-            for rank_type, array in given.items():
-                clean = validate_rank_input(array, num_candidates)
-                direct[rank_type] = clean.ranks
-                candidates = clean.num_candidates
-    else:
-        clean = validate_rank_input(value, num_candidates)
-        direct["realistic"] = clean.ranks
-        candidates = clean.num_candidates
-    size = pairs[0].size if pairs is not None else next(iter(direct.values())).size
-    for name, array in direct.items():
-        if array.size != size:
-            raise ValueError(
-                f"ranks[{name!r}] must have one entry per task like the other rank types "
-                f"({size}), got {array.size}"
-            )
-    extra: dict[str, AnyArray] = {}
-    if weights is not None:
-        clean_weights = check_weights(weights)
-        if clean_weights.size != size:
-            raise ValueError(
-                f"weights must have one entry per rank ({size}), got {clean_weights.size}"
-            )
-        extra[WEIGHT] = clean_weights
-    gid = np.zeros(size, dtype=np.int64) if group_ids is None else group_ids
-    if gid.size != size:
-        raise ValueError(f"groups must have one label per rank ({size}), got {gid.size}")
-    stats = SideStatistics(
-        pairs=None
-        if pairs is None
-        else Table.build({GROUP: gid, "optimistic": pairs[0], "pessimistic": pairs[1], **extra}),
-        ranks={
-            rank_type: Table.build({GROUP: gid, "rank": array, **extra})
-            for rank_type, array in direct.items()
-        },
-        candidates=None
-        if candidates is None
-        else Table.build({GROUP: gid, "num_candidates": candidates, **extra}),
-    )
-    return stats
-
-
-def _group_labels(
-    groups: dict[str, Any],
-) -> tuple[list[Hashable] | None, dict[str, IntArray | None]]:
-    """Map every side's group labels to ids into one sorted list of labels."""
-    given = {side: g for side, g in groups.items() if g is not None}
-    if not given:
-        return None, dict.fromkeys(groups)
-    if len(given) != len(groups):
-        missing = [side for side in groups if side not in given]
-        raise ValueError(f"groups must be given for every side or none, missing for {missing}")
-    # labels are compared as Python objects (1 and "1" stay apart, as in the accumulator)
-    codes, found = encode_groups(given)
-    order = label_order(found)
-    rank = np.empty(len(order), dtype=np.int64)
-    rank[order] = np.arange(len(order))
-    ids: dict[str, IntArray | None] = {side: rank[codes[side]] for side in given}
-    return [found[i] for i in order], ids
-
-
-def prepare_input(ranks: Any, num_candidates: Any, weights: Any, groups: Any) -> PreparedInput:
-    """Validate the input of :func:`evaluate` (or of an accumulator update) into tables."""
-    values = _split_sides(ranks)
-    sides = list(values)
-    candidates = _per_side(num_candidates, sides, "num_candidates")
-    side_weights = _per_side(weights, sides, "weights")
-    side_groups = _per_side(groups, sides, "groups")
-    if len({w is None for w in side_weights.values()}) > 1:
-        raise ValueError("weights must be given for every side or none")
-    labels, group_ids = _group_labels(side_groups)
-    stats: dict[str, SideStatistics] = {}
-    for side in sides:
-        try:
-            stats[side] = _side_tables(
-                values[side], candidates[side], side_weights[side], group_ids[side]
-            )
-        except (TypeError, ValueError) as error:
-            if len(sides) == 1:
-                raise
-            raise type(error)(f"side {side!r}: {error}") from error
-    _check_same_layout(stats)
-    weighted = any(w is not None for w in side_weights.values())
-    return PreparedInput(stats, labels, weighted=weighted)
-
-
-def _check_same_layout(stats: Mapping[str, SideStatistics]) -> None:
-    layouts = {side: s.layout() for side, s in stats.items()}
-    first = next(iter(layouts.values()))
-    for side, layout in layouts.items():
-        if layout != first:
-            raise ValueError(
-                "every side must give the same kinds of ranks (the same rank types, and "
-                f"num_candidates for all sides or none); side {side!r} differs"
-            )
 
 
 # --- metrics and rank types ----------------------------------------------------------------------

@@ -15,6 +15,11 @@ per group, through the same code as a single cell.
 
 The result for each group is built only when it is looked up (:class:`LazyGroups`), so a table
 of 10,000 groups costs a few vectorised passes until someone reads a group.
+
+The per-task terms of each mean-type metric are in :mod:`rankstats.evaluation.terms`. This module
+stays one piece, longer than most, because its builder caches the sums that the columns of all
+metrics of a side share (values, gaps, squared weights): split, the cache would have to be passed
+between modules.
 """
 
 from __future__ import annotations
@@ -39,14 +44,14 @@ from rankstats.evaluation.results import (
 )
 from rankstats.evaluation.scores import RANK_EXPECTED
 from rankstats.evaluation.tables import GROUP, WEIGHT, CellStatistics, SideStatistics, Table
-from rankstats.evaluation.ties import reciprocal_sum
-from rankstats.metrics.central import (
-    ArithmeticMeanRank,
-    GeometricMeanRank,
-    HarmonicMeanRank,
-    InverseArithmeticMeanRank,
-    InverseGeometricMeanRank,
-    InverseHarmonicMeanRank,
+from rankstats.evaluation.terms import (
+    Transform,
+    identity,
+    null_gap_term,
+    null_terms,
+    tie_terms,
+    value_gap_terms,
+    value_terms,
 )
 from rankstats.metrics.derived import (
     DerivedRankBasedMetric,
@@ -55,15 +60,7 @@ from rankstats.metrics.derived import (
     ZMetric,
 )
 from rankstats.metrics.dispersion import Count, StandardDeviation, Variance
-from rankstats.metrics.hits import HitsAtK, hit_probability, miss_probability
 from rankstats.null.grouping import distinct_inverse
-from rankstats.null.harmonic import (
-    harmonic_number,
-    rank_mean,
-    rank_variance,
-    reciprocal_rank_mean,
-    reciprocal_rank_variance,
-)
 from rankstats.progress import progress_bar
 
 __all__ = ["Column", "LazyGroups", "group_columns", "macro_rows"]
@@ -72,8 +69,6 @@ __all__ = ["Column", "LazyGroups", "group_columns", "macro_rows"]
 _SEQUENTIAL_ROWS = 128
 
 Plan = Sequence[tuple[str, Sequence[RankBasedMetric]]]
-Transform = Callable[[FloatArray], FloatArray]
-NullTerm = Callable[[IntArray], FloatArray]
 BoolArray = npt.NDArray[np.bool_]
 CodeArray = npt.NDArray[np.int8]
 #: a row's method by its code in a column: no statistics, closed forms, Monte-Carlo
@@ -82,108 +77,6 @@ _NONE, _EXACT, _MONTE_CARLO = 0, 1, 2
 #: a base metric's null moments in every group: E, V, method, standard error, notes by group,
 #: and the gap 1 - E computed directly (NaN where it is not)
 NullColumn = tuple[FloatArray, FloatArray, CodeArray, FloatArray, dict[int, str], FloatArray]
-
-
-def _identity(x: FloatArray) -> FloatArray:
-    return x
-
-
-def _negative_exp(x: FloatArray) -> FloatArray:
-    return np.exp(-x)
-
-
-def _negative_expm1(x: FloatArray) -> FloatArray:
-    return -np.expm1(x)
-
-
-def _value_terms(metric: RankBasedMetric) -> tuple[Transform, Transform] | None:
-    """``(t, f)`` with the metric's value ``f(sum_i a_i t(r_i))``, for the metrics so written."""
-    kind = type(metric)
-    if kind is ArithmeticMeanRank:
-        return _identity, _identity
-    if kind is InverseHarmonicMeanRank:
-        return np.reciprocal, _identity
-    if kind is HarmonicMeanRank:
-        return np.reciprocal, np.reciprocal
-    if kind is InverseArithmeticMeanRank:
-        return _identity, np.reciprocal
-    if kind is GeometricMeanRank:
-        return np.log, np.exp
-    if kind is InverseGeometricMeanRank:
-        return np.log, _negative_exp
-    if kind is HitsAtK:
-        k = metric.k  # type: ignore[attr-defined]
-        return (lambda r: (r <= k).astype(np.float64)), _identity
-    return None
-
-
-def _value_gap_terms(metric: RankBasedMetric) -> tuple[Transform, Transform] | None:
-    """``(t, f)`` with the gap ``1 - M = f(sum_i a_i t(r_i))`` computed without forming ``M``."""
-    kind = type(metric)
-    if kind is ArithmeticMeanRank:
-        return (lambda r: 1.0 - r), _identity
-    if kind is InverseHarmonicMeanRank:
-        return (lambda r: (r - 1.0) / r), _identity
-    if kind is GeometricMeanRank:
-        return np.log, _negative_expm1
-    if kind is HitsAtK:
-        k = metric.k  # type: ignore[attr-defined]
-        return (lambda r: (r > k).astype(np.float64)), _identity
-    return None
-
-
-def _null_gap_term(metric: RankBasedMetric) -> NullTerm | None:
-    r"""Per-task :math:`1 - \mathbb{E}[t(r_i)]` computed directly, where it carries the digits."""
-    kind = type(metric)
-    if kind is ArithmeticMeanRank:
-        return lambda c: 0.5 * (1.0 - c.astype(np.float64))
-    if kind is InverseHarmonicMeanRank:
-        return lambda c: (c - harmonic_number(c)) / c
-    if kind is HitsAtK:
-        k = metric.k  # type: ignore[attr-defined]
-        return lambda c: miss_probability(c, k)
-    return None
-
-
-def _null_terms(metric: RankBasedMetric) -> tuple[NullTerm, NullTerm] | None:
-    r"""Per-task :math:`\mathbb{E}[t(r_i)]` and :math:`\mathbb{V}[t(r_i)]` of a mean-type metric."""
-    kind = type(metric)
-    if kind is ArithmeticMeanRank:
-        return rank_mean, rank_variance
-    if kind is InverseHarmonicMeanRank:
-        return reciprocal_rank_mean, reciprocal_rank_variance
-    if kind is HitsAtK:
-        k = metric.k  # type: ignore[attr-defined]
-
-        def hit_variance(c: IntArray) -> FloatArray:
-            p = hit_probability(c, k)
-            return p * (1.0 - p)
-
-        return (lambda c: hit_probability(c, k)), hit_variance
-    return None
-
-
-def _tie_terms(metric: RankBasedMetric) -> Callable[[IntArray, IntArray], FloatArray] | None:
-    """Per-task expectation over tie-breaking of the mean-type terms, rank ``U{o..p}``."""
-    kind = type(metric)
-    if kind is ArithmeticMeanRank:
-        return lambda o, p: 0.5 * (o + p).astype(np.float64)
-    if kind is InverseHarmonicMeanRank:
-        return _expected_reciprocal
-    if kind is HitsAtK:
-        k = metric.k  # type: ignore[attr-defined]
-        return lambda o, p: np.minimum(np.maximum(k - o + 1, 0), p - o + 1) / (p - o + 1)
-    return None
-
-
-def _expected_reciprocal(low: IntArray, high: IntArray) -> FloatArray:
-    r"""The expectation of :math:`1/r`, :math:`r \sim \mathcal{U}\{o..p\}`; untied rows: 1/o."""
-    result = np.reciprocal(low.astype(np.float64))
-    tied = np.flatnonzero(low != high)
-    if tied.size:
-        o, p = low[tied], high[tied]
-        result[tied] = reciprocal_sum(o, p) / (p - o + 1)
-    return result
 
 
 @dataclass
@@ -379,14 +272,14 @@ class _Builder:
             table = data.stats.pairs or next(iter(data.stats.ranks.values()))
             return data._sum(table.columns[GROUP], table.count.astype(np.float64))
         if rank_type == RANK_EXPECTED:
-            tie = _tie_terms(metric)
+            tie = tie_terms(metric)
             if tie is not None:
                 assert data.stats.pairs is not None
                 pairs = data.stats.pairs
                 terms = tie(pairs.columns["optimistic"], pairs.columns["pessimistic"])
                 return data.mean(pairs.columns[GROUP], terms, pairs.weights())
         else:
-            terms_of = _value_terms(metric)
+            terms_of = value_terms(metric)
             if terms_of is not None:
                 term, finish = terms_of
                 ids, ranks, weights = data.rows(rank_type)
@@ -423,17 +316,17 @@ class _Builder:
                     ids, weights = pairs.columns[GROUP], pairs.weights()
                     low, high = pairs.columns["optimistic"], pairs.columns["pessimistic"]
                     for metric in bases:
-                        tie = _tie_terms(metric)
+                        tie = tie_terms(metric)
                         if tie is not None and (metric, rank_type) not in self._values:
-                            wanted.append(((metric, rank_type), tie(low, high), _identity))
+                            wanted.append(((metric, rank_type), tie(low, high), identity))
                 else:
                     ids, ranks, weights = data.rows(rank_type)
                     for metric in bases:
-                        terms_of = _value_terms(metric)
+                        terms_of = value_terms(metric)
                         if terms_of is not None and (metric, rank_type) not in self._values:
                             term, finish = terms_of
                             wanted.append(((metric, rank_type), term(ranks), finish))
-                        gap_terms = _value_gap_terms(metric) if metric in gapped else None
+                        gap_terms = value_gap_terms(metric) if metric in gapped else None
                         gap_key = (metric, f"gap.{rank_type}")
                         if gap_terms is not None and gap_key not in self._values:
                             term, finish = gap_terms
@@ -455,13 +348,13 @@ class _Builder:
         gaps = np.full(self.size, math.nan)
         if rank_type == RANK_EXPECTED:
             return gaps
-        terms_of = _value_gap_terms(metric)
+        terms_of = value_gap_terms(metric)
         if terms_of is not None:
             term, finish = terms_of
             ids, ranks, weights = data.rows(rank_type)
             with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
                 return finish(data.mean(ids, term(ranks), weights))
-        if _value_terms(metric) is not None or type(metric) in (Count, Variance, StandardDeviation):
+        if value_terms(metric) is not None or type(metric) in (Count, Variance, StandardDeviation):
             return gaps  # vectorised values without a gap form: 1 - M
         for g in self._groups:
             gaps[g] = _nan(base_value_gap(metric, data.cell(int(g)), rank_type))
@@ -480,7 +373,7 @@ class _Builder:
         gapped = {m.base for m in metrics if isinstance(m, DerivedRankBasedMetric)}
         looped = []
         for metric in bases:
-            if type(metric) is Count or _null_terms(metric) is not None:
+            if type(metric) is Count or null_terms(metric) is not None:
                 self._nulls[metric] = self._vectorised_null(metric, metric in gapped)
             else:
                 looped.append(metric)
@@ -531,7 +424,7 @@ class _Builder:
             counts = data._sum(ids, table.count.astype(np.float64))
             expected, variance = counts, np.zeros(self.size)
         else:
-            terms = _null_terms(metric)
+            terms = null_terms(metric)
             assert terms is not None
             mean_of, variance_of = terms
             # the per-task terms of each distinct count, spread to the rows
@@ -541,7 +434,7 @@ class _Builder:
                     ids, data.squared_weights(table), [variance_of(distinct)[inverse]]
                 )
                 variance = summed / data.squared_total
-            gap_of = _null_gap_term(metric) if with_gap else None
+            gap_of = null_gap_term(metric) if with_gap else None
             if gap_of is not None:
                 gaps = data.mean(ids, gap_of(distinct)[inverse], table.weights())
         methods = np.full(self.size, _EXACT, dtype=np.int8)

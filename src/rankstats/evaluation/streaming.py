@@ -36,10 +36,10 @@ from rankstats.evaluation.evaluate import (
     MetricHint,
     available_rank_types,
     compute_results,
-    prepare_input,
     resolve_metrics,
     resolve_rank_types,
 )
+from rankstats.evaluation.inputs import prepare_input
 from rankstats.evaluation.labels import (
     add_labels,
     check_label,

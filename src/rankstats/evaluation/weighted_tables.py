@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from rankstats.evaluation.evaluate import prepare_input
+from rankstats.evaluation.inputs import prepare_input
 from rankstats.evaluation.tables import WEIGHT, SideStatistics, Table
 from rankstats.evaluation.weight_sums import add_limbs, align, rounded_sums, weight_limbs
 from rankstats.validation import as_array

@@ -12,6 +12,11 @@ Three adjustments are offered:
   and best value 1 (for metrics whose best value is 1, or, like the mean rank, 1 at its best);
 - :class:`ZMetric`: :math:`\pm (M - \mathbb{E}[M]) / \sqrt{\mathbb{V}[M]}`, expected value 0 and
   variance 1, with the sign chosen so that larger is always better.
+
+Near the best value, :math:`1 - \mathbb{E}[M]` and :math:`1 - M` are taken from the base metric's
+own gap hooks rather than formed by subtraction, so no digits cancel. The module holds the three
+adjustment classes and the eight concrete metrics built on them (each mostly docstring and
+metadata); it is kept whole so that every derived metric reads next to the transformation it uses.
 """
 
 from __future__ import annotations

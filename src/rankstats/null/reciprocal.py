@@ -20,6 +20,12 @@ evaluated to about machine precision by a trapezoidal rule in :math:`\log t` on 
 integrand (see :func:`inverse_arithmetic_mean_moments`). The per-task transforms are evaluated once
 per distinct pair :math:`(C_i, a_i)` and node, vectorised, with memory independent of
 :math:`\max C` (see :func:`harmonic_mean_moments` for the harmonic one).
+
+The module is longer than most because it is one method: the per-task transforms, the
+quadrature that integrates their product and its error control are tuned together, and splitting
+them would separate each tolerance from the step it bounds. Constants of the series are computed
+once at import; folding many counts into interpolation nodes lives in
+:mod:`rankstats.null.interpolation`.
 """
 
 from __future__ import annotations

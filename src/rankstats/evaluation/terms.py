@@ -1,0 +1,151 @@
+r"""Per-task terms of the mean-type metrics, for computing many groups in vectorised passes.
+
+A mean-type metric is :math:`M = f\left(\sum_i a_i\, t(r_i)\right)` (the mean rank, MRR, Hits@k,
+the harmonic and geometric means and their inverses); its null moments are sums of the per-task
+:math:`\mathbb{E}[t(r_i)]` and :math:`\mathbb{V}[t(r_i)]`. Each function here returns the terms of
+one metric, or ``None`` for a metric not of this form, which :mod:`rankstats.evaluation.grouped`
+then computes group by group.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from rankstats.arrays import FloatArray, IntArray
+from rankstats.base import RankBasedMetric
+from rankstats.evaluation.ties import reciprocal_sum
+from rankstats.metrics.central import (
+    ArithmeticMeanRank,
+    GeometricMeanRank,
+    HarmonicMeanRank,
+    InverseArithmeticMeanRank,
+    InverseGeometricMeanRank,
+    InverseHarmonicMeanRank,
+)
+from rankstats.metrics.hits import HitsAtK, hit_probability, miss_probability
+from rankstats.null.harmonic import (
+    harmonic_number,
+    rank_mean,
+    rank_variance,
+    reciprocal_rank_mean,
+    reciprocal_rank_variance,
+)
+
+__all__ = [
+    "NullTerm",
+    "Transform",
+    "identity",
+    "null_gap_term",
+    "null_terms",
+    "tie_terms",
+    "value_gap_terms",
+    "value_terms",
+]
+
+Transform = Callable[[FloatArray], FloatArray]
+NullTerm = Callable[[IntArray], FloatArray]
+
+
+def identity(x: FloatArray) -> FloatArray:
+    """The identity transform."""
+    return x
+
+
+def _negative_exp(x: FloatArray) -> FloatArray:
+    return np.exp(-x)
+
+
+def _negative_expm1(x: FloatArray) -> FloatArray:
+    return -np.expm1(x)
+
+
+def value_terms(metric: RankBasedMetric) -> tuple[Transform, Transform] | None:
+    """``(t, f)`` with the metric's value ``f(sum_i a_i t(r_i))``, for the metrics so written."""
+    kind = type(metric)
+    if kind is ArithmeticMeanRank:
+        return identity, identity
+    if kind is InverseHarmonicMeanRank:
+        return np.reciprocal, identity
+    if kind is HarmonicMeanRank:
+        return np.reciprocal, np.reciprocal
+    if kind is InverseArithmeticMeanRank:
+        return identity, np.reciprocal
+    if kind is GeometricMeanRank:
+        return np.log, np.exp
+    if kind is InverseGeometricMeanRank:
+        return np.log, _negative_exp
+    if kind is HitsAtK:
+        k = metric.k  # type: ignore[attr-defined]
+        return (lambda r: (r <= k).astype(np.float64)), identity
+    return None
+
+
+def value_gap_terms(metric: RankBasedMetric) -> tuple[Transform, Transform] | None:
+    """``(t, f)`` with the gap ``1 - M = f(sum_i a_i t(r_i))`` computed without forming ``M``."""
+    kind = type(metric)
+    if kind is ArithmeticMeanRank:
+        return (lambda r: 1.0 - r), identity
+    if kind is InverseHarmonicMeanRank:
+        return (lambda r: (r - 1.0) / r), identity
+    if kind is GeometricMeanRank:
+        return np.log, _negative_expm1
+    if kind is HitsAtK:
+        k = metric.k  # type: ignore[attr-defined]
+        return (lambda r: (r > k).astype(np.float64)), identity
+    return None
+
+
+def null_gap_term(metric: RankBasedMetric) -> NullTerm | None:
+    r"""Per-task :math:`1 - \mathbb{E}[t(r_i)]` computed directly, where it carries the digits."""
+    kind = type(metric)
+    if kind is ArithmeticMeanRank:
+        return lambda c: 0.5 * (1.0 - c.astype(np.float64))
+    if kind is InverseHarmonicMeanRank:
+        return lambda c: (c - harmonic_number(c)) / c
+    if kind is HitsAtK:
+        k = metric.k  # type: ignore[attr-defined]
+        return lambda c: miss_probability(c, k)
+    return None
+
+
+def null_terms(metric: RankBasedMetric) -> tuple[NullTerm, NullTerm] | None:
+    r"""Per-task :math:`\mathbb{E}[t(r_i)]` and :math:`\mathbb{V}[t(r_i)]` of a mean-type metric."""
+    kind = type(metric)
+    if kind is ArithmeticMeanRank:
+        return rank_mean, rank_variance
+    if kind is InverseHarmonicMeanRank:
+        return reciprocal_rank_mean, reciprocal_rank_variance
+    if kind is HitsAtK:
+        k = metric.k  # type: ignore[attr-defined]
+
+        def hit_variance(c: IntArray) -> FloatArray:
+            p = hit_probability(c, k)
+            return p * (1.0 - p)
+
+        return (lambda c: hit_probability(c, k)), hit_variance
+    return None
+
+
+def tie_terms(metric: RankBasedMetric) -> Callable[[IntArray, IntArray], FloatArray] | None:
+    """Per-task expectation over tie-breaking of the mean-type terms, rank ``U{o..p}``."""
+    kind = type(metric)
+    if kind is ArithmeticMeanRank:
+        return lambda o, p: 0.5 * (o + p).astype(np.float64)
+    if kind is InverseHarmonicMeanRank:
+        return _expected_reciprocal
+    if kind is HitsAtK:
+        k = metric.k  # type: ignore[attr-defined]
+        return lambda o, p: np.minimum(np.maximum(k - o + 1, 0), p - o + 1) / (p - o + 1)
+    return None
+
+
+def _expected_reciprocal(low: IntArray, high: IntArray) -> FloatArray:
+    r"""The expectation of :math:`1/r`, :math:`r \sim \mathcal{U}\{o..p\}`; untied rows: 1/o."""
+    result = np.reciprocal(low.astype(np.float64))
+    tied = np.flatnonzero(low != high)
+    if tied.size:
+        o, p = low[tied], high[tied]
+        result[tied] = reciprocal_sum(o, p) / (p - o + 1)
+    return result
