@@ -310,7 +310,7 @@ def compare(
         counts they must agree query by query. Needed by the adjusted and z-scored metrics.
     metrics : sequence of str or metric, optional
         The metrics, by any name the :data:`~rankstats.metric_resolver` knows; by default
-        :data:`DEFAULT_COMPARE_METRICS` (MRR, Hits@1, Hits@3, Hits@10).
+        :data:`DEFAULT_COMPARE_METRICS` (MRR, ``Hits@1``, ``Hits@3``, ``Hits@10``).
     rank_type : str, default="realistic"
         ``"optimistic"``, ``"realistic"``, ``"pessimistic"`` or ``"expected"`` (each metric in
         expectation over breaking ties at random, for the means of per-query terms and the
