@@ -301,7 +301,7 @@ def tabulate(
     lines = [list(columns), *([_text(row.get(column)) for column in columns] for row in rows)]
     header, *body = _align(lines, right)
     widths = [max(len(line[i]) for line in lines) for i in range(len(columns))]
-    rule = "  ".join("-" * width for width in widths)
+    rule = "  ".join("-" * width for width in widths).rstrip()
     return "\n".join([header, rule, *body]) + "\n"
 
 
