@@ -100,6 +100,7 @@ from rankstats.null.median_rules import (
     _piece_nodes,
     _pieces,
 )
+from rankstats.null.median_small import SMALL_N, small_moments
 from rankstats.null.median_tails import _Candidates, _Evaluator
 
 __all__ = [
@@ -161,6 +162,8 @@ def _moments(cands: _Candidates, *, t_budget: int = _T_ENUM_BUDGET) -> Moments:
         return _two_tasks(int(cands.distinct[0]), int(cands.distinct[-1]))
     if n == 2:
         return _two_tasks(1, int(cands.distinct[-1]))
+    if n <= SMALL_N:
+        return small_moments(np.repeat(cands.distinct, cands.counts.astype(np.int64)))
     ks = [(n + 1) // 2] if n % 2 else [n // 2, n // 2 + 1]
     windows = [cands.window(k) for k in ks]
     lo = max(min(w[0] for w in windows), 1)
