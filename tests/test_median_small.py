@@ -22,7 +22,7 @@ import pytest
 import rankstats.null.median as median_module
 from rankstats import InverseMedianRank, MedianRank
 from rankstats.null.median import inverse_median_moments, median_moments
-from rankstats.null.median_small import SMALL_N, _Tasks, small_moments
+from rankstats.null.median_small import SMALL_N, _product, _Tasks, small_moments
 from test_median_null import _reference
 
 
@@ -188,7 +188,7 @@ def _every_integer(candidates: np.ndarray) -> tuple[float, float, float, float]:
         a = n // 2
         f, g = tasks.lower_factor(x, a), tasks.upper_factor(x, a)
         iu, iv = np.triu_indices(x.size, 1)
-        p = np.concatenate((tasks.window_mass(x, a - 1, a + 1), f[iu] * g[iv]))
+        p = np.concatenate((tasks.window_mass(x, a - 1, a + 1), _product(f, g, iu, iv)))
         m = np.concatenate((x, 0.5 * (x[iu] + x[iv])))
     import math
 
@@ -233,7 +233,7 @@ def test_probabilities_add_up() -> None:
         if c.max() < 40:
             f, g = tasks.lower_factor(x, 2), tasks.upper_factor(x, 2)
             iu, iv = np.triu_indices(x.size, 1)
-            total = tasks.window_mass(x, 1, 3).sum() + (f[iu] * g[iv]).sum()
+            total = tasks.window_mass(x, 1, 3).sum() + _product(f, g, iu, iv).sum()
             assert total == pytest.approx(1.0, rel=1e-14)
 
 
@@ -249,3 +249,40 @@ def test_small_path_is_taken_up_to_its_limit(monkeypatch: pytest.MonkeyPatch) ->
     median_moments(np.arange(1, SMALL_N + 1))
     median_moments(np.arange(1, SMALL_N + 2))
     assert calls == [SMALL_N]
+
+
+@pytest.mark.parametrize(
+    ("ones", "counts"),
+    [
+        (9, [10**6] * 9),
+        (12, [10**9] * 12),
+        (20, [10**6] * 10 + [10**12] * 10),
+        (30, [10**4] * 30),
+        (32, [10**12] * 32),
+        (11, [10**6] * 12),
+    ],
+    ids=lambda c: str(c) if isinstance(c, int) else f"{len(c)} counts",
+)
+def test_larger_n_with_separated_middle_ranks(ones: int, counts: list[int]) -> None:
+    """n = 17..64 where the lower middle rank is 1 and the upper one huge: rerouted, exact."""
+    candidates = np.array([1] * ones + counts, dtype=np.int64)
+    expected = _min_family_reference(ones, counts)
+    got = (*median_moments(candidates), *inverse_median_moments(candidates))
+    for actual, wanted in zip(got, expected, strict=True):
+        assert abs(actual - float(wanted)) <= 1e-12 * abs(float(wanted)) + 1e-40, (actual, wanted)
+
+
+@pytest.mark.parametrize(
+    "candidates",
+    [
+        np.random.default_rng(3).integers(200, 2500, size=32),
+        np.random.default_rng(4).integers(1, 2000, size=63),
+        np.full(64, 2000),
+    ],
+    ids=lambda c: f"n={c.size}",
+)
+def test_larger_n_panel_rules_against_every_integer(candidates: np.ndarray) -> None:
+    """The finer ladder keeps the rules exact for polynomials of degree up to 63."""
+    expected = _every_integer(candidates)
+    for actual, wanted in zip(small_moments(candidates), expected, strict=True):
+        assert actual == pytest.approx(wanted, rel=1e-13)

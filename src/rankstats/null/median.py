@@ -100,7 +100,7 @@ from rankstats.null.median_rules import (
     _piece_nodes,
     _pieces,
 )
-from rankstats.null.median_small import SMALL_N, small_moments
+from rankstats.null.median_small import LARGER_N, SMALL_N, small_moments
 from rankstats.null.median_tails import _Candidates, _Evaluator
 
 __all__ = [
@@ -124,6 +124,8 @@ _NU_INTEGER = 32
 _INTEGER_MIN_PIECE = 256
 #: the even-n gap sums drop terms below 1e-16 n of the largest, at most this much
 _GAP_TOLERANCE_MAX = 1e-12
+#: up to LARGER_N tasks, the product-form path is taken when E[1/X_(a)] exceeds E[1/M] by this
+_CANCELLATION = 4.0
 #: the summands are smooth on this many panel lengths (fewer nodes on shorter pieces)
 _SMOOTH = 2.0
 
@@ -234,9 +236,14 @@ def _moments(cands: _Candidates, *, t_budget: int = _T_ENUM_BUDGET) -> Moments:
         sums = gap.sums(shifted, t_budget)
     g0, g1, g2 = sums
     m2 -= 0.5 * g0
+    single = 1.0 / c0 + e_inv  # about E[1/X_(a)], before the gap terms are taken off
     e_inv -= g1
     m2_inv -= g2
-    return c0 + shift, m2 - shift * shift, 1.0 / c0 + e_inv, m2_inv - e_inv * e_inv
+    inv_mean = 1.0 / c0 + e_inv
+    if n <= LARGER_N and single > _CANCELLATION * inv_mean:
+        # the lower middle rank is far below the upper one: the decomposition cancels digits
+        return small_moments(np.repeat(cands.distinct, cands.counts.astype(np.int64)))
+    return c0 + shift, m2 - shift * shift, inv_mean, m2_inv - e_inv * e_inv
 
 
 class MedianDistribution:

@@ -60,14 +60,18 @@ import numpy as np
 from rankstats.arrays import BoolArray, FloatArray, IntArray
 from rankstats.null.median_rules import _integer_rule, _piece_nodes, _pieces
 
-__all__ = ["SMALL_N", "small_moments"]
+__all__ = ["LARGER_N", "SMALL_N", "small_moments"]
 
 #: the product-form path is used up to this many tasks
 SMALL_N = 16
 #: integer nodes of the rule in t = v - u within a panel
 _NU_T = 32
-#: powers of two from this value on cut the panels
+#: a geometric ladder from this value on cuts the panels ...
 _LADDER_START = 32
+#: ... with ratio 1 + _LADDER_SPREAD / max(n, _LADDER_SPREAD)
+_LADDER_SPREAD = 16
+#: beyond SMALL_N tasks, the path is used up to this many tasks where the other path cancels
+LARGER_N = 64
 
 
 def _binomials(n: int) -> FloatArray:
@@ -94,66 +98,107 @@ class _Tasks:
         size: IntArray = mask.sum(axis=1).astype(np.int64)
         return mask, z, size
 
-    def _elementary(self, z: FloatArray, mask: BoolArray, top: int) -> FloatArray:
-        """:math:`e_0..e_{top}` of the masked values, one row per node (nonnegative terms)."""
+    def _elementary(self, z: FloatArray, mask: BoolArray, top: int) -> tuple[FloatArray, IntArray]:
+        r""":math:`e_0..e_{top}` of the masked values, one row per node, as ``(e, p)``.
+
+        The true values are ``e * 2**p``: each row is rescaled to a largest entry in
+        :math:`[1/2, 1)` after every task (nonnegative terms; entries that underflow are below
+        :math:`10^{-300}` of the largest).
+        """
         e = np.zeros((z.shape[0], max(top, 0) + 1))
         e[:, 0] = 1.0
+        expo = np.zeros(z.shape[0], dtype=np.int64)
         for i in range(self.n):
             zi = np.where(mask[:, i], z[:, i], 0.0)[:, None]
             e[:, 1:] = e[:, 1:] + zi * e[:, :-1]
-        return e
+            _, shift = np.frexp(e.max(axis=1))
+            e = np.ldexp(e, -shift[:, None])
+            expo += shift
+        return e, expo
 
-    def _scale(self, mask: BoolArray) -> FloatArray:
-        r""":math:`1 / \prod_{A(x)} C_i`."""
-        return np.asarray(np.where(mask, 1.0 / self.c[None, :], 1.0).prod(axis=1))
+    def _scale(self, mask: BoolArray) -> tuple[FloatArray, IntArray]:
+        r""":math:`1 / \prod_{A(x)} C_i` as ``(mantissa, exponent)``."""
+        mant, expo = np.frexp(self.c)
+        return (
+            np.asarray(np.where(mask, 1.0 / mant[None, :], 1.0).prod(axis=1)),
+            -np.where(mask, expo[None, :], 0).sum(axis=1).astype(np.int64),
+        )
 
     def window_mass(self, u: FloatArray, lower: int, upper: int) -> FloatArray:
-        r""":math:`P(N_{u-1} \le J,\ N_u \ge L)` at nodes ``u``, J = ``lower``, L = ``upper``."""
+        r""":math:`P(N_{u-1} \le J,\ N_u \ge L)` at nodes ``u``, J = ``lower``, L = ``upper``.
+
+        The inner sums :math:`\sum_{j \le j_*} \binom{N}{j} (u - 1)^j` are formed as
+        :math:`(u - 1)^{j_*} \sum_j \binom{N}{j} (u - 1)^{j - j_*}` (no overflow).
+        """
         mask, z, size = self._above(u)
-        below = self.n - size
-        e = self._elementary(z, mask, self.n - upper)
+        top_j = lower - (self.n - size)  # j_* per node; no mass where negative
+        e, e_expo = self._elementary(z, mask, self.n - upper)
+        base = u - 1.0
+        ratio = 1.0 / np.where(base > 0.0, base, 1.0)
         inner = np.zeros((u.size, self.n - upper + 1))
-        power = np.ones(u.size)
         for j in range(0, lower + 1):
-            active = j <= lower - below
+            active = j <= top_j
             if not np.any(active):
                 break
+            gap = np.maximum(top_j - j, 0)
+            # (u - 1)^(j - j_*), and at u = 1 the plain power 0^j
+            power = np.where(base > 0.0, ratio**gap, 1.0 if j == 0 else 0.0)
             for l_ in range(self.n - upper + 1):
                 inner[:, l_] += np.where(
                     active, self.binom[np.maximum(size - l_, 0), j] * power, 0.0
                 )
-            power = power * (u - 1.0)
-        total = (e * inner).sum(axis=1)
-        return np.asarray(total * self._scale(mask))
+        # (u - 1)^{j_*}, with j_* = 0 where u = 1
+        j_star = np.where(base > 0.0, np.maximum(top_j, 0), 0)
+        b_mant, b_expo = np.frexp(np.where(base > 0.0, base, 1.0))
+        c_mant, c_expo = self._scale(mask)
+        mant = (e * inner).sum(axis=1) * b_mant**j_star * c_mant
+        expo = e_expo + b_expo * j_star + c_expo
+        return np.asarray(np.where(top_j >= 0, np.ldexp(mant, expo), 0.0))
 
-    def lower_factor(self, u: FloatArray, a: int) -> FloatArray:
-        r""":math:`f(u) = \alpha(u) - \alpha(u - 1)` (zero where :math:`m \le 0`)."""
+    def lower_factor(self, u: FloatArray, a: int) -> tuple[FloatArray, IntArray]:
+        r""":math:`f(u) = \alpha(u) - \alpha(u - 1)` (zero where :math:`m \le 0`), scaled."""
         mask, _, size = self._above(u)
-        m = (a - (self.n - size)).astype(np.float64)
+        m = a - (self.n - size)
         positive = m > 0
         with np.errstate(divide="ignore", invalid="ignore"):
-            drop = -np.expm1(np.where(positive, m, 1.0) * np.log1p(-1.0 / u))
-        power = u ** np.where(positive, m, 0.0)
-        return np.asarray(np.where(positive, power * drop, 0.0) * self._scale(mask))
+            drop = -np.expm1(np.where(positive, m, 1).astype(np.float64) * np.log1p(-1.0 / u))
+        u_mant, u_expo = np.frexp(u)
+        power = np.where(positive, m, 0)
+        c_mant, c_expo = self._scale(mask)
+        mant = np.where(positive, drop * u_mant**power, 0.0) * c_mant
+        return np.asarray(mant), (u_expo * power + c_expo).astype(np.int64)
 
-    def upper_factor(self, v: FloatArray, a: int) -> FloatArray:
-        r""":math:`g(v) = \beta(v - 1) - \beta(v)`."""
+    def upper_factor(self, v: FloatArray, a: int) -> tuple[FloatArray, IntArray]:
+        r""":math:`g(v) = \beta(v - 1) - \beta(v)`, scaled."""
         k = self.n - a
         mask, z, size = self._above(v)
-        e = self._elementary(z, mask, k - 1)
+        e, expo = self._elementary(z, mask, k - 1)
         j = np.arange(k)
         coef = self.binom[np.maximum(size[:, None] - j[None, :], 0), (k - j)[None, :]]
-        return np.asarray((e * coef).sum(axis=1))
+        return np.asarray((e * coef).sum(axis=1)), expo
+
+
+def _product(
+    f: tuple[FloatArray, IntArray], g: tuple[FloatArray, IntArray], i: IntArray, j: IntArray
+) -> FloatArray:
+    """``f[i] * g[j]`` for scaled factors (each may overflow alone, not the product)."""
+    return np.asarray(np.ldexp(f[0][i] * g[0][j], f[1][i] + g[1][j]))
 
 
 def _panels(counts: IntArray) -> tuple[IntArray, IntArray]:
-    """Panels of ``1..max C``: starts at every count plus one and at powers of two from 32."""
+    """Panels of ``1..max C``: starts at every count plus one and at a geometric ladder from 32.
+
+    The ladder's ratio is 2 up to 16 tasks and :math:`1 + 16/n` beyond, so that the summands
+    (polynomials of degree below :math:`n` in :math:`u`) vary like :math:`(1 + 16/n)^n` at most
+    on a panel.
+    """
     top = int(counts.max())
+    ratio = 1.0 + _LADDER_SPREAD / max(int(counts.size), _LADDER_SPREAD)
     ladder = []
     value = _LADDER_START
     while value <= top:
         ladder.append(value)
-        value *= 2
+        value = max(value + 1, math.ceil(value * ratio))
     breaks = np.concatenate((np.unique(counts) + 1, np.array(ladder, dtype=np.int64)))
     return _pieces(1, top, breaks, top)
 
@@ -190,14 +235,14 @@ def small_moments(counts: IntArray) -> tuple[float, float, float, float]:
         return _moments_of(w * tasks.window_mass(x, half - 1, half), x)
     a = n // 2
     ties = w * tasks.window_mass(x, a - 1, a + 1)
-    fw = w * tasks.lower_factor(x, a)
-    gw = w * tasks.upper_factor(x, a)
+    f = tasks.lower_factor(x, a)
+    g = tasks.upper_factor(x, a)
     short = lengths[owner] <= 2 * 16
     pair = (owner[:, None] < owner[None, :]) | (
         (owner[:, None] == owner[None, :]) & short[:, None] & (x[:, None] < x[None, :])
     )
     keep = np.nonzero(pair)
-    parts_p = [ties, fw[keep[0]] * gw[keep[1]]]
+    parts_p = [ties, w[keep[0]] * w[keep[1]] * _product(f, g, keep[0], keep[1])]
     parts_m = [x, 0.5 * (x[keep[0]] + x[keep[1]])]
     for s, length in zip(starts.tolist(), lengths.tolist(), strict=True):
         if length <= 2 * 16:
@@ -205,6 +250,8 @@ def small_moments(counts: IntArray) -> tuple[float, float, float, float]:
         t, wt = _integer_rule(1, length - 1, _NU_T)
         u, wu, own = _piece_nodes(np.full(t.size, s, dtype=np.int64), (length - t).astype(np.int64))
         v = u + t[own]
-        parts_p.append(wt[own] * wu * tasks.lower_factor(u, a) * tasks.upper_factor(v, a))
+        every = np.arange(u.size)
+        pair = _product(tasks.lower_factor(u, a), tasks.upper_factor(v, a), every, every)
+        parts_p.append(wt[own] * wu * pair)
         parts_m.append(0.5 * (u + v))
     return _moments_of(np.concatenate(parts_p), np.concatenate(parts_m))
