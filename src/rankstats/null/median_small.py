@@ -244,14 +244,21 @@ def small_moments(counts: IntArray) -> tuple[float, float, float, float]:
     keep = np.nonzero(pair)
     parts_p = [ties, w[keep[0]] * w[keep[1]] * _product(f, g, keep[0], keep[1])]
     parts_m = [x, 0.5 * (x[keep[0]] + x[keep[1]])]
+    # within one long panel: a rule in t = v - u on integer nodes, then a Gram rule in u
+    tri_u, tri_t, tri_w = [], [], []
     for s, length in zip(starts.tolist(), lengths.tolist(), strict=True):
         if length <= 2 * 16:
             continue
         t, wt = _integer_rule(1, length - 1, _NU_T)
         u, wu, own = _piece_nodes(np.full(t.size, s, dtype=np.int64), (length - t).astype(np.int64))
-        v = u + t[own]
+        tri_u.append(u)
+        tri_t.append(t[own])
+        tri_w.append(wt[own] * wu)
+    if tri_u:
+        u = np.concatenate(tri_u)
+        v = u + np.concatenate(tri_t)
         every = np.arange(u.size)
         pair = _product(tasks.lower_factor(u, a), tasks.upper_factor(v, a), every, every)
-        parts_p.append(wt[own] * wu * pair)
+        parts_p.append(np.concatenate(tri_w) * pair)
         parts_m.append(0.5 * (u + v))
     return _moments_of(np.concatenate(parts_p), np.concatenate(parts_m))

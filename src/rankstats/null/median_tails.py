@@ -244,14 +244,19 @@ class _Evaluator:
             items = np.repeat(cands.values[i0:], cands.counts[i0:].astype(np.int64))[None, :]
             room = items - tt
             q = np.where(room > xx, xx / np.where(room > xx, room, 1.0), 1.0)
-            # counts 0..top, and a last cell that collects every count above top
-            dist = np.zeros((x.size, top + 2))
-            dist[:, 0] = 1.0
-            for i in range(q.shape[1]):
-                qi = q[:, i]
-                dist[:, -1] += dist[:, -2] * qi
-                dist[:, 1:-1] = dist[:, 1:-1] * (1.0 - qi[:, None]) + dist[:, :-2] * qi[:, None]
-                dist[:, 0] *= 1.0 - qi
+            # one row per task, one column per node: contiguous slices in the loop below
+            q_rows = np.ascontiguousarray(q.T)
+            p_rows = 1.0 - q_rows
+            # counts 0..top, and a last cell that collects every count above top; the state is
+            # (count, node) so that each step works on contiguous rows, in place, two products
+            dist = np.zeros((top + 2, x.size))
+            dist[0] = 1.0
+            moved = np.empty((top + 1, x.size))
+            for qi, pi in zip(q_rows, p_rows, strict=True):
+                np.multiply(dist[:-1], qi, out=moved)
+                dist[:-1] *= pi
+                dist[1:] += moved
+            dist = dist.T
             cum_low = np.cumsum(dist, axis=1)
             cum_up = np.cumsum(dist[:, ::-1], axis=1)[:, ::-1]
             for j, m in enumerate(cdf_at):
