@@ -67,11 +67,20 @@ rule error is below :math:`10^{-15}` relative. Measured against summing every in
 window with exact kernel sums, and against an independent dynamic programme over all pairs
 :math:`x < y` (tests): :math:`\mathbb{E}` to a few units in the last place, :math:`\mathbb{V}`
 to :math:`10^{-14}` relative or better, for :math:`n` from 2 to :math:`10^6` and counts up to
-:math:`10^{12}`. One exception remains, the inverse median for a handful of tasks whose middle
-ranks are orders of magnitude apart (e.g. :math:`C = (1, 1, 10^6, 10^6)`: :math:`X_{(2)} = 1`,
-:math:`X_{(3)} \sim 10^6`): the decomposition from :math:`\psi(X_{(a)}, X_{(a)})` cancels terms
-of the size of :math:`\mathbb{E}[1/X_{(a)}^2]` down to :math:`\mathbb{V}[1/M]` and loses about
-:math:`\log_{10}` of their ratio in digits (:math:`10^{-11}` relative there). If the double sum
+:math:`10^{12}`.
+
+*Few tasks.* For the inverse median this decomposition cancels when the two middle ranks are
+orders of magnitude apart (e.g. :math:`C = (1, 1, 10^6, 10^6)`: :math:`X_{(2)} = 1`,
+:math:`X_{(3)} \sim 10^6`): terms of the size of :math:`\mathbb{E}[1/X_{(a)}] = 1` leave
+:math:`\mathbb{E}[1/M] \approx 10^{-5}`, and about :math:`\log_{10}` of that ratio is lost in
+digits (:math:`10^{-11}` there, :math:`10^{-4}` at :math:`10^{12}`). So :math:`n \le 16` tasks
+(always), and up to 64 tasks when :math:`\mathbb{E}[1/X_{(a)}] > 4\,\mathbb{E}[1/M]`, are summed
+instead over the point masses of the middle pair in product form, every term nonnegative
+(:mod:`rankstats.null.median_small`): :math:`10^{-15}` relative against exact power sums and
+50-digit harmonic sums at counts mixing 1, small, :math:`10^6`, :math:`10^9` and :math:`10^{12}`.
+Beyond 64 tasks the cancellation remains (it shrinks like the ratio of the middle ranks, which
+many tasks bring closer: 500 counts of 1 with 500 of :math:`10^{12}` would still lose digits).
+If the double sum
 cannot be done within its budget of six million kernel terms, the older quadrature of :math:`H`
 over :math:`(x, t)` (:mod:`rankstats.null.median_gap_quadrature`, about :math:`10^{-8}`) is the
 last resort.
@@ -460,13 +469,10 @@ def median_moments(num_candidates: IntArray) -> tuple[float, float]:
     binomial tails and exhaustive double sums: :math:`\mathbb{E}` to about :math:`10^{-15}`
     relative; :math:`\mathbb{V}` for odd :math:`n` to about :math:`10^{-13}` relative (limited by
     the rounding of the mean of :math:`N_x`, about :math:`10^{-14}` absolute in the tail at
-    :math:`n = 10^6`). For even :math:`n` the double sum is done exactly on the polynomial pieces
-    when :math:`n \le 24` or when the integer points are few; otherwise by discrete Gauss rules
-    in :math:`x` and a Gauss-Meixner rule (weight :math:`e^{-\lambda t}`) or integer
-    interpolatory panels in :math:`t`, which assume :math:`H` smooth. That error enters
-    :math:`\mathbb{V}` with a weight of order :math:`1/n`; measured relative errors of
-    :math:`\mathbb{V}` were at most :math:`2 \cdot 10^{-8}` (many distinct counts,
-    :math:`n = 10^2`-:math:`10^4`) and :math:`10^{-14}` with one distinct count.
+    :math:`n = 10^6`). For even :math:`n` the double sum uses the product form of the joint law
+    of the middle pair (module documentation: method and error bound), :math:`\mathbb{V}` to
+    :math:`10^{-14}` relative or better; up to 16 tasks every moment is a sum of nonnegative
+    point masses (:mod:`rankstats.null.median_small`).
 
     Examples
     --------
@@ -515,16 +521,13 @@ def inverse_median_moments(num_candidates: IntArray) -> tuple[float, float]:
     fourth) cut the panels, so that :math:`1/x` is smooth on each.
 
     Accuracy: exact to rounding for odd :math:`n` (about :math:`10^{-13}` relative) and for even
-    :math:`n` on the exact paths of :func:`median_moments`; otherwise measured relative errors
-    were at most :math:`4 \cdot 10^{-10}` for :math:`\mathbb{E}` and :math:`2 \cdot 10^{-8}` for
-    :math:`\mathbb{V}`. One limitation for even :math:`n`: the decomposition adds terms of the
-    size of :math:`\mathbb{E}[1/X_{(a)}^2]` that cancel down to :math:`\mathbb{V}[1/M]`, so
-    about :math:`\log_{10}(\mathbb{E}[1/X_{(a)}^2] / \mathbb{V}[1/M])` digits are lost when the
-    two middle ranks are orders of magnitude apart. That happens only for a handful of tasks with
-    very different or huge counts: :math:`C = (10^{12}, 10^{12})` gives :math:`\mathbb{V}` to
-    :math:`5 \cdot 10^{-5}` relative (:math:`\mathbb{E}` to :math:`10^{-10}`),
-    :math:`C = (1, 10^{12})` to :math:`6 \cdot 10^{-4}`, :math:`C = (1, 3000)` to
-    :math:`10^{-12}`; for :math:`n \ge 4` with comparable counts it is negligible.
+    :math:`n` on the exact paths of :func:`median_moments`; otherwise as measured in the module
+    documentation (Error bound). For even :math:`n` the decomposition adds terms of the size of
+    :math:`\mathbb{E}[1/X_{(a)}]` that cancel when the two middle ranks are orders of magnitude
+    apart (:math:`C = (1, 1, 10^{12}, 10^{12})`); up to 16 tasks, and up to 64 where that
+    happens, the moments are instead summed over nonnegative point masses of the middle pair
+    (:mod:`rankstats.null.median_small`), to :math:`10^{-15}` relative; two tasks are summed
+    over the trapezoidal law of :math:`r_1 + r_2`.
 
     Examples
     --------
