@@ -164,6 +164,28 @@ def _two_tasks(c1: int, c2: int) -> Moments:
     return mean, var, inv_mean, float(p @ (dev * dev))
 
 
+def _separated(cands: _Candidates) -> bool:
+    r"""Whether the two middle ranks (even :math:`n`) are typically far apart.
+
+    Compares the points where :math:`\mathbb{E}[N_x]` reaches :math:`a - 1/2` and
+    :math:`a + 1/2`: more than a factor :data:`_CANCELLATION` apart, the decomposition of the
+    inverse median would cancel digits.
+    """
+    half = cands.n / 2
+
+    def crossing(level: float) -> int:
+        lo, hi = 0, cands.c_max
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            if cands.mean_var(mid)[0] >= level:
+                hi = mid
+            else:
+                lo = mid
+        return hi
+
+    return crossing(half + 0.5) > _CANCELLATION * crossing(half - 0.5)
+
+
 def _moments(cands: _Candidates, *, t_budget: int = _T_ENUM_BUDGET) -> Moments:
     """E and V of the median and of its inverse (see :func:`median_moments`)."""
     n = cands.n
@@ -173,7 +195,7 @@ def _moments(cands: _Candidates, *, t_budget: int = _T_ENUM_BUDGET) -> Moments:
         return _two_tasks(int(cands.distinct[0]), int(cands.distinct[-1]))
     if n == 2:
         return _two_tasks(1, int(cands.distinct[-1]))
-    if n <= SMALL_N:
+    if n <= SMALL_N or (n <= LARGER_N and n % 2 == 0 and _separated(cands)):
         return small_moments(np.repeat(cands.distinct, cands.counts.astype(np.int64)))
     ks = [(n + 1) // 2] if n % 2 else [n // 2, n // 2 + 1]
     windows = [cands.window(k) for k in ks]

@@ -59,6 +59,7 @@ import numpy as np
 
 from rankstats.arrays import BoolArray, FloatArray, IntArray
 from rankstats.null.median_rules import _integer_rule, _piece_nodes, _pieces
+from rankstats.null.median_tails import _Candidates
 
 __all__ = ["LARGER_N", "SMALL_N", "small_moments"]
 
@@ -185,22 +186,31 @@ def _product(
     return np.asarray(np.ldexp(f[0][i] * g[0][j], f[1][i] + g[1][j]))
 
 
-def _panels(counts: IntArray) -> tuple[IntArray, IntArray]:
-    """Panels of ``1..max C``: starts at every count plus one and at a geometric ladder from 32.
+def _panels(counts: IntArray, lo: int, hi: int) -> tuple[IntArray, IntArray]:
+    """Panels of ``lo..hi``: starts at every count plus one and at a geometric ladder from 32.
 
     The ladder's ratio is 2 up to 16 tasks and :math:`1 + 16/n` beyond, so that the summands
     (polynomials of degree below :math:`n` in :math:`u`) vary like :math:`(1 + 16/n)^n` at most
     on a panel.
     """
-    top = int(counts.max())
     ratio = 1.0 + _LADDER_SPREAD / max(int(counts.size), _LADDER_SPREAD)
     ladder = []
     value = _LADDER_START
-    while value <= top:
+    while value <= hi:
         ladder.append(value)
         value = max(value + 1, math.ceil(value * ratio))
     breaks = np.concatenate((np.unique(counts) + 1, np.array(ladder, dtype=np.int64)))
-    return _pieces(1, top, breaks, top)
+    return _pieces(lo, hi, breaks, hi - lo + 1)
+
+
+def _clip(
+    starts: IntArray, lengths: IntArray, lo: int, hi: int
+) -> tuple[IntArray, IntArray, IntArray]:
+    """The panels' parts inside ``lo..hi``: starts, lengths and the index of the whole panel."""
+    begin = np.maximum(starts, lo)
+    end = np.minimum(starts + lengths - 1, hi)
+    keep = np.flatnonzero(end >= begin)
+    return begin[keep], (end - begin + 1)[keep], keep
 
 
 def _moments_of(p: FloatArray, m: FloatArray) -> tuple[float, float, float, float]:
@@ -228,26 +238,44 @@ def small_moments(counts: IntArray) -> tuple[float, float, float, float]:
     """
     tasks = _Tasks(counts)
     n = tasks.n
-    starts, lengths = _panels(counts)
-    x, w, owner = _piece_nodes(starts, lengths)
+    cands = _Candidates(counts)
+    top = int(counts.max())
+
+    def window(k: int) -> tuple[int, int]:
+        lo, hi = cands.window(k)
+        return max(lo, 1), max(min(hi, top), 1)
+
     if n % 2:
         half = (n + 1) // 2
+        lo, hi = window(half)
+        x, w, _ = _piece_nodes(*_panels(counts, lo, hi))
         return _moments_of(w * tasks.window_mass(x, half - 1, half), x)
     a = n // 2
-    ties = w * tasks.window_mass(x, a - 1, a + 1)
-    f = tasks.lower_factor(x, a)
-    g = tasks.upper_factor(x, a)
-    short = lengths[owner] <= 2 * 16
-    pair = (owner[:, None] < owner[None, :]) | (
-        (owner[:, None] == owner[None, :]) & short[:, None] & (x[:, None] < x[None, :])
-    )
-    keep = np.nonzero(pair)
-    parts_p = [ties, w[keep[0]] * w[keep[1]] * _product(f, g, keep[0], keep[1])]
-    parts_m = [x, 0.5 * (x[keep[0]] + x[keep[1]])]
-    # within one long panel: a rule in t = v - u on integer nodes, then a Gram rule in u
+    (lo_a, hi_a), (lo_b, hi_b) = window(a), window(a + 1)
+    hi_b = max(hi_b, hi_a)
+    starts, lengths = _panels(counts, lo_a, hi_b)
+    # the lower middle rank lives in lo_a..hi_a, the upper one in lo_b..hi_b (to 1e-24)
+    u_s, u_l, u_id = _clip(starts, lengths, lo_a, hi_a)
+    v_s, v_l, v_id = _clip(starts, lengths, lo_b, hi_b)
+    x_u, w_u, o_u = _piece_nodes(u_s, u_l)
+    x_v, w_v, o_v = _piece_nodes(v_s, v_l)
+    f = tasks.lower_factor(x_u, a)
+    g = tasks.upper_factor(x_v, a)
+    # pairs in different panels (u's panel below v's)
+    keep = np.nonzero(u_id[o_u][:, None] < v_id[o_v][None, :])
+    parts_p = [w_u[keep[0]] * w_v[keep[1]] * _product(f, g, keep[0], keep[1])]
+    parts_m = [0.5 * (x_u[keep[0]] + x_v[keep[1]])]
+    t_s, t_l, _ = _clip(starts, lengths, lo_b, hi_a)
+    if t_s.size:
+        x_t, w_t, _ = _piece_nodes(t_s, t_l)
+        parts_p.append(w_t * tasks.window_mass(x_t, a - 1, a + 1))
+        parts_m.append(x_t)
+    # pairs within one panel that meets both ranges: a rule in t = v - u on integer nodes, then
+    # a Gram rule in u (short panels: every pair)
+    both = np.intersect1d(u_id, v_id)
     tri_u, tri_t, tri_w = [], [], []
-    for s, length in zip(starts.tolist(), lengths.tolist(), strict=True):
-        if length <= 2 * 16:
+    for s, length in zip(starts[both].tolist(), lengths[both].tolist(), strict=True):
+        if length < 2:
             continue
         t, wt = _integer_rule(1, length - 1, _NU_T)
         u, wu, own = _piece_nodes(np.full(t.size, s, dtype=np.int64), (length - t).astype(np.int64))

@@ -90,9 +90,12 @@ class _Candidates:
         For :math:`x < lo`, :math:`P(N_x \ge k) \le 10^{-24}`; for :math:`x \ge hi`,
         :math:`P(N_x \le k - 1) \le 10^{-24}`. Bennett's bound decides; as the tail is monotone
         in :math:`x`, any point where the bound holds bounds the tail beyond it, so bisection is
-        valid even where the bound itself is not monotone.
+        valid even where the bound itself is not monotone. Besides, :math:`X_{(k)}` never exceeds
+        the :math:`k`-th smallest count (those :math:`k` ranks are all at most that), where
+        Bennett's bound is loose (tasks sure to be below :math:`x` with tiny-variance others).
         """
-        lo, hi = 0, self.c_max
+        kth = int(self.distinct[int(np.searchsorted(self.below[1:], k, side="left"))])
+        lo, hi = 0, kth
         while hi - lo > 1:
             mid = (lo + hi) // 2
             mu, var = self.mean_var(mid)
