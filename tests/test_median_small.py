@@ -25,6 +25,8 @@ from rankstats.null.median import inverse_median_moments, median_moments
 from rankstats.null.median_small import SMALL_N, _product, _Tasks, small_moments
 from test_median_null import _reference
 
+real_gap_sums = median_module.gap_sums
+
 
 @pytest.fixture(autouse=True)
 def _fresh_distributions() -> None:
@@ -286,3 +288,38 @@ def test_larger_n_panel_rules_against_every_integer(candidates: np.ndarray) -> N
     expected = _every_integer(candidates)
     for actual, wanted in zip(small_moments(candidates), expected, strict=True):
         assert actual == pytest.approx(wanted, rel=1e-13)
+
+
+def test_window_never_passes_the_kth_smallest_count() -> None:
+    """X_(k) <= the k-th smallest count: Bennett's bound alone kept X_(20) up to ~1e6 here."""
+    from rankstats.null.median_tails import _Candidates
+
+    cands = _Candidates(np.array([1] * 20 + [10**6] * 20, dtype=np.int64))
+    assert cands.window(20) == (1, 1)
+    assert cands.window(21)[1] <= 10**6
+    sf = median_module.order_statistic_sf(np.array([1] * 20 + [10**6] * 20), 20, np.arange(3))
+    assert sf.tolist() == [1.0, 0.0, 0.0]
+
+
+def test_separated_middle_ranks_go_to_the_product_form_up_front(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    calls = []
+    real = median_module.small_moments
+
+    def spy(counts: np.ndarray) -> tuple[float, float, float, float]:
+        calls.append(counts.size)
+        return real(counts)
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the long-window path should not run")
+
+    monkeypatch.setattr(median_module, "small_moments", spy)
+    monkeypatch.setattr(median_module, "gap_sums", refuse)
+    median_moments(np.array([1] * 20 + [10**6] * 20))
+    assert calls == [40]
+    # comparable middle ranks take the long-window path
+    monkeypatch.setattr(median_module, "gap_sums", real_gap_sums)
+    calls.clear()
+    median_moments(np.random.default_rng(1).integers(200, 1200, size=40))
+    assert calls == []
