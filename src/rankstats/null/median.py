@@ -105,11 +105,10 @@ from rankstats.null.median_rules import (
     _ENUM,
     _integer_rule,
     _ladder,
-    _panel_nodes,
     _piece_nodes,
     _pieces,
 )
-from rankstats.null.median_small import LARGER_N, SMALL_N, small_moments
+from rankstats.null.median_small import LARGER_N, SMALL_N, separated, small_moments, two_tasks
 from rankstats.null.median_tails import _Candidates, _Evaluator
 
 __all__ = [
@@ -141,62 +140,21 @@ _SMOOTH = 2.0
 Moments = tuple[float, float, float, float]
 
 
-def _two_tasks(c1: int, c2: int) -> Moments:
-    r"""E and V of :math:`M = (r_1 + r_2)/2` and of :math:`1/M` for two tasks.
-
-    :math:`S = r_1 + r_2` has the trapezoidal law :math:`P(S = s) = \min(s - 1, C_1, C_1 + C_2 + 1
-    - s) / (C_1 C_2)` (:math:`C_1 \le C_2`). :math:`\mathbb{E}[2/S]` and the centred
-    :math:`\mathbb{E}[(2/S - \mu)^2]` are summed over :math:`s` by Gram panels cut at the two
-    corners and at powers of four, on each of which the summand is a linear function times an
-    analytic function of :math:`1/s`; every term is positive, so nothing cancels.
-    """
-    c1, c2 = min(c1, c2), max(c1, c2)
-    f1, f2 = float(c1), float(c2)
-    mean = (f1 + f2 + 2.0) / 4.0
-    var = (f1 * f1 + f2 * f2 - 2.0) / 48.0
-    top = c1 + c2
-    breaks = np.concatenate((np.array([c1 + 1, c2 + 1], dtype=np.int64), _ladder(top)))
-    s, w = _panel_nodes(2, top, breaks, top)
-    p = w * np.minimum(np.minimum(s - 1.0, f1), f1 + f2 + 1.0 - s) / (f1 * f2)
-    inv = 2.0 / s
-    inv_mean = float(p @ inv)
-    dev = inv - inv_mean
-    return mean, var, inv_mean, float(p @ (dev * dev))
-
-
-def _separated(cands: _Candidates) -> bool:
-    r"""Whether the two middle ranks (even :math:`n`) are typically far apart.
-
-    Compares the points where :math:`\mathbb{E}[N_x]` reaches :math:`a - 1/2` and
-    :math:`a + 1/2`: more than a factor :data:`_CANCELLATION` apart, the decomposition of the
-    inverse median would cancel digits.
-    """
-    half = cands.n / 2
-
-    def crossing(level: float) -> int:
-        lo, hi = 0, cands.c_max
-        while hi - lo > 1:
-            mid = (lo + hi) // 2
-            if cands.mean_var(mid)[0] >= level:
-                hi = mid
-            else:
-                lo = mid
-        return hi
-
-    return crossing(half + 0.5) > _CANCELLATION * crossing(half - 0.5)
-
-
 def _moments(cands: _Candidates, *, t_budget: int = _T_ENUM_BUDGET) -> Moments:
     """E and V of the median and of its inverse (see :func:`median_moments`)."""
     n = cands.n
     if cands.c_max == 1:
         return 1.0, 0.0, 1.0, 0.0
     if n == 2 and cands.distinct[0] > 1:
-        return _two_tasks(int(cands.distinct[0]), int(cands.distinct[-1]))
+        return two_tasks(int(cands.distinct[0]), int(cands.distinct[-1]))
     if n == 2:
-        return _two_tasks(1, int(cands.distinct[-1]))
-    if n <= SMALL_N or (n <= LARGER_N and n % 2 == 0 and _separated(cands)):
-        return small_moments(np.repeat(cands.distinct, cands.counts.astype(np.int64)))
+        return two_tasks(1, int(cands.distinct[-1]))
+    if n <= SMALL_N or (n <= LARGER_N and n % 2 == 0 and separated(cands, _CANCELLATION)):
+        moments = small_moments(np.repeat(cands.distinct, cands.counts.astype(np.int64)))
+        if n == 1:  # one uniform rank: the median's moments in closed form
+            c = float(cands.distinct[0])
+            return (c + 1.0) / 2.0, (c - 1.0) * (c + 1.0) / 12.0, moments[2], moments[3]
+        return moments
     ks = [(n + 1) // 2] if n % 2 else [n // 2, n // 2 + 1]
     windows = [cands.window(k) for k in ks]
     lo = max(min(w[0] for w in windows), 1)
