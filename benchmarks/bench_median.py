@@ -7,8 +7,8 @@ Baseline: one plain ``np.median(rng.integers(1, C + 1))`` over a sample of the s
 
 Targets (issue 9): E+V of both metrics under 10 ms at n = 100 with spread counts
 (C ~ U[200, 1200]); elsewhere the even-n rows should cost the same order as the odd-n rows next
-to them (no input shape that takes seconds). Up to 16 tasks (and up to 64 with separated middle
-ranks, as in the n = 40 row) the moments come from the product-form point masses.
+to them (no input shape that takes seconds). Up to 16 tasks and for every even n up to 64
+(the n = 40 and n = 64 rows) the moments come from the product-form point masses.
 """
 
 from __future__ import annotations

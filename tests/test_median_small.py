@@ -20,9 +20,10 @@ import numpy as np
 import pytest
 
 import rankstats.null.median as median_module
+import rankstats.null.median_small as small_module
 from rankstats import InverseMedianRank, MedianRank
 from rankstats.null.median import inverse_median_moments, median_moments
-from rankstats.null.median_small import SMALL_N, _product, _Tasks, small_moments
+from rankstats.null.median_small import EVEN_N, SMALL_N, _product, _Tasks, small_moments
 from test_median_null import _reference
 
 real_gap_sums = median_module.gap_sums
@@ -301,9 +302,7 @@ def test_window_never_passes_the_kth_smallest_count() -> None:
     assert sf.tolist() == [1.0, 0.0, 0.0]
 
 
-def test_separated_middle_ranks_go_to_the_product_form_up_front(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+def test_even_n_up_to_64_takes_the_product_form(monkeypatch: pytest.MonkeyPatch) -> None:
     calls = []
     real = median_module.small_moments
 
@@ -317,9 +316,60 @@ def test_separated_middle_ranks_go_to_the_product_form_up_front(
     monkeypatch.setattr(median_module, "small_moments", spy)
     monkeypatch.setattr(median_module, "gap_sums", refuse)
     median_moments(np.array([1] * 20 + [10**6] * 20))
-    assert calls == [40]
-    # comparable middle ranks take the long-window path
+    median_moments(np.random.default_rng(1).integers(200, 1200, size=EVEN_N))
+    assert calls == [40, EVEN_N]
+    # odd n beyond SMALL_N and even n beyond EVEN_N take the long-window path
     monkeypatch.setattr(median_module, "gap_sums", real_gap_sums)
     calls.clear()
-    median_moments(np.random.default_rng(1).integers(200, 1200, size=40))
+    median_moments(np.random.default_rng(1).integers(200, 1200, size=EVEN_N + 2))
+    median_moments(np.random.default_rng(1).integers(200, 1200, size=SMALL_N + 1))
     assert calls == []
+
+
+@pytest.mark.parametrize(
+    ("small", "large", "low"),
+    [(10**6, 10**12, 15), (1000, 10**6, 18), (10**9, 10**12, 18), (3, 10**9, 15)],
+)
+def test_two_scales_where_the_long_window_path_lost_digits(
+    small: int, large: int, low: int
+) -> None:
+    """n = 38: the decomposition lost up to 1e-6 (V of the inverse median) here; the product
+    form agrees with itself on a four times finer ladder (an independent set of panels and
+    nodes) to 1e-14, and with Monte-Carlo."""
+    candidates = np.array([small] * low + [large] * (38 - low))
+    got = (*median_moments(candidates), *inverse_median_moments(candidates))
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(small_module, "_LADDER_SPREAD", 4)
+        finer = small_moments(candidates)
+    for actual, wanted in zip(got, finer, strict=True):
+        assert actual == pytest.approx(wanted, rel=1e-14)
+    ranks = np.random.default_rng(0).integers(1, candidates + 1, size=(20_000, candidates.size))
+    inverse = 1.0 / np.median(ranks, axis=1)
+    assert abs(inverse.mean() - got[2]) < 5.0 * np.sqrt(got[3] / inverse.size)
+    assert inverse.var() == pytest.approx(got[3], rel=0.1)
+
+
+def _mixes(seed: int, count: int) -> list[np.ndarray]:
+    """Odd n (the long-window path of even n loses digits on such mixes: see above)."""
+    rng = np.random.default_rng(seed)
+    values = [1, 2, 3, 7, 10**6, 10**6 + 3, 10**9, 10**12, 999_999_937]
+    out = []
+    for _ in range(count):
+        candidates = rng.choice(values, size=2 * int(rng.integers(1, 7)) + 1)
+        if candidates.max() > 1:
+            out.append(candidates)
+    return out
+
+
+@pytest.mark.parametrize("candidates", _mixes(5, 24), ids=lambda c: str(sorted(c.tolist())))
+def test_mixed_scales_agree_with_the_long_window_path(
+    candidates: np.ndarray, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two independent methods (product-form point masses; tails and Fourier) at counts mixing
+    1, small, 1e6, 1e9 and 1e12."""
+    got = small_moments(candidates)
+    # as if there were more than SMALL_N tasks
+    monkeypatch.setattr(median_module, "SMALL_N", 1)
+    other = median_module._moments(median_module._Candidates(candidates))
+    for actual, wanted in zip(got, other, strict=True):
+        assert actual == pytest.approx(wanted, rel=1e-12, abs=1e-300)

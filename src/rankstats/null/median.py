@@ -73,13 +73,16 @@ to :math:`10^{-14}` relative or better, for :math:`n` from 2 to :math:`10^6` and
 orders of magnitude apart (e.g. :math:`C = (1, 1, 10^6, 10^6)`: :math:`X_{(2)} = 1`,
 :math:`X_{(3)} \sim 10^6`): terms of the size of :math:`\mathbb{E}[1/X_{(a)}] = 1` leave
 :math:`\mathbb{E}[1/M] \approx 10^{-5}`, and about :math:`\log_{10}` of that ratio is lost in
-digits (:math:`10^{-11}` there, :math:`10^{-4}` at :math:`10^{12}`). So :math:`n \le 16` tasks
-(always), and up to 64 tasks when :math:`\mathbb{E}[1/X_{(a)}] > 4\,\mathbb{E}[1/M]`, are summed
-instead over the point masses of the middle pair in product form, every term nonnegative
-(:mod:`rankstats.null.median_small`): :math:`10^{-15}` relative against exact power sums and
-50-digit harmonic sums at counts mixing 1, small, :math:`10^6`, :math:`10^9` and :math:`10^{12}`.
-Beyond 64 tasks the cancellation remains (it shrinks like the ratio of the middle ranks, which
-many tasks bring closer: 500 counts of 1 with 500 of :math:`10^{12}` would still lose digits).
+digits (:math:`10^{-11}` there, :math:`10^{-4}` at :math:`10^{12}`); two very different counts
+at :math:`n = 38` lost up to :math:`10^{-6}` too. So :math:`n \le 16` tasks and every even
+:math:`n \le 64` are summed instead over the point masses of the middle order statistics in
+product form, every term nonnegative (:mod:`rankstats.null.median_small`): :math:`10^{-15}`
+relative against exact power sums and 50-digit harmonic sums at counts mixing 1, small,
+:math:`10^6`, :math:`10^9` and :math:`10^{12}` (up to :math:`2 \cdot 10^{-11}` beyond 32 tasks
+with counts near :math:`10^{12}`, a limit of its rules). Beyond 64 tasks the long-window path
+is used; there the loss shrinks (the middle ranks concentrate): about :math:`10^{-11}` relative
+on :math:`\mathbb{V}[1/M]` at :math:`n = 80` with counts :math:`10^3` and :math:`10^6`, and
+:math:`2 \cdot 10^{-12}` at :math:`n = 100`, the known remaining gap.
 If the double sum
 cannot be done within its budget of six million kernel terms, the older quadrature of :math:`H`
 over :math:`(x, t)` (:mod:`rankstats.null.median_gap_quadrature`, about :math:`10^{-8}`) is the
@@ -108,7 +111,12 @@ from rankstats.null.median_rules import (
     _piece_nodes,
     _pieces,
 )
-from rankstats.null.median_small import LARGER_N, SMALL_N, separated, small_moments, two_tasks
+from rankstats.null.median_small import (
+    EVEN_N,
+    SMALL_N,
+    small_moments,
+    two_tasks,
+)
 from rankstats.null.median_tails import _Candidates, _Evaluator
 
 __all__ = [
@@ -132,8 +140,6 @@ _NU_INTEGER = 32
 _INTEGER_MIN_PIECE = 256
 #: the even-n gap sums drop terms below 1e-16 n of the largest, at most this much
 _GAP_TOLERANCE_MAX = 1e-12
-#: up to LARGER_N tasks, the product-form path is taken when E[1/X_(a)] exceeds E[1/M] by this
-_CANCELLATION = 4.0
 #: the summands are smooth on this many panel lengths (fewer nodes on shorter pieces)
 _SMOOTH = 2.0
 
@@ -149,7 +155,7 @@ def _moments(cands: _Candidates, *, t_budget: int = _T_ENUM_BUDGET) -> Moments:
         return two_tasks(int(cands.distinct[0]), int(cands.distinct[-1]))
     if n == 2:
         return two_tasks(1, int(cands.distinct[-1]))
-    if n <= SMALL_N or (n <= LARGER_N and n % 2 == 0 and separated(cands, _CANCELLATION)):
+    if n <= SMALL_N or (n % 2 == 0 and n <= EVEN_N):
         moments = small_moments(np.repeat(cands.distinct, cands.counts.astype(np.int64)))
         if n == 1:  # one uniform rank: the median's moments in closed form
             c = float(cands.distinct[0])
@@ -225,14 +231,9 @@ def _moments(cands: _Candidates, *, t_budget: int = _T_ENUM_BUDGET) -> Moments:
         sums = gap.sums(shifted, t_budget)
     g0, g1, g2 = sums
     m2 -= 0.5 * g0
-    single = 1.0 / c0 + e_inv  # about E[1/X_(a)], before the gap terms are taken off
     e_inv -= g1
     m2_inv -= g2
-    inv_mean = 1.0 / c0 + e_inv
-    if n <= LARGER_N and single > _CANCELLATION * inv_mean:
-        # the lower middle rank is far below the upper one: the decomposition cancels digits
-        return small_moments(np.repeat(cands.distinct, cands.counts.astype(np.int64)))
-    return c0 + shift, m2 - shift * shift, inv_mean, m2_inv - e_inv * e_inv
+    return c0 + shift, m2 - shift * shift, 1.0 / c0 + e_inv, m2_inv - e_inv * e_inv
 
 
 class MedianDistribution:
@@ -504,8 +505,9 @@ def inverse_median_moments(num_candidates: IntArray) -> tuple[float, float]:
     :math:`n` on the exact paths of :func:`median_moments`; otherwise as measured in the module
     documentation (Error bound). For even :math:`n` the decomposition adds terms of the size of
     :math:`\mathbb{E}[1/X_{(a)}]` that cancel when the two middle ranks are orders of magnitude
-    apart (:math:`C = (1, 1, 10^{12}, 10^{12})`); up to 16 tasks, and up to 64 where that
-    happens, the moments are instead summed over nonnegative point masses of the middle pair
+    apart (:math:`C = (1, 1, 10^{12}, 10^{12})`) or two very different counts share the tasks;
+    up to 16 tasks, and for every even :math:`n \le 64`, the moments are instead summed over
+    nonnegative point masses of the middle pair
     (:mod:`rankstats.null.median_small`), to :math:`10^{-15}` relative; two tasks are summed
     over the trapezoidal law of :math:`r_1 + r_2`.
 
