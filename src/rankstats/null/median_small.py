@@ -50,7 +50,7 @@ times a Gram rule in :math:`u`. The moments are accumulated centred
 errors are below :math:`10^{-15}` relative (polynomials times functions analytic far from each
 panel); measured against exact power sums with 50-digit harmonic sums and against sums over
 every integer, :math:`10^{-15}` relative or better. Magnitudes are kept as mantissa and
-exponent (the elementary symmetric polynomials are rescaled after every task), so nothing
+exponent (the elementary symmetric polynomials are rescaled every eight tasks), so nothing
 overflows.
 
 The same path serves every even number of tasks up to :data:`EVEN_N` = 64, with a finer ladder
@@ -73,6 +73,8 @@ __all__ = ["EVEN_N", "SMALL_N", "small_moments", "two_tasks"]
 
 #: the product-form path is used up to this many tasks
 SMALL_N = 16
+#: the elementary symmetric polynomials are rescaled after this many tasks (growth below 2^504)
+_RESCALE = 8
 #: integer nodes of the rule in t = v - u within a panel
 _NU_T = 32
 #: a geometric ladder from this value on cuts the panels ...
@@ -112,18 +114,23 @@ class _Tasks:
         r""":math:`e_0..e_{top}` of the masked values, one row per node, as ``(e, p)``.
 
         The true values are ``e * 2**p``: each row is rescaled to a largest entry in
-        :math:`[1/2, 1)` after every task (nonnegative terms; entries that underflow are below
+        :math:`[1/2, 1)` every few tasks (nonnegative terms; entries that underflow are below
         :math:`10^{-300}` of the largest).
         """
         e = np.zeros((z.shape[0], max(top, 0) + 1))
         e[:, 0] = 1.0
         expo = np.zeros(z.shape[0], dtype=np.int64)
+        zs = np.ascontiguousarray(np.where(mask, z, 0.0).T)
+        step = np.empty((z.shape[0], max(top, 0)))
         for i in range(self.n):
-            zi = np.where(mask[:, i], z[:, i], 0.0)[:, None]
-            e[:, 1:] = e[:, 1:] + zi * e[:, :-1]
-            _, shift = np.frexp(e.max(axis=1))
-            e = np.ldexp(e, -shift[:, None])
-            expo += shift
+            # e_j += z_i e_{j-1}, highest j first through a copy of the old values
+            np.multiply(e[:, :-1], zs[i][:, None], out=step)
+            e[:, 1:] += step
+            if i % _RESCALE == _RESCALE - 1 or i == self.n - 1:
+                # values grow by at most (1 + max C) per task: rescale every few tasks
+                _, shift = np.frexp(e.max(axis=1))
+                e = np.ldexp(e, -shift[:, None])
+                expo += shift
         return e, expo
 
     def _scale(self, mask: BoolArray) -> tuple[FloatArray, IntArray]:
