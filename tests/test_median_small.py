@@ -373,3 +373,15 @@ def test_mixed_scales_agree_with_the_long_window_path(
     other = median_module._moments(median_module._Candidates(candidates))
     for actual, wanted in zip(got, other, strict=True):
         assert actual == pytest.approx(wanted, rel=1e-12, abs=1e-300)
+
+
+@pytest.mark.parametrize("n", [40, 64])
+def test_narrow_masses_at_huge_counts_against_a_finer_ladder(n: int) -> None:
+    """Counts near 1e12 spread by 10 %: narrow point masses of degree up to n on a panel."""
+    candidates = 10**12 + np.random.default_rng(0).integers(0, 10**11, size=n)
+    got = small_moments(candidates)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(small_module, "_LADDER_SPREAD", 4)
+        finer = small_moments(candidates)
+    for actual, wanted in zip(got, finer, strict=True):
+        assert actual == pytest.approx(wanted, rel=1e-12)

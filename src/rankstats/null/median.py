@@ -78,11 +78,13 @@ at :math:`n = 38` lost up to :math:`10^{-6}` too. So :math:`n \le 16` tasks and 
 :math:`n \le 64` are summed instead over the point masses of the middle order statistics in
 product form, every term nonnegative (:mod:`rankstats.null.median_small`): :math:`10^{-15}`
 relative against exact power sums and 50-digit harmonic sums at counts mixing 1, small,
-:math:`10^6`, :math:`10^9` and :math:`10^{12}` (up to :math:`2 \cdot 10^{-11}` beyond 32 tasks
-with counts near :math:`10^{12}`, a limit of its rules). Beyond 64 tasks the long-window path
-is used; there the loss shrinks (the middle ranks concentrate): about :math:`10^{-11}` relative
-on :math:`\mathbb{V}[1/M]` at :math:`n = 80` with counts :math:`10^3` and :math:`10^6`, and
-:math:`2 \cdot 10^{-12}` at :math:`n = 100`, the known remaining gap.
+:math:`10^6`, :math:`10^9` and :math:`10^{12}` (about :math:`10^{-12}` beyond 32 tasks with
+counts near :math:`10^{12}` spread by 10 %, a limit of its rules). Beyond 64 tasks the
+long-window path is used; there the loss shrinks (the middle ranks concentrate): about
+:math:`10^{-11}` relative on :math:`\mathbb{V}[1/M]` at :math:`n = 80` with counts
+:math:`10^3` and :math:`10^6`, and :math:`2 \cdot 10^{-12}` at :math:`n = 100`, the known
+remaining gap.
+
 If the double sum
 cannot be done within its budget of six million kernel terms, the older quadrature of :math:`H`
 over :math:`(x, t)` (:mod:`rankstats.null.median_gap_quadrature`, about :math:`10^{-8}`) is the

@@ -162,16 +162,20 @@ def _nodes_per_piece(lengths: IntArray, scale: float | FloatArray | None) -> Int
 
 
 def _piece_nodes(
-    starts: IntArray, lengths: IntArray, scale: float | FloatArray | None = None
+    starts: IntArray,
+    lengths: IntArray,
+    scale: float | FloatArray | None = None,
+    nu: int | None = None,
 ) -> tuple[FloatArray, FloatArray, IntArray]:
     r"""Nodes, weights and owning piece for :math:`\sum_{x \in \text{piece}} f(x)`.
 
     Pieces of at most twice their node count (``_ENUM`` without a ``scale``) are summed point by
     point; longer ones use the discrete Gauss rule of :func:`_gram_rules` with
     :func:`_nodes_per_piece` nodes, exact when ``f`` is a polynomial of degree below twice that
-    on the piece and spectrally convergent for smooth ``f``.
+    on the piece and spectrally convergent for smooth ``f``. A given ``nu`` fixes the node
+    count instead.
     """
-    nus = _nodes_per_piece(lengths, scale)
+    nus = _nodes_per_piece(lengths, scale) if nu is None else np.full(lengths.size, nu)
     small = lengths <= 2 * nus
     s_len = lengths[small]
     total = int(s_len.sum())

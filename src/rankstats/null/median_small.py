@@ -54,8 +54,9 @@ exponent (the elementary symmetric polynomials are rescaled every eight tasks), 
 overflows.
 
 The same path serves every even number of tasks up to :data:`EVEN_N` = 64, with a finer ladder
-beyond 16 (there the rules leave up to :math:`2 \cdot 10^{-11}` relative on counts near
-:math:`10^{12}` spread by 10 %, where the summands have degree above 31 on a panel);
+beyond 16 tasks and 24-node rules beyond 32 (the summands' degree grows with :math:`n`): there
+the rules leave about :math:`10^{-12}` relative on counts near :math:`10^{12}` spread by 10 %,
+where the point masses are narrow, and :math:`10^{-15}` elsewhere in the tests;
 :func:`two_tasks` sums the trapezoidal law of :math:`r_1 + r_2` for two tasks.
 """
 
@@ -73,6 +74,9 @@ __all__ = ["EVEN_N", "SMALL_N", "small_moments", "two_tasks"]
 
 #: the product-form path is used up to this many tasks
 SMALL_N = 16
+#: beyond this many tasks the Gram rules take _NU_MANY nodes per panel
+_NU_SWITCH = 32
+_NU_MANY = 24
 #: the elementary symmetric polynomials are rescaled after this many tasks (growth below 2^504)
 _RESCALE = 8
 #: integer nodes of the rule in t = v - u within a panel
@@ -263,6 +267,8 @@ def small_moments(counts: IntArray) -> tuple[float, float, float, float]:
     n = tasks.n
     cands = _Candidates(counts)
     top = int(counts.max())
+    # Gram nodes per panel: exact to degree 2 nu - 1, above the summands' degree (below n)
+    nu = _NU_MANY if n > _NU_SWITCH else 16
 
     def window(k: int) -> tuple[int, int]:
         lo, hi = cands.window(k)
@@ -271,7 +277,7 @@ def small_moments(counts: IntArray) -> tuple[float, float, float, float]:
     if n % 2:
         half = (n + 1) // 2
         lo, hi = window(half)
-        x, w, _ = _piece_nodes(*_panels(counts, lo, hi))
+        x, w, _ = _piece_nodes(*_panels(counts, lo, hi), nu=nu)
         return _moments_of(w * tasks.window_mass(x, half - 1, half), x)
     a = n // 2
     (lo_a, hi_a), (lo_b, hi_b) = window(a), window(a + 1)
@@ -280,8 +286,8 @@ def small_moments(counts: IntArray) -> tuple[float, float, float, float]:
     # the lower middle rank lives in lo_a..hi_a, the upper one in lo_b..hi_b (to 1e-24)
     u_s, u_l, u_id = _clip(starts, lengths, lo_a, hi_a)
     v_s, v_l, v_id = _clip(starts, lengths, lo_b, hi_b)
-    x_u, w_u, o_u = _piece_nodes(u_s, u_l)
-    x_v, w_v, o_v = _piece_nodes(v_s, v_l)
+    x_u, w_u, o_u = _piece_nodes(u_s, u_l, nu=nu)
+    x_v, w_v, o_v = _piece_nodes(v_s, v_l, nu=nu)
     f = tasks.lower_factor(x_u, a)
     g = tasks.upper_factor(x_v, a)
     # pairs in different panels (u's panel below v's)
@@ -290,7 +296,7 @@ def small_moments(counts: IntArray) -> tuple[float, float, float, float]:
     parts_m = [0.5 * (x_u[keep[0]] + x_v[keep[1]])]
     t_s, t_l, _ = _clip(starts, lengths, lo_b, hi_a)
     if t_s.size:
-        x_t, w_t, _ = _piece_nodes(t_s, t_l)
+        x_t, w_t, _ = _piece_nodes(t_s, t_l, nu=nu)
         parts_p.append(w_t * tasks.window_mass(x_t, a - 1, a + 1))
         parts_m.append(x_t)
     # pairs within one panel that meets both ranges: a rule in t = v - u on integer nodes, then
@@ -301,7 +307,9 @@ def small_moments(counts: IntArray) -> tuple[float, float, float, float]:
         if length < 2:
             continue
         t, wt = _integer_rule(1, length - 1, _NU_T)
-        u, wu, own = _piece_nodes(np.full(t.size, s, dtype=np.int64), (length - t).astype(np.int64))
+        u, wu, own = _piece_nodes(
+            np.full(t.size, s, dtype=np.int64), (length - t).astype(np.int64), nu=nu
+        )
         tri_u.append(u)
         tri_t.append(t[own])
         tri_w.append(wt[own] * wu)
