@@ -67,11 +67,25 @@ rule error is below :math:`10^{-15}` relative. Measured against summing every in
 window with exact kernel sums, and against an independent dynamic programme over all pairs
 :math:`x < y` (tests): :math:`\mathbb{E}` to a few units in the last place, :math:`\mathbb{V}`
 to :math:`10^{-14}` relative or better, for :math:`n` from 2 to :math:`10^6` and counts up to
-:math:`10^{12}`. One exception remains, the inverse median for a handful of tasks whose middle
-ranks are orders of magnitude apart (e.g. :math:`C = (1, 1, 10^6, 10^6)`: :math:`X_{(2)} = 1`,
-:math:`X_{(3)} \sim 10^6`): the decomposition from :math:`\psi(X_{(a)}, X_{(a)})` cancels terms
-of the size of :math:`\mathbb{E}[1/X_{(a)}^2]` down to :math:`\mathbb{V}[1/M]` and loses about
-:math:`\log_{10}` of their ratio in digits (:math:`10^{-11}` relative there). If the double sum
+:math:`10^{12}`.
+
+*Few tasks.* For the inverse median this decomposition cancels when the two middle ranks are
+orders of magnitude apart (e.g. :math:`C = (1, 1, 10^6, 10^6)`: :math:`X_{(2)} = 1`,
+:math:`X_{(3)} \sim 10^6`): terms of the size of :math:`\mathbb{E}[1/X_{(a)}] = 1` leave
+:math:`\mathbb{E}[1/M] \approx 10^{-5}`, and about :math:`\log_{10}` of that ratio is lost in
+digits (:math:`10^{-11}` there, :math:`10^{-4}` at :math:`10^{12}`); two very different counts
+at :math:`n = 38` lost up to :math:`10^{-6}` too. So :math:`n \le 16` tasks and every even
+:math:`n \le 64` are summed instead over the point masses of the middle order statistics in
+product form, every term nonnegative (:mod:`rankstats.null.median_small`): :math:`10^{-15}`
+relative against exact power sums and 50-digit harmonic sums at counts mixing 1, small,
+:math:`10^6`, :math:`10^9` and :math:`10^{12}` (about :math:`10^{-12}` beyond 32 tasks with
+counts near :math:`10^{12}` spread by 10 %, a limit of its rules). Beyond 64 tasks the
+long-window path is used; there the loss shrinks (the middle ranks concentrate): about
+:math:`10^{-11}` relative on :math:`\mathbb{V}[1/M]` at :math:`n = 80` with counts
+:math:`10^3` and :math:`10^6`, and :math:`2 \cdot 10^{-12}` at :math:`n = 100`, the known
+remaining gap.
+
+If the double sum
 cannot be done within its budget of six million kernel terms, the older quadrature of :math:`H`
 over :math:`(x, t)` (:mod:`rankstats.null.median_gap_quadrature`, about :math:`10^{-8}`) is the
 last resort.
@@ -96,9 +110,14 @@ from rankstats.null.median_rules import (
     _ENUM,
     _integer_rule,
     _ladder,
-    _panel_nodes,
     _piece_nodes,
     _pieces,
+)
+from rankstats.null.median_small import (
+    EVEN_N,
+    SMALL_N,
+    small_moments,
+    two_tasks,
 )
 from rankstats.null.median_tails import _Candidates, _Evaluator
 
@@ -129,38 +148,21 @@ _SMOOTH = 2.0
 Moments = tuple[float, float, float, float]
 
 
-def _two_tasks(c1: int, c2: int) -> Moments:
-    r"""E and V of :math:`M = (r_1 + r_2)/2` and of :math:`1/M` for two tasks.
-
-    :math:`S = r_1 + r_2` has the trapezoidal law :math:`P(S = s) = \min(s - 1, C_1, C_1 + C_2 + 1
-    - s) / (C_1 C_2)` (:math:`C_1 \le C_2`). :math:`\mathbb{E}[2/S]` and the centred
-    :math:`\mathbb{E}[(2/S - \mu)^2]` are summed over :math:`s` by Gram panels cut at the two
-    corners and at powers of four, on each of which the summand is a linear function times an
-    analytic function of :math:`1/s`; every term is positive, so nothing cancels.
-    """
-    c1, c2 = min(c1, c2), max(c1, c2)
-    f1, f2 = float(c1), float(c2)
-    mean = (f1 + f2 + 2.0) / 4.0
-    var = (f1 * f1 + f2 * f2 - 2.0) / 48.0
-    top = c1 + c2
-    breaks = np.concatenate((np.array([c1 + 1, c2 + 1], dtype=np.int64), _ladder(top)))
-    s, w = _panel_nodes(2, top, breaks, top)
-    p = w * np.minimum(np.minimum(s - 1.0, f1), f1 + f2 + 1.0 - s) / (f1 * f2)
-    inv = 2.0 / s
-    inv_mean = float(p @ inv)
-    dev = inv - inv_mean
-    return mean, var, inv_mean, float(p @ (dev * dev))
-
-
 def _moments(cands: _Candidates, *, t_budget: int = _T_ENUM_BUDGET) -> Moments:
     """E and V of the median and of its inverse (see :func:`median_moments`)."""
     n = cands.n
     if cands.c_max == 1:
         return 1.0, 0.0, 1.0, 0.0
     if n == 2 and cands.distinct[0] > 1:
-        return _two_tasks(int(cands.distinct[0]), int(cands.distinct[-1]))
+        return two_tasks(int(cands.distinct[0]), int(cands.distinct[-1]))
     if n == 2:
-        return _two_tasks(1, int(cands.distinct[-1]))
+        return two_tasks(1, int(cands.distinct[-1]))
+    if n <= SMALL_N or (n % 2 == 0 and n <= EVEN_N):
+        moments = small_moments(np.repeat(cands.distinct, cands.counts.astype(np.int64)))
+        if n == 1:  # one uniform rank: the median's moments in closed form
+            c = float(cands.distinct[0])
+            return (c + 1.0) / 2.0, (c - 1.0) * (c + 1.0) / 12.0, moments[2], moments[3]
+        return moments
     ks = [(n + 1) // 2] if n % 2 else [n // 2, n // 2 + 1]
     windows = [cands.window(k) for k in ks]
     lo = max(min(w[0] for w in windows), 1)
@@ -450,13 +452,10 @@ def median_moments(num_candidates: IntArray) -> tuple[float, float]:
     binomial tails and exhaustive double sums: :math:`\mathbb{E}` to about :math:`10^{-15}`
     relative; :math:`\mathbb{V}` for odd :math:`n` to about :math:`10^{-13}` relative (limited by
     the rounding of the mean of :math:`N_x`, about :math:`10^{-14}` absolute in the tail at
-    :math:`n = 10^6`). For even :math:`n` the double sum is done exactly on the polynomial pieces
-    when :math:`n \le 24` or when the integer points are few; otherwise by discrete Gauss rules
-    in :math:`x` and a Gauss-Meixner rule (weight :math:`e^{-\lambda t}`) or integer
-    interpolatory panels in :math:`t`, which assume :math:`H` smooth. That error enters
-    :math:`\mathbb{V}` with a weight of order :math:`1/n`; measured relative errors of
-    :math:`\mathbb{V}` were at most :math:`2 \cdot 10^{-8}` (many distinct counts,
-    :math:`n = 10^2`-:math:`10^4`) and :math:`10^{-14}` with one distinct count.
+    :math:`n = 10^6`). For even :math:`n` the double sum uses the product form of the joint law
+    of the middle pair (module documentation: method and error bound), :math:`\mathbb{V}` to
+    :math:`10^{-14}` relative or better; up to 16 tasks every moment is a sum of nonnegative
+    point masses (:mod:`rankstats.null.median_small`).
 
     Examples
     --------
@@ -505,16 +504,14 @@ def inverse_median_moments(num_candidates: IntArray) -> tuple[float, float]:
     fourth) cut the panels, so that :math:`1/x` is smooth on each.
 
     Accuracy: exact to rounding for odd :math:`n` (about :math:`10^{-13}` relative) and for even
-    :math:`n` on the exact paths of :func:`median_moments`; otherwise measured relative errors
-    were at most :math:`4 \cdot 10^{-10}` for :math:`\mathbb{E}` and :math:`2 \cdot 10^{-8}` for
-    :math:`\mathbb{V}`. One limitation for even :math:`n`: the decomposition adds terms of the
-    size of :math:`\mathbb{E}[1/X_{(a)}^2]` that cancel down to :math:`\mathbb{V}[1/M]`, so
-    about :math:`\log_{10}(\mathbb{E}[1/X_{(a)}^2] / \mathbb{V}[1/M])` digits are lost when the
-    two middle ranks are orders of magnitude apart. That happens only for a handful of tasks with
-    very different or huge counts: :math:`C = (10^{12}, 10^{12})` gives :math:`\mathbb{V}` to
-    :math:`5 \cdot 10^{-5}` relative (:math:`\mathbb{E}` to :math:`10^{-10}`),
-    :math:`C = (1, 10^{12})` to :math:`6 \cdot 10^{-4}`, :math:`C = (1, 3000)` to
-    :math:`10^{-12}`; for :math:`n \ge 4` with comparable counts it is negligible.
+    :math:`n` on the exact paths of :func:`median_moments`; otherwise as measured in the module
+    documentation (Error bound). For even :math:`n` the decomposition adds terms of the size of
+    :math:`\mathbb{E}[1/X_{(a)}]` that cancel when the two middle ranks are orders of magnitude
+    apart (:math:`C = (1, 1, 10^{12}, 10^{12})`) or two very different counts share the tasks;
+    up to 16 tasks, and for every even :math:`n \le 64`, the moments are instead summed over
+    nonnegative point masses of the middle pair
+    (:mod:`rankstats.null.median_small`), to :math:`10^{-15}` relative; two tasks are summed
+    over the trapezoidal law of :math:`r_1 + r_2`.
 
     Examples
     --------

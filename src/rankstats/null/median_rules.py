@@ -13,7 +13,7 @@ import threading
 
 import numpy as np
 
-from rankstats.arrays import FloatArray, IntArray
+from rankstats.arrays import BoolArray, FloatArray, IntArray
 
 #: nodes of the discrete Gauss rule on one panel (exact for polynomials of degree < 32)
 _NU = 16
@@ -47,11 +47,42 @@ def _prefix_sum(values: FloatArray) -> FloatArray:
     return np.ascontiguousarray(out)
 
 
-#: Gram rules by (length, nodes); read and filled under the lock
-_GRAM_CACHE: dict[tuple[int, int], tuple[FloatArray, FloatArray]] = {}
+class _RuleStore:
+    """Cached Gram rules of one node count: sorted lengths and their stacked nodes and weights."""
+
+    def __init__(self, nu: int) -> None:
+        self.lengths: IntArray = np.zeros(0, dtype=np.int64)
+        self.z: FloatArray = np.zeros((0, nu))
+        self.w: FloatArray = np.zeros((0, nu))
+
+    def __len__(self) -> int:
+        return int(self.lengths.size)
+
+    def find(self, lengths: IntArray) -> tuple[IntArray, BoolArray]:
+        """Positions of ``lengths`` (sorted, distinct) in the store, and which are present."""
+        pos = np.searchsorted(self.lengths, lengths)
+        inside = pos < self.lengths.size
+        hit = np.zeros(lengths.size, dtype=bool)
+        hit[inside] = self.lengths[pos[inside]] == lengths[inside]
+        return pos, hit
+
+    def add(self, lengths: IntArray, z: FloatArray, w: FloatArray) -> None:
+        """Merge new rules (lengths not yet present)."""
+        all_lengths = np.concatenate((self.lengths, lengths))
+        order = np.argsort(all_lengths, kind="stable")
+        keep = np.ones(order.size, dtype=bool)
+        keep[1:] = all_lengths[order][1:] != all_lengths[order][:-1]
+        order = order[keep]
+        self.lengths = all_lengths[order]
+        self.z = np.concatenate((self.z, z))[order]
+        self.w = np.concatenate((self.w, w))[order]
+
+
+#: Gram rules by node count (each store sorted by length); read and filled under the lock
+_GRAM_CACHE: dict[int, _RuleStore] = {}
 _GRAM_LOCK = threading.Lock()
-#: the cache is emptied when it would grow beyond this many rules
-_GRAM_CACHE_SIZE = 100_000
+#: a store is emptied when it would grow beyond this many rules
+_GRAM_CACHE_SIZE = 200_000
 
 
 def _gram_rules(lengths: IntArray, nu: int = _NU) -> tuple[FloatArray, FloatArray]:
@@ -63,32 +94,38 @@ def _gram_rules(lengths: IntArray, nu: int = _NU) -> tuple[FloatArray, FloatArra
     of the scaled Jacobi matrix gives ``nu`` nodes and weights with
     :math:`\sum_{x=0}^{L-1} f(x) = \sum_j w_j f(x_j)` for every polynomial of degree
     :math:`< 2\nu` (``nu < L``). Nodes are returned as :math:`z_j` with
-    :math:`x_j = (L-1)/2 + L z_j`, weights normalised to sum to one. Rules are cached; the cache
-    is shared by all threads and guarded by a lock (rules are computed outside it).
+    :math:`x_j = (L-1)/2 + L z_j`, weights normalised to sum to one. Rules are cached per node
+    count in sorted arrays (vectorised look-up: thousands of distinct lengths cost no Python
+    loop); the cache is shared by all threads and guarded by a lock (rules are computed outside
+    it).
     """
-    distinct, inverse = np.unique(lengths, return_inverse=True)
-    keys = [(int(v), nu) for v in distinct.tolist()]
+    distinct, inverse = np.unique(np.asarray(lengths, dtype=np.int64), return_inverse=True)
     with _GRAM_LOCK:
-        found = [_GRAM_CACHE.get(key) for key in keys]
-    missing = [j for j, rule in enumerate(found) if rule is None]
-    if missing:
+        store = _GRAM_CACHE.setdefault(nu, _RuleStore(nu))
+        pos, hit = store.find(distinct)
+        z = np.empty((distinct.size, nu))
+        w = np.empty((distinct.size, nu))
+        z[hit] = store.z[pos[hit]]
+        w[hit] = store.w[pos[hit]]
+    missing = np.flatnonzero(~hit)
+    if missing.size:
         big = distinct[missing].astype(np.float64)[:, None]
         k = np.arange(1, nu, dtype=np.float64)[None, :]
         off = np.sqrt(k * k * (1.0 - (k / big) ** 2) / (4.0 * (4.0 * k * k - 1.0)))
-        jacobi = np.zeros((len(missing), nu, nu))
+        jacobi = np.zeros((missing.size, nu, nu))
         i = np.arange(nu - 1)
         jacobi[:, i, i + 1] = off
         jacobi[:, i + 1, i] = off
         nodes, vectors = np.linalg.eigh(jacobi)
+        z[missing] = nodes
+        w[missing] = vectors[:, 0, :] ** 2
         with _GRAM_LOCK:
-            if len(_GRAM_CACHE) + len(missing) > _GRAM_CACHE_SIZE:
-                _GRAM_CACHE.clear()
-            for j, slot in enumerate(missing):
-                rule = (nodes[j], vectors[j, 0, :] ** 2)
-                found[slot] = rule
-                _GRAM_CACHE[keys[slot]] = rule
-    z = np.array([rule[0] for rule in found if rule is not None]).reshape(distinct.size, nu)
-    w = np.array([rule[1] for rule in found if rule is not None]).reshape(distinct.size, nu)
+            store = _GRAM_CACHE.setdefault(nu, _RuleStore(nu))
+            if len(store) + missing.size > _GRAM_CACHE_SIZE:
+                store = _GRAM_CACHE[nu] = _RuleStore(nu)
+            _, present = store.find(distinct[missing])
+            fresh = missing[~present]
+            store.add(distinct[fresh], z[fresh], w[fresh])
     return z[inverse.ravel()], w[inverse.ravel()]
 
 
@@ -125,16 +162,20 @@ def _nodes_per_piece(lengths: IntArray, scale: float | FloatArray | None) -> Int
 
 
 def _piece_nodes(
-    starts: IntArray, lengths: IntArray, scale: float | FloatArray | None = None
+    starts: IntArray,
+    lengths: IntArray,
+    scale: float | FloatArray | None = None,
+    nu: int | None = None,
 ) -> tuple[FloatArray, FloatArray, IntArray]:
     r"""Nodes, weights and owning piece for :math:`\sum_{x \in \text{piece}} f(x)`.
 
     Pieces of at most twice their node count (``_ENUM`` without a ``scale``) are summed point by
     point; longer ones use the discrete Gauss rule of :func:`_gram_rules` with
     :func:`_nodes_per_piece` nodes, exact when ``f`` is a polynomial of degree below twice that
-    on the piece and spectrally convergent for smooth ``f``.
+    on the piece and spectrally convergent for smooth ``f``. A given ``nu`` fixes the node
+    count instead.
     """
-    nus = _nodes_per_piece(lengths, scale)
+    nus = _nodes_per_piece(lengths, scale) if nu is None else np.full(lengths.size, nu)
     small = lengths <= 2 * nus
     s_len = lengths[small]
     total = int(s_len.sum())
@@ -209,6 +250,24 @@ def _integer_rule(lo: int, hi: int, nu: int) -> tuple[FloatArray, FloatArray]:
     length = hi - lo + 1
     if length <= 2 * nu:
         return np.arange(lo, hi + 1, dtype=np.float64), np.ones(length)
+    key = (length, nu)
+    with _GRAM_LOCK:
+        found = _INTEGER_CACHE.get(key)
+    if found is None:
+        found = _integer_rule_at_zero(length, nu)
+        with _GRAM_LOCK:
+            if len(_INTEGER_CACHE) >= _GRAM_CACHE_SIZE:
+                _INTEGER_CACHE.clear()
+            _INTEGER_CACHE[key] = found
+    return lo + found[0], found[1].copy()
+
+
+#: integer rules on 0..length-1 by (length, nodes); guarded by _GRAM_LOCK
+_INTEGER_CACHE: dict[tuple[int, int], tuple[FloatArray, FloatArray]] = {}
+
+
+def _integer_rule_at_zero(length: int, nu: int) -> tuple[FloatArray, FloatArray]:
+    """The rule of :func:`_integer_rule` on ``0..length - 1`` (``length > 2 nu``)."""
     z = -np.cos(np.pi * (2.0 * np.arange(nu) + 1.0) / (2.0 * nu))
     nodes = np.rint((length - 1) * (1.0 + z) / 2.0)
     for i in range(1, nu):
@@ -221,4 +280,4 @@ def _integer_rule(lo: int, hi: int, nu: int) -> tuple[FloatArray, FloatArray]:
     cheb = np.polynomial.chebyshev.chebvander
     moments = length * (g_w[0] @ cheb(2.0 * g_x / (length - 1) - 1.0, nu - 1))
     vander = cheb(2.0 * nodes / (length - 1) - 1.0, nu - 1)
-    return lo + nodes, np.linalg.solve(vander.T, moments)
+    return nodes, np.linalg.solve(vander.T, moments)

@@ -90,9 +90,12 @@ class _Candidates:
         For :math:`x < lo`, :math:`P(N_x \ge k) \le 10^{-24}`; for :math:`x \ge hi`,
         :math:`P(N_x \le k - 1) \le 10^{-24}`. Bennett's bound decides; as the tail is monotone
         in :math:`x`, any point where the bound holds bounds the tail beyond it, so bisection is
-        valid even where the bound itself is not monotone.
+        valid even where the bound itself is not monotone. Besides, :math:`X_{(k)}` never exceeds
+        the :math:`k`-th smallest count (those :math:`k` ranks are all at most that), where
+        Bennett's bound is loose (tasks sure to be below :math:`x` with tiny-variance others).
         """
-        lo, hi = 0, self.c_max
+        kth = int(self.distinct[int(np.searchsorted(self.below[1:], k, side="left"))])
+        lo, hi = 0, kth
         while hi - lo > 1:
             mid = (lo + hi) // 2
             mu, var = self.mean_var(mid)
@@ -244,14 +247,19 @@ class _Evaluator:
             items = np.repeat(cands.values[i0:], cands.counts[i0:].astype(np.int64))[None, :]
             room = items - tt
             q = np.where(room > xx, xx / np.where(room > xx, room, 1.0), 1.0)
-            # counts 0..top, and a last cell that collects every count above top
-            dist = np.zeros((x.size, top + 2))
-            dist[:, 0] = 1.0
-            for i in range(q.shape[1]):
-                qi = q[:, i]
-                dist[:, -1] += dist[:, -2] * qi
-                dist[:, 1:-1] = dist[:, 1:-1] * (1.0 - qi[:, None]) + dist[:, :-2] * qi[:, None]
-                dist[:, 0] *= 1.0 - qi
+            # one row per task, one column per node: contiguous slices in the loop below
+            q_rows = np.ascontiguousarray(q.T)
+            p_rows = 1.0 - q_rows
+            # counts 0..top, and a last cell that collects every count above top; the state is
+            # (count, node) so that each step works on contiguous rows, in place, two products
+            dist = np.zeros((top + 2, x.size))
+            dist[0] = 1.0
+            moved = np.empty((top + 1, x.size))
+            for qi, pi in zip(q_rows, p_rows, strict=True):
+                np.multiply(dist[:-1], qi, out=moved)
+                dist[:-1] *= pi
+                dist[1:] += moved
+            dist = dist.T
             cum_low = np.cumsum(dist, axis=1)
             cum_up = np.cumsum(dist[:, ::-1], axis=1)[:, ::-1]
             for j, m in enumerate(cdf_at):

@@ -1,0 +1,346 @@
+r"""The median's null moments for a few tasks, from point masses in product form.
+
+For :math:`n \le 16` tasks every moment of the median and of its inverse is a sum of point masses
+of the middle order statistics, each a sum of nonnegative terms, times the summand: nothing
+cancels, whatever the counts (:math:`C = (1, 1, 10^{12}, 10^{12})` included, where the
+decomposition of :mod:`rankstats.null.median` for long windows subtracts terms of size 1 to leave
+:math:`10^{-12}`).
+
+Point masses
+------------
+With :math:`N_x = \#\{i : r_i \le x\}`, :math:`A(u) = \{i : C_i \ge u\}`, :math:`c'(u) = n - |A(u)|`
+(the tasks surely below :math:`u`) and :math:`z_i = C_i - u` for :math:`i \in A(u)`, the
+generating function :math:`\prod_{i \in A(u)} ((u - 1) s + t + z_i) / C_i` counts the tasks below,
+at and above :math:`u`, and
+
+.. math::
+
+    P(N_{u-1} \le J,\ N_u \ge L) = \frac{1}{\prod_{A(u)} C_i} \sum_{l=0}^{n-L} e_l(z)
+    \sum_{j=0}^{J - c'(u)} \binom{|A(u)| - l}{j} (u - 1)^j \qquad (J < L),
+
+(:math:`e_l` the elementary symmetric polynomials), which is :math:`P(X_{(m)} = u)` for
+:math:`J = m - 1, L = m` and, for :math:`n = 2a`, the tie :math:`P(X_{(a)} = X_{(a+1)} = u)` for
+:math:`J = a - 1, L = a + 1`. For :math:`u < v` the joint law of the middle pair is
+:math:`P(X_{(a)} = u, X_{(a+1)} = v) = f(u)\, g(v)` (:mod:`rankstats.null.median_gap`:
+:math:`H(x, y) = \alpha(x) \beta(y)`) with
+
+.. math::
+
+    f(u) = \alpha(u) - \alpha(u - 1) = \frac{u^{m} - (u - 1)^{m}}{\prod_{A(u)} C_i},\quad
+    m = a - c'(u), \qquad
+    g(v) = \beta(v - 1) - \beta(v) = \sum_{j=0}^{k-1} e_j(z(v)) \binom{|A(v)| - j}{k - j},
+
+:math:`k = n - a`, the last from :math:`e_k(z + 1) = \sum_j e_j(z) \binom{|A| - j}{k - j}`; the
+difference of powers is :math:`u^m (-\operatorname{expm1}(m \log(1 - 1/u)))`. Every quantity is
+a sum or product of nonnegative numbers, each to a few units in the last place.
+
+Sums
+----
+Between two consecutive distinct counts, :math:`f`, :math:`g` and the tie masses are polynomials
+(of degree below :math:`n`). The windows of the middle ranks (outside which their tails are
+below :math:`10^{-24}`, :meth:`~rankstats.null.median_tails._Candidates.window`) are cut into
+panels at every count (a panel starts at :math:`C_i + 1`) and at a geometric ladder from 32
+(ratio 2, so that :math:`1/(u + v)` is analytic on a disc of at least five half-lengths about each
+panel; :math:`1 + 16/n` beyond 16 tasks); panels of at most 32 integers are summed point by
+point, longer ones by 16-node discrete Gauss (Gram) rules. The double sum over :math:`u < v` is a
+tensor rule on pairs of distinct panels and, within one panel, a rule in :math:`t = v - u` on 32
+integer nodes (the inner sum over :math:`u` is a polynomial in :math:`t` when the summand is one)
+times a Gram rule in :math:`u`. The moments are accumulated centred
+(:math:`\sum p\,(M - \mathbb{E}[M])^2`) with pairwise summation of nonnegative terms. Rule
+errors are below :math:`10^{-15}` relative (polynomials times functions analytic far from each
+panel); measured against exact power sums with 50-digit harmonic sums and against sums over
+every integer, :math:`10^{-15}` relative or better. Magnitudes are kept as mantissa and
+exponent (the elementary symmetric polynomials are rescaled every eight tasks), so nothing
+overflows.
+
+The same path serves every even number of tasks up to :data:`EVEN_N` = 64, with a finer ladder
+beyond 16 tasks and 24-node rules beyond 32 (the summands' degree grows with :math:`n`): there
+the rules leave about :math:`10^{-12}` relative on counts near :math:`10^{12}` spread by 10 %,
+where the point masses are narrow, and :math:`10^{-15}` elsewhere in the tests;
+:func:`two_tasks` sums the trapezoidal law of :math:`r_1 + r_2` for two tasks.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from rankstats.arrays import BoolArray, FloatArray, IntArray
+from rankstats.null.median_rules import _integer_rule, _ladder, _panel_nodes, _piece_nodes, _pieces
+from rankstats.null.median_tails import _Candidates
+
+__all__ = ["EVEN_N", "SMALL_N", "small_moments", "two_tasks"]
+
+#: the product-form path is used up to this many tasks
+SMALL_N = 16
+#: beyond this many tasks the Gram rules take _NU_MANY nodes per panel
+_NU_SWITCH = 32
+_NU_MANY = 24
+#: the elementary symmetric polynomials are rescaled after this many tasks (growth below 2^504)
+_RESCALE = 8
+#: integer nodes of the rule in t = v - u within a panel
+_NU_T = 32
+#: a geometric ladder from this value on cuts the panels ...
+_LADDER_START = 32
+#: ... with ratio 1 + _LADDER_SPREAD / max(n, _LADDER_SPREAD)
+_LADDER_SPREAD = 16
+#: even numbers of tasks up to this are always summed here (the long-window decomposition of the
+#: inverse median loses up to 1e-6 relative on some of them, e.g. two very different counts)
+EVEN_N = 64
+
+
+def _binomials(n: int) -> FloatArray:
+    """Pascal's triangle ``out[N, j] = binom(N, j)`` for ``N, j <= n`` (0 above the diagonal)."""
+    out = np.zeros((n + 2, n + 2))
+    for big in range(n + 1):
+        for j in range(big + 1):
+            out[big, j] = math.comb(big, j)
+    return out
+
+
+class _Tasks:
+    """The counts of a few tasks and the point masses of their order statistics at any nodes."""
+
+    def __init__(self, counts: IntArray) -> None:
+        self.c = np.sort(counts.astype(np.float64))
+        self.n = int(counts.size)
+        self.binom = _binomials(self.n)
+
+    def _above(self, x: FloatArray) -> tuple[BoolArray, FloatArray, IntArray]:
+        r"""Mask of :math:`C_i \ge x`, the values :math:`C_i - x` there, and :math:`|A(x)|`."""
+        mask: BoolArray = self.c[None, :] >= x[:, None]
+        z: FloatArray = np.where(mask, self.c[None, :] - x[:, None], 0.0)
+        size: IntArray = mask.sum(axis=1).astype(np.int64)
+        return mask, z, size
+
+    def _elementary(self, z: FloatArray, mask: BoolArray, top: int) -> tuple[FloatArray, IntArray]:
+        r""":math:`e_0..e_{top}` of the masked values, one row per node, as ``(e, p)``.
+
+        The true values are ``e * 2**p``: each row is rescaled to a largest entry in
+        :math:`[1/2, 1)` every few tasks (nonnegative terms; entries that underflow are below
+        :math:`10^{-300}` of the largest).
+        """
+        e = np.zeros((z.shape[0], max(top, 0) + 1))
+        e[:, 0] = 1.0
+        expo = np.zeros(z.shape[0], dtype=np.int64)
+        zs = np.ascontiguousarray(np.where(mask, z, 0.0).T)
+        step = np.empty((z.shape[0], max(top, 0)))
+        for i in range(self.n):
+            # e_j += z_i e_{j-1}, highest j first through a copy of the old values
+            np.multiply(e[:, :-1], zs[i][:, None], out=step)
+            e[:, 1:] += step
+            if i % _RESCALE == _RESCALE - 1 or i == self.n - 1:
+                # values grow by at most (1 + max C) per task: rescale every few tasks
+                _, shift = np.frexp(e.max(axis=1))
+                e = np.ldexp(e, -shift[:, None])
+                expo += shift
+        return e, expo
+
+    def _scale(self, mask: BoolArray) -> tuple[FloatArray, IntArray]:
+        r""":math:`1 / \prod_{A(x)} C_i` as ``(mantissa, exponent)``."""
+        mant, expo = np.frexp(self.c)
+        return (
+            np.asarray(np.where(mask, 1.0 / mant[None, :], 1.0).prod(axis=1)),
+            -np.where(mask, expo[None, :], 0).sum(axis=1).astype(np.int64),
+        )
+
+    def window_mass(self, u: FloatArray, lower: int, upper: int) -> FloatArray:
+        r""":math:`P(N_{u-1} \le J,\ N_u \ge L)` at nodes ``u``, J = ``lower``, L = ``upper``.
+
+        The inner sums :math:`\sum_{j \le j_*} \binom{N}{j} (u - 1)^j` are formed as
+        :math:`(u - 1)^{j_*} \sum_j \binom{N}{j} (u - 1)^{j - j_*}` (no overflow).
+        """
+        mask, z, size = self._above(u)
+        top_j = lower - (self.n - size)  # j_* per node; no mass where negative
+        e, e_expo = self._elementary(z, mask, self.n - upper)
+        base = u - 1.0
+        ratio = 1.0 / np.where(base > 0.0, base, 1.0)
+        inner = np.zeros((u.size, self.n - upper + 1))
+        for j in range(0, lower + 1):
+            active = j <= top_j
+            if not np.any(active):
+                break
+            gap = np.maximum(top_j - j, 0)
+            # (u - 1)^(j - j_*), and at u = 1 the plain power 0^j
+            power = np.where(base > 0.0, ratio**gap, 1.0 if j == 0 else 0.0)
+            for l_ in range(self.n - upper + 1):
+                inner[:, l_] += np.where(
+                    active, self.binom[np.maximum(size - l_, 0), j] * power, 0.0
+                )
+        # (u - 1)^{j_*}, with j_* = 0 where u = 1
+        j_star = np.where(base > 0.0, np.maximum(top_j, 0), 0)
+        b_mant, b_expo = np.frexp(np.where(base > 0.0, base, 1.0))
+        c_mant, c_expo = self._scale(mask)
+        mant = (e * inner).sum(axis=1) * b_mant**j_star * c_mant
+        expo = e_expo + b_expo * j_star + c_expo
+        return np.asarray(np.where(top_j >= 0, np.ldexp(mant, expo), 0.0))
+
+    def lower_factor(self, u: FloatArray, a: int) -> tuple[FloatArray, IntArray]:
+        r""":math:`f(u) = \alpha(u) - \alpha(u - 1)` (zero where :math:`m \le 0`), scaled."""
+        mask, _, size = self._above(u)
+        m = a - (self.n - size)
+        positive = m > 0
+        with np.errstate(divide="ignore", invalid="ignore"):
+            drop = -np.expm1(np.where(positive, m, 1).astype(np.float64) * np.log1p(-1.0 / u))
+        u_mant, u_expo = np.frexp(u)
+        power = np.where(positive, m, 0)
+        c_mant, c_expo = self._scale(mask)
+        mant = np.where(positive, drop * u_mant**power, 0.0) * c_mant
+        return np.asarray(mant), (u_expo * power + c_expo).astype(np.int64)
+
+    def upper_factor(self, v: FloatArray, a: int) -> tuple[FloatArray, IntArray]:
+        r""":math:`g(v) = \beta(v - 1) - \beta(v)`, scaled."""
+        k = self.n - a
+        mask, z, size = self._above(v)
+        e, expo = self._elementary(z, mask, k - 1)
+        j = np.arange(k)
+        coef = self.binom[np.maximum(size[:, None] - j[None, :], 0), (k - j)[None, :]]
+        return np.asarray((e * coef).sum(axis=1)), expo
+
+
+def _product(
+    f: tuple[FloatArray, IntArray], g: tuple[FloatArray, IntArray], i: IntArray, j: IntArray
+) -> FloatArray:
+    """``f[i] * g[j]`` for scaled factors (each may overflow alone, not the product)."""
+    return np.asarray(np.ldexp(f[0][i] * g[0][j], f[1][i] + g[1][j]))
+
+
+def _panels(counts: IntArray, lo: int, hi: int) -> tuple[IntArray, IntArray]:
+    """Panels of ``lo..hi``: starts at every count plus one and at a geometric ladder from 32.
+
+    The ladder's ratio is 2 up to 16 tasks and :math:`1 + 16/n` beyond, so that the summands
+    (polynomials of degree below :math:`n` in :math:`u`) vary like :math:`(1 + 16/n)^n` at most
+    on a panel.
+    """
+    ratio = 1.0 + _LADDER_SPREAD / max(int(counts.size), _LADDER_SPREAD)
+    ladder = []
+    value = _LADDER_START
+    while value <= hi:
+        ladder.append(value)
+        value = max(value + 1, math.ceil(value * ratio))
+    breaks = np.concatenate((np.unique(counts) + 1, np.array(ladder, dtype=np.int64)))
+    return _pieces(lo, hi, breaks, hi - lo + 1)
+
+
+def _clip(
+    starts: IntArray, lengths: IntArray, lo: int, hi: int
+) -> tuple[IntArray, IntArray, IntArray]:
+    """The panels' parts inside ``lo..hi``: starts, lengths and the index of the whole panel."""
+    begin = np.maximum(starts, lo)
+    end = np.minimum(starts + lengths - 1, hi)
+    keep = np.flatnonzero(end >= begin)
+    return begin[keep], (end - begin + 1)[keep], keep
+
+
+def _moments_of(p: FloatArray, m: FloatArray) -> tuple[float, float, float, float]:
+    """Centred moments of ``m`` and ``1/m`` under point masses ``p`` (pairwise sums).
+
+    The masses are normalised by their sum (one, up to rounding), and the mean is accumulated
+    about a nearby half-integer, so that symmetric cases come out exactly (5.5, not
+    5.500000000000001).
+    """
+    total = float(np.sum(p))
+    guess = round(2.0 * float(np.sum(p * m)) / total) / 2.0
+    mean = guess + float(np.sum(p * (m - guess))) / total
+    var = float(np.sum(p * (m - mean) ** 2)) / total
+    inv = 1.0 / m
+    inv_mean = float(np.sum(p * inv)) / total
+    inv_var = float(np.sum(p * (inv - inv_mean) ** 2)) / total
+    return mean, var, inv_mean, inv_var
+
+
+def small_moments(counts: IntArray) -> tuple[float, float, float, float]:
+    r"""E and V of the median and of its inverse for :math:`n \le` :data:`SMALL_N` tasks.
+
+    Parameters
+    ----------
+    counts : numpy.ndarray of shape (n,)
+        The candidate counts (int64, at least one above 1).
+
+    Returns
+    -------
+    tuple of float
+        :math:`\mathbb{E}[M], \mathbb{V}[M], \mathbb{E}[1/M], \mathbb{V}[1/M]`.
+    """
+    tasks = _Tasks(counts)
+    n = tasks.n
+    cands = _Candidates(counts)
+    top = int(counts.max())
+    # Gram nodes per panel: exact to degree 2 nu - 1, above the summands' degree (below n)
+    nu = _NU_MANY if n > _NU_SWITCH else 16
+
+    def window(k: int) -> tuple[int, int]:
+        lo, hi = cands.window(k)
+        return max(lo, 1), max(min(hi, top), 1)
+
+    if n % 2:
+        half = (n + 1) // 2
+        lo, hi = window(half)
+        x, w, _ = _piece_nodes(*_panels(counts, lo, hi), nu=nu)
+        return _moments_of(w * tasks.window_mass(x, half - 1, half), x)
+    a = n // 2
+    (lo_a, hi_a), (lo_b, hi_b) = window(a), window(a + 1)
+    hi_b = max(hi_b, hi_a)
+    starts, lengths = _panels(counts, lo_a, hi_b)
+    # the lower middle rank lives in lo_a..hi_a, the upper one in lo_b..hi_b (to 1e-24)
+    u_s, u_l, u_id = _clip(starts, lengths, lo_a, hi_a)
+    v_s, v_l, v_id = _clip(starts, lengths, lo_b, hi_b)
+    x_u, w_u, o_u = _piece_nodes(u_s, u_l, nu=nu)
+    x_v, w_v, o_v = _piece_nodes(v_s, v_l, nu=nu)
+    f = tasks.lower_factor(x_u, a)
+    g = tasks.upper_factor(x_v, a)
+    # pairs in different panels (u's panel below v's)
+    keep = np.nonzero(u_id[o_u][:, None] < v_id[o_v][None, :])
+    parts_p = [w_u[keep[0]] * w_v[keep[1]] * _product(f, g, keep[0], keep[1])]
+    parts_m = [0.5 * (x_u[keep[0]] + x_v[keep[1]])]
+    t_s, t_l, _ = _clip(starts, lengths, lo_b, hi_a)
+    if t_s.size:
+        x_t, w_t, _ = _piece_nodes(t_s, t_l, nu=nu)
+        parts_p.append(w_t * tasks.window_mass(x_t, a - 1, a + 1))
+        parts_m.append(x_t)
+    # pairs within one panel that meets both ranges: a rule in t = v - u on integer nodes, then
+    # a Gram rule in u (short panels: every pair)
+    both = np.intersect1d(u_id, v_id)
+    tri_u, tri_t, tri_w = [], [], []
+    for s, length in zip(starts[both].tolist(), lengths[both].tolist(), strict=True):
+        if length < 2:
+            continue
+        t, wt = _integer_rule(1, length - 1, _NU_T)
+        u, wu, own = _piece_nodes(
+            np.full(t.size, s, dtype=np.int64), (length - t).astype(np.int64), nu=nu
+        )
+        tri_u.append(u)
+        tri_t.append(t[own])
+        tri_w.append(wt[own] * wu)
+    if tri_u:
+        u = np.concatenate(tri_u)
+        v = u + np.concatenate(tri_t)
+        every = np.arange(u.size)
+        pair = _product(tasks.lower_factor(u, a), tasks.upper_factor(v, a), every, every)
+        parts_p.append(np.concatenate(tri_w) * pair)
+        parts_m.append(0.5 * (u + v))
+    return _moments_of(np.concatenate(parts_p), np.concatenate(parts_m))
+
+
+def two_tasks(c1: int, c2: int) -> tuple[float, float, float, float]:
+    r"""E and V of :math:`M = (r_1 + r_2)/2` and of :math:`1/M` for two tasks.
+
+    :math:`S = r_1 + r_2` has the trapezoidal law :math:`P(S = s) = \min(s - 1, C_1, C_1 + C_2 + 1
+    - s) / (C_1 C_2)` (:math:`C_1 \le C_2`). :math:`\mathbb{E}[2/S]` and the centred
+    :math:`\mathbb{E}[(2/S - \mu)^2]` are summed over :math:`s` by Gram panels cut at the two
+    corners and at powers of four, on each of which the summand is a linear function times an
+    analytic function of :math:`1/s`; every term is positive, so nothing cancels.
+    """
+    c1, c2 = min(c1, c2), max(c1, c2)
+    f1, f2 = float(c1), float(c2)
+    mean = (f1 + f2 + 2.0) / 4.0
+    var = (f1 * f1 + f2 * f2 - 2.0) / 48.0
+    top = c1 + c2
+    breaks = np.concatenate((np.array([c1 + 1, c2 + 1], dtype=np.int64), _ladder(top)))
+    s, w = _panel_nodes(2, top, breaks, top)
+    p = w * np.minimum(np.minimum(s - 1.0, f1), f1 + f2 + 1.0 - s) / (f1 * f2)
+    inv = 2.0 / s
+    inv_mean = float(p @ inv)
+    dev = inv - inv_mean
+    return mean, var, inv_mean, float(p @ (dev * dev))
