@@ -458,3 +458,25 @@ def test_tuple_labels_survive_json() -> None:
     restored = RankAccumulator.from_state_dict(json.loads(json.dumps(accumulator.state_dict())))
     assert list(restored.compute().by_group) == list(accumulator.compute().by_group)
     assert restored.compute().by_group[("b", (2, 3))]["count"] == 1
+
+
+def test_compute_passes_monte_carlo_options_through() -> None:
+    # the MAD has no closed-form null model: compute() samples it as evaluate() does
+    rng = np.random.default_rng(3)
+    candidates = rng.integers(2, 30, size=60)
+    ranks = np.minimum(rng.integers(1, 10, size=60), candidates).astype(float)
+    accumulator = RankAccumulator(metrics=["median_absolute_deviation"])
+    accumulator.update(ranks[:25], candidates[:25])
+    accumulator.update(ranks[25:], candidates[25:])
+    got = accumulator.compute(num_samples=200, seed=7)
+    expected = evaluate(
+        ranks, candidates, metrics=["median_absolute_deviation"], num_samples=200, seed=7
+    )
+    row, reference = got.rows[0], expected.rows[0]
+    assert row.method == "monte-carlo"
+    assert row.expected_value == reference.expected_value
+    assert row.standard_error == reference.standard_error
+    assert got.num_samples == 200
+    assert got.seed == 7
+    with pytest.raises(ValueError, match="num_samples"):
+        accumulator.compute(num_samples=0)

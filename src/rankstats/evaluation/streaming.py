@@ -62,6 +62,7 @@ from rankstats.evaluation.weighted_tables import (
 from rankstats.metrics.central import GeometricMeanRank, InverseGeometricMeanRank
 from rankstats.metrics.derived import DerivedRankBasedMetric
 from rankstats.metrics.dispersion import Variance
+from rankstats.null.sampling import Seed
 from rankstats.validation import MAX_NUM_CANDIDATES
 
 __all__ = ["RankAccumulator"]
@@ -390,8 +391,21 @@ class RankAccumulator:
         result._merge_all(items[1:])
         return result
 
-    def compute(self) -> EvaluationResults:
-        """The results of :func:`~rankstats.evaluate` on every rank collected so far."""
+    def compute(
+        self,
+        *,
+        num_samples: int | None = None,
+        seed: Seed = None,
+        progress: bool | None = False,
+    ) -> EvaluationResults:
+        """The results of :func:`~rankstats.evaluate` on every rank collected so far.
+
+        Parameters
+        ----------
+        num_samples, seed, progress
+            As in :func:`~rankstats.evaluate`: Monte-Carlo estimates of the null statistics that
+            have no closed form, reproducible from ``seed``, with an optional progress bar.
+        """
         state = self._state
         if not state.sides:
             raise ValueError("no ranks to evaluate: call update() first")
@@ -416,6 +430,9 @@ class RankAccumulator:
             self.average,
             weighted=bool(state.weighted),
             default_metrics=self._default_metrics,
+            num_samples=num_samples,
+            seed=seed,
+            progress=progress,
         )
 
     # --- state --------------------------------------------------------------------------------
