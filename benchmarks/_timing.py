@@ -66,5 +66,11 @@ class Row:
             baseline_time,
             ratio,
             ", ".join(targets) or "-",
-            "yes" if self.met() else "NO",
+            self._verdict(),
         )
+
+    def _verdict(self) -> str:
+        """``yes`` / ``NO``, or ``not measured`` where a ratio target has no baseline this run."""
+        if self.max_ratio is not None and self.ratio is None and self.max_seconds is None:
+            return "not measured"
+        return "yes" if self.met() else "NO"
