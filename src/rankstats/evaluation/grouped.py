@@ -667,15 +667,24 @@ def macro_rows(columns: Sequence[Column]) -> list[ResultRow]:
     single candidate) are left out of that metric's average, and its row says so.
     """
     rows = []
+    # the columns of a side share one array of the groups present
+    found: dict[int, tuple[BoolArray, IntArray]] = {}
     for column in columns:
-        groups = np.flatnonzero(column.present)
+        known = found.get(id(column.present))
+        if known is None or known[0] is not column.present:
+            known = found[id(column.present)] = (column.present, np.flatnonzero(column.present))
+        groups = known[1]
         if groups.size == 0:
             continue
-        undefined = np.isnan(column.value[groups])
+        every = groups.size == column.value.size
+        undefined = np.isnan(column.value if every else column.value[groups])
         if undefined.any():
             defined, left_out = groups[~undefined], groups[undefined]
+            every = False
         else:
             defined, left_out = groups, groups[:0]
+        # every group, in order: a view of each array, with the same sums as a copy
+        chosen: slice | IntArray = slice(None) if every else defined
         key = (column.side, column.rank_type, column.metric)
         if defined.size == 0:
             reasons = "; ".join(dict.fromkeys(column.note.values()))
@@ -691,11 +700,11 @@ def macro_rows(columns: Sequence[Column]) -> list[ResultRow]:
             )
             continue
         count = defined.size
-        expected = column.expected_value[defined]
-        variance = column.variance[defined]
-        errors = column.standard_error[defined]
+        expected = column.expected_value[chosen]
+        variance = column.variance[chosen]
+        errors = column.standard_error[chosen]
         errors = errors[~np.isnan(errors)]
-        codes = column.method[defined]
+        codes = column.method[chosen]
         method = METHODS[
             _MONTE_CARLO if (codes == _MONTE_CARLO).any() else int(codes.min() > _NONE)
         ]
@@ -716,7 +725,7 @@ def macro_rows(columns: Sequence[Column]) -> list[ResultRow]:
         rows.append(
             ResultRow(
                 *key,
-                float(column.value[defined].sum()) / count,
+                float(column.value[chosen].sum()) / count,
                 None if np.isnan(expected).any() else float(expected.sum()) / count,
                 None if np.isnan(variance).any() else float(variance.sum()) / count**2,
                 method=method,
