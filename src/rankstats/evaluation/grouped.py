@@ -77,6 +77,10 @@ _NONE, _EXACT, _MONTE_CARLO = 0, 1, 2
 #: a base metric's null moments in every group: E, V, method, standard error, notes by group,
 #: and the gap 1 - E computed directly (NaN where it is not)
 NullColumn = tuple[FloatArray, FloatArray, CodeArray, FloatArray, dict[int, str], FloatArray]
+#: a derived metric's scale, offset, E, V, base gap 1 - E, methods and notes in every group
+DerivedColumn = tuple[
+    FloatArray, FloatArray, FloatArray, FloatArray, FloatArray, CodeArray, dict[int, str]
+]
 
 
 @dataclass
@@ -252,6 +256,7 @@ class _Builder:
         self.null = null
         self.size = size
         self._nulls: dict[RankBasedMetric, NullColumn] = {}
+        self._derived_columns: dict[RankBasedMetric, DerivedColumn] = {}
         self._values: dict[tuple[RankBasedMetric, str], FloatArray] = {}
         self._groups = np.flatnonzero(data.present)
         self._distinct: tuple[IntArray, IntArray] | None = None
@@ -482,13 +487,8 @@ class _Builder:
                 notes,
             )
         base_value = self.value(metric.base, rank_type)
-        base_expected, base_variance, base_methods, _, base_notes, base_gap = self.null_column(
-            metric.base
-        )
-        gap = np.where(np.isnan(base_gap), 1.0 - base_expected, base_gap)
-        scale, offset, expected, variance, undefined = _affine(
-            metric, base_expected, base_variance, gap, self._groups
-        )
+        base_variance = self.null_column(metric.base)[1]
+        scale, offset, expected, variance, gap, methods, notes = self._derived(metric)
         value = scale * base_value + offset
         if metric._uses_value_gap:  # from the gaps 1 - M and 1 - E, which carry the digits
             value_gap = self.value_gap(metric.base, rank_type)
@@ -501,18 +501,6 @@ class _Builder:
                     difference = gap - value_gap
                     value = sign * difference / np.sqrt(base_variance) + 0.0
                     value = np.where(np.isnan(scale), math.nan, value)
-        methods = base_methods.copy()
-        notes = dict(base_notes)
-        for g, reason in undefined.items():
-            methods[g] = _NONE
-            notes[g] = reason
-        if (base_methods == _MONTE_CARLO).any():
-            for g in np.flatnonzero(methods == _MONTE_CARLO).tolist():
-                if g not in undefined:
-                    notes[g] = (
-                        f"coefficients from a Monte-Carlo estimate of the null moments of "
-                        f"{metric.base.key}"
-                    )
         return Column(
             self.side,
             rank_type,
@@ -525,6 +513,35 @@ class _Builder:
             np.full(self.size, math.nan),
             notes,
         )
+
+    def _derived(self, metric: DerivedRankBasedMetric) -> DerivedColumn:
+        """What a derived metric's columns of every rank type share (the same null moments)."""
+        found = self._derived_columns.get(metric)
+        if found is None:
+            found = self._derived_columns[metric] = self._compute_derived(metric)
+        return found
+
+    def _compute_derived(self, metric: DerivedRankBasedMetric) -> DerivedColumn:
+        base_expected, base_variance, base_methods, _, base_notes, base_gap = self.null_column(
+            metric.base
+        )
+        gap = np.where(np.isnan(base_gap), 1.0 - base_expected, base_gap)
+        scale, offset, expected, variance, undefined = _affine(
+            metric, base_expected, base_variance, gap, self._groups
+        )
+        methods = base_methods.copy()
+        notes = dict(base_notes)
+        for g, reason in undefined.items():
+            methods[g] = _NONE
+            notes[g] = reason
+        if (base_methods == _MONTE_CARLO).any():
+            for g in np.flatnonzero(methods == _MONTE_CARLO).tolist():
+                if g not in undefined:
+                    notes[g] = (
+                        f"coefficients from a Monte-Carlo estimate of the null moments of "
+                        f"{metric.base.key}"
+                    )
+        return scale, offset, expected, variance, gap, methods, notes
 
 
 def _nan(value: float | None) -> float:
