@@ -55,3 +55,28 @@ def test_build_keeps_its_input() -> None:
     assert table.count.tolist() == [1, 5]
     assert all(np.array_equal(columns[name], copies[name]) for name in columns)
     assert count.tolist() == [3, 1, 2]
+
+
+@pytest.mark.parametrize("counted", [False, True])
+def test_build_of_wide_keys(counted: bool) -> None:
+    # keys too wide to hold a count next to them (but still one combined integer)
+    rng = np.random.default_rng(3)
+    size = 300
+    columns = {
+        "group": rng.integers(0, 3, size=size),
+        "rank": rng.integers(0, 4, size=size) * 2**50 + rng.integers(0, 2, size=size),
+    }
+    count = rng.integers(0, 2**20, size=size) if counted else np.ones(size, dtype=np.int64)
+    table = Table.build(columns, count if counted else None)
+    keys, counts = _reference(columns, count)
+    assert [table.columns[name].tolist() for name in columns] == keys
+    assert table.count.tolist() == counts
+
+
+def test_build_of_few_distinct_rows() -> None:
+    rng = np.random.default_rng(4)
+    columns = {"group": rng.integers(0, 3, size=500), "rank": rng.integers(-2, 2, size=500)}
+    table = Table.build(columns)
+    keys, counts = _reference(columns, np.ones(500, dtype=np.int64))
+    assert [table.columns[name].tolist() for name in columns] == keys
+    assert table.count.tolist() == counts
