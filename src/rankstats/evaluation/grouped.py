@@ -649,10 +649,16 @@ class LazyGroups(Mapping[Hashable, EvaluationResults]):
         make: Callable[[list[ResultRow]], EvaluationResults],
     ) -> None:
         self._columns = list(columns)
-        ids = np.flatnonzero(present).tolist()
-        self._ids = dict(zip([labels[g] for g in ids], ids, strict=True))
+        self._labels = list(labels)  # the results stay as they are if the caller changes these
+        self._present = present.copy()
         self._make = make
         self._built: dict[int, EvaluationResults] = {}
+
+    @functools.cached_property
+    def _ids(self) -> dict[Hashable, int]:
+        """The id of each label's group, built on first use (thousands of labels)."""
+        ids = np.flatnonzero(self._present).tolist()
+        return dict(zip([self._labels[g] for g in ids], ids, strict=True))
 
     def __getitem__(self, label: Hashable) -> EvaluationResults:
         g = self._ids[label]
