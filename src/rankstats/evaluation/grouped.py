@@ -77,6 +77,10 @@ _NONE, _EXACT, _MONTE_CARLO = 0, 1, 2
 #: a base metric's null moments in every group: E, V, method, standard error, notes by group,
 #: and the gap 1 - E computed directly (NaN where it is not)
 NullColumn = tuple[FloatArray, FloatArray, CodeArray, FloatArray, dict[int, str], FloatArray]
+#: a derived metric's scale, offset, E, V, base gap 1 - E, methods and notes in every group
+DerivedColumn = tuple[
+    FloatArray, FloatArray, FloatArray, FloatArray, FloatArray, CodeArray, dict[int, str]
+]
 
 
 @dataclass
@@ -252,6 +256,7 @@ class _Builder:
         self.null = null
         self.size = size
         self._nulls: dict[RankBasedMetric, NullColumn] = {}
+        self._derived_columns: dict[RankBasedMetric, DerivedColumn] = {}
         self._values: dict[tuple[RankBasedMetric, str], FloatArray] = {}
         self._groups = np.flatnonzero(data.present)
         self._distinct: tuple[IntArray, IntArray] | None = None
@@ -482,13 +487,8 @@ class _Builder:
                 notes,
             )
         base_value = self.value(metric.base, rank_type)
-        base_expected, base_variance, base_methods, _, base_notes, base_gap = self.null_column(
-            metric.base
-        )
-        gap = np.where(np.isnan(base_gap), 1.0 - base_expected, base_gap)
-        scale, offset, expected, variance, undefined = _affine(
-            metric, base_expected, base_variance, gap, self._groups
-        )
+        base_variance = self.null_column(metric.base)[1]
+        scale, offset, expected, variance, gap, methods, notes = self._derived(metric)
         value = scale * base_value + offset
         if metric._uses_value_gap:  # from the gaps 1 - M and 1 - E, which carry the digits
             value_gap = self.value_gap(metric.base, rank_type)
@@ -501,18 +501,6 @@ class _Builder:
                     difference = gap - value_gap
                     value = sign * difference / np.sqrt(base_variance) + 0.0
                     value = np.where(np.isnan(scale), math.nan, value)
-        methods = base_methods.copy()
-        notes = dict(base_notes)
-        for g, reason in undefined.items():
-            methods[g] = _NONE
-            notes[g] = reason
-        if (base_methods == _MONTE_CARLO).any():
-            for g in np.flatnonzero(methods == _MONTE_CARLO).tolist():
-                if g not in undefined:
-                    notes[g] = (
-                        f"coefficients from a Monte-Carlo estimate of the null moments of "
-                        f"{metric.base.key}"
-                    )
         return Column(
             self.side,
             rank_type,
@@ -525,6 +513,35 @@ class _Builder:
             np.full(self.size, math.nan),
             notes,
         )
+
+    def _derived(self, metric: DerivedRankBasedMetric) -> DerivedColumn:
+        """What a derived metric's columns of every rank type share (the same null moments)."""
+        found = self._derived_columns.get(metric)
+        if found is None:
+            found = self._derived_columns[metric] = self._compute_derived(metric)
+        return found
+
+    def _compute_derived(self, metric: DerivedRankBasedMetric) -> DerivedColumn:
+        base_expected, base_variance, base_methods, _, base_notes, base_gap = self.null_column(
+            metric.base
+        )
+        gap = np.where(np.isnan(base_gap), 1.0 - base_expected, base_gap)
+        scale, offset, expected, variance, undefined = _affine(
+            metric, base_expected, base_variance, gap, self._groups
+        )
+        methods = base_methods.copy()
+        notes = dict(base_notes)
+        for g, reason in undefined.items():
+            methods[g] = _NONE
+            notes[g] = reason
+        if (base_methods == _MONTE_CARLO).any():
+            for g in np.flatnonzero(methods == _MONTE_CARLO).tolist():
+                if g not in undefined:
+                    notes[g] = (
+                        f"coefficients from a Monte-Carlo estimate of the null moments of "
+                        f"{metric.base.key}"
+                    )
+        return scale, offset, expected, variance, gap, methods, notes
 
 
 def _nan(value: float | None) -> float:
@@ -632,10 +649,16 @@ class LazyGroups(Mapping[Hashable, EvaluationResults]):
         make: Callable[[list[ResultRow]], EvaluationResults],
     ) -> None:
         self._columns = list(columns)
-        ids = np.flatnonzero(present).tolist()
-        self._ids = dict(zip([labels[g] for g in ids], ids, strict=True))
+        self._labels = list(labels)  # the results stay as they are if the caller changes these
+        self._present = present.copy()
         self._make = make
         self._built: dict[int, EvaluationResults] = {}
+
+    @functools.cached_property
+    def _ids(self) -> dict[Hashable, int]:
+        """The id of each label's group, built on first use (thousands of labels)."""
+        ids = np.flatnonzero(self._present).tolist()
+        return dict(zip([self._labels[g] for g in ids], ids, strict=True))
 
     def __getitem__(self, label: Hashable) -> EvaluationResults:
         g = self._ids[label]
@@ -667,15 +690,24 @@ def macro_rows(columns: Sequence[Column]) -> list[ResultRow]:
     single candidate) are left out of that metric's average, and its row says so.
     """
     rows = []
+    # the columns of a side share one array of the groups present
+    found: dict[int, tuple[BoolArray, IntArray]] = {}
     for column in columns:
-        groups = np.flatnonzero(column.present)
+        known = found.get(id(column.present))
+        if known is None or known[0] is not column.present:
+            known = found[id(column.present)] = (column.present, np.flatnonzero(column.present))
+        groups = known[1]
         if groups.size == 0:
             continue
-        undefined = np.isnan(column.value[groups])
+        every = groups.size == column.value.size
+        undefined = np.isnan(column.value if every else column.value[groups])
         if undefined.any():
             defined, left_out = groups[~undefined], groups[undefined]
+            every = False
         else:
             defined, left_out = groups, groups[:0]
+        # every group, in order: a view of each array, with the same sums as a copy
+        chosen: slice | IntArray = slice(None) if every else defined
         key = (column.side, column.rank_type, column.metric)
         if defined.size == 0:
             reasons = "; ".join(dict.fromkeys(column.note.values()))
@@ -691,11 +723,11 @@ def macro_rows(columns: Sequence[Column]) -> list[ResultRow]:
             )
             continue
         count = defined.size
-        expected = column.expected_value[defined]
-        variance = column.variance[defined]
-        errors = column.standard_error[defined]
+        expected = column.expected_value[chosen]
+        variance = column.variance[chosen]
+        errors = column.standard_error[chosen]
         errors = errors[~np.isnan(errors)]
-        codes = column.method[defined]
+        codes = column.method[chosen]
         method = METHODS[
             _MONTE_CARLO if (codes == _MONTE_CARLO).any() else int(codes.min() > _NONE)
         ]
@@ -716,7 +748,7 @@ def macro_rows(columns: Sequence[Column]) -> list[ResultRow]:
         rows.append(
             ResultRow(
                 *key,
-                float(column.value[defined].sum()) / count,
+                float(column.value[chosen].sum()) / count,
                 None if np.isnan(expected).any() else float(expected.sum()) / count,
                 None if np.isnan(variance).any() else float(variance.sum()) / count**2,
                 method=method,

@@ -60,6 +60,14 @@ def group_sum(
     )
 
 
+def _run_starts(ordered: IntArray) -> IntArray:
+    """The index of the first row of each run of equal values of a sorted, non-empty array."""
+    new = np.empty(ordered.size, dtype=np.bool_)
+    new[0] = True
+    np.not_equal(ordered[1:], ordered[:-1], out=new[1:])
+    return np.flatnonzero(new)
+
+
 def _count_integer_rows(
     columns: Sequence[AnyArray], count: IntArray | None = None
 ) -> tuple[list[IntArray], IntArray] | None:
@@ -82,16 +90,28 @@ def _count_integer_rows(
         combined *= span
         combined += column - low
     if count is None:
-        unique, counts = np.unique(combined, return_counts=True)
-    else:
-        order = np.argsort(combined)
-        ordered = combined[order]
-        new = np.empty(ordered.size, dtype=np.bool_)
-        new[0] = True
-        np.not_equal(ordered[1:], ordered[:-1], out=new[1:])
-        starts = np.flatnonzero(new)
+        ordered = np.sort(combined)
+        starts = _run_starts(ordered)
         unique = ordered[starts]
-        counts = np.add.reduceat(count[order].astype(np.int64), starts)
+        counts = np.empty(starts.size, dtype=np.int64)
+        np.subtract(starts[1:], starts[:-1], out=counts[:-1])
+        counts[-1] = ordered.size - starts[-1]
+    else:
+        count = count.astype(np.int64, copy=False)
+        bits = max(int(count.max()), 0).bit_length()
+        if int(count.min()) >= 0 and math.prod(spans) < 2 ** (62 - bits):
+            # each row's count in the low bits of its key: a plain sort, no indirect one
+            ordered = np.sort((combined << bits) | count)
+            keys_sorted = ordered >> bits
+            starts = _run_starts(keys_sorted)
+            unique = keys_sorted[starts]
+            counts = np.add.reduceat(ordered & ((1 << bits) - 1), starts)
+        else:
+            order = np.argsort(combined)
+            ordered = combined[order]
+            starts = _run_starts(ordered)
+            unique = ordered[starts]
+            counts = np.add.reduceat(count[order], starts)
     keys: list[IntArray] = []
     for low, span in zip(reversed(lows), reversed(spans), strict=True):
         unique, digit = np.divmod(unique, span)

@@ -137,8 +137,18 @@ def tie_terms(metric: RankBasedMetric) -> Callable[[IntArray, IntArray], FloatAr
         return _expected_reciprocal
     if kind is HitsAtK:
         k = metric.k  # type: ignore[attr-defined]
-        return lambda o, p: np.minimum(np.maximum(k - o + 1, 0), p - o + 1) / (p - o + 1)
+        return lambda o, p: _expected_hit(o, p, k)
     return None
+
+
+def _expected_hit(low: IntArray, high: IntArray, k: int) -> FloatArray:
+    r"""The probability that :math:`r \sim \mathcal{U}\{o..p\}` is at most ``k``."""
+    result = (low <= k).astype(np.float64)
+    tied = np.flatnonzero(low != high)
+    if tied.size:
+        o, p = low[tied], high[tied]
+        result[tied] = np.minimum(np.maximum(k - o + 1, 0), p - o + 1) / (p - o + 1)
+    return result
 
 
 def _expected_reciprocal(low: IntArray, high: IntArray) -> FloatArray:

@@ -1,0 +1,82 @@
+"""Compressed tables: the integer paths of ``Table.build`` against a lexicographic sort."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from rankstats.evaluation.tables import Table, group_sum
+
+
+def _reference(
+    columns: dict[str, np.ndarray], count: np.ndarray
+) -> tuple[list[list[int]], list[int]]:
+    keys, (summed,) = group_sum(list(columns.values()), [count])
+    return [k.tolist() for k in keys], summed.tolist()
+
+
+@pytest.mark.parametrize("seed", range(5))
+@pytest.mark.parametrize(
+    "largest_count",
+    [
+        None,  # one each: a plain sort of the combined key
+        1,
+        7,
+        2**40,  # counts in the low bits of a combined key
+        2**51,  # too wide to pack next to the key (13 bits): the indirect sort
+    ],
+)
+def test_build_matches_lexicographic_sort(seed: int, largest_count: int | None) -> None:
+    rng = np.random.default_rng(seed)
+    size = int(rng.integers(1, 400))
+    columns = {
+        "group": rng.integers(0, 5, size=size),
+        "optimistic": rng.integers(-3, 40, size=size),
+        "pessimistic": rng.integers(1, 1_000_000, size=size) // 50_000,
+    }
+    if largest_count is None:
+        count = np.ones(size, dtype=np.int64)
+        table = Table.build(columns)
+    else:
+        count = rng.integers(0, largest_count, size=size, endpoint=True).astype(np.int64)
+        table = Table.build(columns, count)
+    keys, counts = _reference(columns, count)
+    assert [table.columns[name].tolist() for name in columns] == keys
+    assert table.count.tolist() == counts
+    assert table.count.dtype == np.int64
+
+
+def test_build_keeps_its_input() -> None:
+    columns = {"group": np.array([1, 0, 1]), "rank": np.array([2, 2, 2])}
+    count = np.array([3, 1, 2])
+    copies = {name: c.copy() for name, c in columns.items()}
+    table = Table.build(columns, count)
+    assert table.columns["group"].tolist() == [0, 1]
+    assert table.count.tolist() == [1, 5]
+    assert all(np.array_equal(columns[name], copies[name]) for name in columns)
+    assert count.tolist() == [3, 1, 2]
+
+
+@pytest.mark.parametrize("counted", [False, True])
+def test_build_of_wide_keys(counted: bool) -> None:
+    # keys too wide to hold a count next to them (but still one combined integer)
+    rng = np.random.default_rng(3)
+    size = 300
+    columns = {
+        "group": rng.integers(0, 3, size=size),
+        "rank": rng.integers(0, 4, size=size) * 2**50 + rng.integers(0, 2, size=size),
+    }
+    count = rng.integers(0, 2**20, size=size) if counted else np.ones(size, dtype=np.int64)
+    table = Table.build(columns, count if counted else None)
+    keys, counts = _reference(columns, count)
+    assert [table.columns[name].tolist() for name in columns] == keys
+    assert table.count.tolist() == counts
+
+
+def test_build_of_few_distinct_rows() -> None:
+    rng = np.random.default_rng(4)
+    columns = {"group": rng.integers(0, 3, size=500), "rank": rng.integers(-2, 2, size=500)}
+    table = Table.build(columns)
+    keys, counts = _reference(columns, np.ones(500, dtype=np.int64))
+    assert [table.columns[name].tolist() for name in columns] == keys
+    assert table.count.tolist() == counts
