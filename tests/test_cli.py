@@ -657,6 +657,8 @@ def test_two_dimensional_npy(tmp_path: Path) -> None:
         ("null --num-candidates 3 --value nan", "expected a finite number, got 'nan'"),
         ("null --num-candidates 3 --samples -5", "expected an integer >= 2"),
         ("evaluate --samples 1", "argument --samples: expected an integer >= 2"),
+        ("evaluate --samples 10 --seed -1", "argument --seed: expected a non-negative integer"),
+        ("null --num-candidates 3 --seed x", "argument --seed: expected a non-negative integer"),
         ("evaluate --rank-types best", "argument --rank-types: expected a comma-separated list"),
         ("evaluate a.csv b.csv", "unrecognized arguments: b.csv"),
     ],

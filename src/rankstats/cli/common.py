@@ -25,6 +25,7 @@ __all__ = [
     "progress_setting",
     "rank_type_list",
     "sample_count",
+    "seed",
     "split_list",
 ]
 
@@ -48,15 +49,15 @@ class Parser(argparse.ArgumentParser):
         self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
 
 
-def bounded_int(low: int, high: int, what: str) -> Any:
-    """An argument type: an integer in ``low..high``, else one line naming the range."""
+def bounded_int(low: int, high: int | None, what: str) -> Any:
+    """An argument type: an integer in ``low..high`` (``high=None``: unbounded), else one line."""
 
     def convert(text: str) -> int:
         try:
             value = int(text)
         except ValueError:
             raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}") from None
-        if not low <= value <= high:
+        if value < low or (high is not None and value > high):
             raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}")
         return value
 
@@ -67,6 +68,8 @@ def bounded_int(low: int, high: int, what: str) -> Any:
 positive_int = bounded_int(1, 2**63 - 1, "a positive integer")
 #: an argument type: a number of Monte-Carlo samples (two at least, to estimate a variance)
 sample_count = bounded_int(2, 2**63 - 1, "an integer >= 2 (a variance needs two samples)")
+#: an argument type: the seed of random draws, a non-negative integer
+seed = bounded_int(0, None, "a non-negative integer")
 #: an argument type: a candidate count, 1..2**53
 candidate_count = bounded_int(1, MAX_CANDIDATES, "a positive integer of at most 2**53")
 

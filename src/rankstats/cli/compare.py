@@ -23,6 +23,7 @@ from rankstats.cli.common import (
     finite_float,
     parse_metrics,
     positive_int,
+    seed,
     split_list,
     write_output,
 )
@@ -165,16 +166,6 @@ def _fraction(text: str) -> float:
     return value
 
 
-def _seed(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {text!r}")
-    return value
-
-
 def register(commands: Any) -> None:
     """Add the ``compare`` command to the subparsers ``commands``."""
     parser = commands.add_parser(
@@ -212,7 +203,7 @@ def register(commands: Any) -> None:
         help="resamples of the randomization test and the bootstrap (default: %(default)s)",
     )
     parser.add_argument(
-        "--seed", type=_seed, help="the seed of every random draw (default: unseeded)"
+        "--seed", type=seed, help="the seed of every random draw (default: unseeded)"
     )
     parser.add_argument(
         "--interval",

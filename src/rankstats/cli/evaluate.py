@@ -23,6 +23,7 @@ from rankstats.cli.common import (
     progress_setting,
     rank_type_list,
     sample_count,
+    seed,
     split_list,
     write_output,
 )
@@ -177,7 +178,7 @@ def register(commands: Any) -> None:
         help="estimate by N Monte-Carlo samples the null-model statistics that have no closed "
         "form (e.g. of the median rank's standard deviation)",
     )
-    parser.add_argument("--seed", type=int, help="the seed of the Monte-Carlo samples")
+    parser.add_argument("--seed", type=seed, help="the seed of the Monte-Carlo samples")
     parser.add_argument(
         "--output",
         "-o",

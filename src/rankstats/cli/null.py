@@ -26,6 +26,7 @@ from rankstats.cli.common import (
     positive_int,
     progress_setting,
     sample_count,
+    seed,
     write_output,
 )
 from rankstats.errors import NoClosedFormError
@@ -182,7 +183,7 @@ def register(commands: Any) -> None:
         help="estimate from N Monte-Carlo samples what has no closed form (and the --plot)",
     )
     parser.add_argument(
-        "--seed", type=int, help="the seed of the Monte-Carlo samples, for reproducible output"
+        "--seed", type=seed, help="the seed of the Monte-Carlo samples, for reproducible output"
     )
     add_format(parser)
     add_progress(parser)
