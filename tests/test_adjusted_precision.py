@@ -24,6 +24,7 @@ from rankstats import (
 )
 from rankstats.base import RankBasedMetric
 from rankstats.metrics.derived import DerivedRankBasedMetric, ReindexedMetric, ZMetric
+from rankstats.null.tasks import Tasks
 from support import ALL_METRICS, DERIVED_METRICS, metric_id
 
 DERIVED = DERIVED_METRICS
@@ -170,10 +171,10 @@ def test_gap_hooks_agree_with_the_moments_and_values(metric: RankBasedMetric) ->
     weights = np.arange(1.0, 9.0)
     for w in (None, weights) if metric.supports_weights else (None,):
         try:
-            mean, variance, gap = metric._moments_and_gap(candidates, w)
+            mean, variance, gap = metric._moments_and_gap(Tasks(candidates, w))
         except ValueError:  # no closed form for a derived metric here
             continue
-        assert (mean, variance) == metric._moments(candidates, w)
+        assert (mean, variance) == metric._moments(Tasks(candidates, w))
         if gap is not None:
             assert mean is not None
             assert gap == pytest.approx(1.0 - mean, rel=1e-14, abs=1e-15)
@@ -187,10 +188,10 @@ def test_gap_hooks_agree_with_the_moments_and_values(metric: RankBasedMetric) ->
 def test_value_from_cached_base_moments_matches_call(metric: DerivedRankBasedMetric) -> None:
     candidates = np.array([7, 2, 8, 11, 8, 3, 5, 8])
     ranks = np.array([3.0, 1.0, 8.0, 2.0, 5.0, 2.0, 5.0, 1.0])
-    mean, variance, gap = metric.base._moments_and_gap(candidates, None)
+    mean, variance, gap = metric.base._moments_and_gap(Tasks(candidates))
     assert mean is not None
     base_value = metric.base(ranks, candidates)
     assert metric._value_from(base_value, mean, variance, gap) == pytest.approx(
         metric(ranks, candidates), rel=1e-13, abs=1e-14
     )
-    assert metric._moments_from(mean, variance, gap) == metric._moments(candidates, None)
+    assert metric._moments_from(mean, variance, gap) == metric._moments(Tasks(candidates))

@@ -18,6 +18,7 @@ from rankstats.evaluation import (
     evaluate,
     expected_over_ties,
 )
+from rankstats.null.tasks import Tasks
 
 DATA = Path(__file__).parent / "data"
 
@@ -224,9 +225,9 @@ def test_null_quantities_are_computed_once_per_candidate_multiset(
     calls: list[int] = []
     original = InverseHarmonicMeanRank._expected_value
 
-    def counting(self: RankBasedMetric, num_candidates: np.ndarray, weights: object) -> object:
-        calls.append(num_candidates.size)
-        return original(self, num_candidates, weights)  # type: ignore[arg-type]
+    def counting(self: RankBasedMetric, tasks: Tasks) -> object:
+        calls.append(tasks.size)
+        return original(self, tasks)  # type: ignore[arg-type]
 
     monkeypatch.setattr(InverseHarmonicMeanRank, "_expected_value", counting)
     # head and tail with the same candidate counts (in another order): one multiset, plus both

@@ -1,11 +1,11 @@
-"""The weighted median and weighted null moments."""
+"""The weighted median."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from rankstats.weighting import weighted_mean_expectation, weighted_mean_variance, weighted_median
+from rankstats.weighting import weighted_median
 
 
 @pytest.mark.parametrize("seed", range(20))
@@ -30,9 +30,3 @@ def test_weighted_median_vectorised_over_rows() -> None:
     np.testing.assert_array_equal(weighted_median(block, None), np.median(block, axis=-1))
 
 
-def test_weighted_mean_moments() -> None:
-    individual = np.array([1.0, 2.0, 3.0])
-    weights = np.array([1.0, 1.0, 2.0])
-    assert weighted_mean_expectation(individual, weights) == pytest.approx(9 / 4)
-    assert weighted_mean_variance(individual, weights) == pytest.approx((1 + 2 + 4 * 3) / 16)
-    assert weighted_mean_variance(individual, None) == pytest.approx(6 / 9)

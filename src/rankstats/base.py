@@ -33,6 +33,7 @@ from rankstats.null.estimates import (
     with_confidence_interval,
 )
 from rankstats.null.sampling import Seed
+from rankstats.null.tasks import Tasks
 from rankstats.ranges import ValueRange
 from rankstats.ranktypes import (
     RANK_OPTIMISTIC,
@@ -349,8 +350,8 @@ class RankBasedMetric(ABC):
         """
         samples = None if num_samples is None else check_num_samples(num_samples)
         check_generator(generator)
-        candidates, clean_weights = self._null_input(num_candidates, weights, num_ranks, False)
-        return null_moments(self, candidates, clean_weights, samples, generator)
+        tasks = self._null_input(num_candidates, weights, num_ranks, False)
+        return null_moments(self, tasks, samples, generator)
 
     def get_sampled_values(
         self,
@@ -373,7 +374,9 @@ class RankBasedMetric(ABC):
         """
         num_samples = check_num_samples(num_samples)
         check_generator(generator)
-        candidates, clean_weights = self._null_input(num_candidates, weights, num_ranks, False)
+        candidates, clean_weights = self._null_input(
+            num_candidates, weights, num_ranks, False
+        ).expanded()
         return sampled_values(
             self, candidates, clean_weights, num_samples, np.random.default_rng(generator)
         )
@@ -478,23 +481,30 @@ class RankBasedMetric(ABC):
     ) -> FloatArray | float:
         """Compute the metric over the last axis of clean ``ranks`` of shape (..., n)."""
 
-    def _expected_value(self, num_candidates: IntArray, weights: FloatArray | None) -> float | None:
+    def _evaluate_histogram(self, values: FloatArray, counts: FloatArray) -> float:
+        """The metric on distinct ranks ``values`` occurring ``counts`` (integer) times each.
+
+        Metrics that take weights get the counts as weights; others get the ranks repeated,
+        unless they override this (the count needs only the total).
+        """
+        if self.supports_weights:
+            return float(np.asarray(self._evaluate(values, None, counts)))
+        repeated = np.repeat(values, counts.astype(np.int64))
+        return float(np.asarray(self._evaluate(repeated, None, None)))
+
+    def _expected_value(self, tasks: Tasks) -> float | None:
         """The closed-form expected value for clean input, or ``None`` where there is none."""
         return None
 
-    def _variance(self, num_candidates: IntArray, weights: FloatArray | None) -> float | None:
+    def _variance(self, tasks: Tasks) -> float | None:
         """The closed-form variance for clean input, or ``None`` where there is none."""
         return None
 
-    def _moments(
-        self, num_candidates: IntArray, weights: FloatArray | None
-    ) -> tuple[float | None, float | None]:
+    def _moments(self, tasks: Tasks) -> tuple[float | None, float | None]:
         """Both closed-form moments; metrics that get them from one computation override this."""
-        return self._expected_value(num_candidates, weights), self._variance(
-            num_candidates, weights
-        )
+        return self._expected_value(tasks), self._variance(tasks)
 
-    def _expected_gap(self, num_candidates: IntArray, weights: FloatArray | None) -> float | None:
+    def _expected_gap(self, tasks: Tasks) -> float | None:
         r""":math:`1 - \mathbb{E}[M]` computed without forming :math:`\mathbb{E}[M]`, or ``None``.
 
         The re-indexed metrics divide by it: near the best value (Hits@10 with few candidates)
@@ -503,12 +513,10 @@ class RankBasedMetric(ABC):
         """
         return None
 
-    def _moments_and_gap(
-        self, num_candidates: IntArray, weights: FloatArray | None
-    ) -> tuple[float | None, float | None, float | None]:
+    def _moments_and_gap(self, tasks: Tasks) -> tuple[float | None, float | None, float | None]:
         """The closed-form moments and :meth:`_expected_gap`, in one computation where possible."""
-        mean, variance = self._moments(num_candidates, weights)
-        gap = None if mean is None else self._expected_gap(num_candidates, weights)
+        mean, variance = self._moments(tasks)
+        gap = None if mean is None else self._expected_gap(tasks)
         return mean, variance, gap
 
     def _value_gap(
@@ -521,8 +529,8 @@ class RankBasedMetric(ABC):
 
     def _null_input(
         self, num_candidates: Any, weights: Any, num_ranks: Any, size_free: bool
-    ) -> tuple[IntArray, FloatArray | None]:
-        return validate_null_input(
+    ) -> Tasks:
+        candidates, clean_weights = validate_null_input(
             num_candidates,
             weights,
             num_ranks=num_ranks,
@@ -530,6 +538,7 @@ class RankBasedMetric(ABC):
             metric=repr(self),
             size_free=size_free,
         )
+        return Tasks(candidates, clean_weights)
 
     def _null_moment(
         self,
@@ -543,8 +552,8 @@ class RankBasedMetric(ABC):
         samples = None if num_samples is None else check_num_samples(num_samples)
         check_generator(generator)
         size_free = which == "expected value" and self._size_free_expectation
-        candidates, clean_weights = self._null_input(num_candidates, weights, num_ranks, size_free)
-        return null_moment(self, which, candidates, clean_weights, samples, generator)
+        tasks = self._null_input(num_candidates, weights, num_ranks, size_free)
+        return null_moment(self, which, tasks, samples, generator)
 
     def _with_ci(
         self,
@@ -574,13 +583,11 @@ class JointMoments:
     read from it. List the mixin before :class:`RankBasedMetric` among the bases.
     """
 
-    def _moments(
-        self, num_candidates: IntArray, weights: FloatArray | None
-    ) -> tuple[float | None, float | None]:
+    def _moments(self, tasks: Tasks) -> tuple[float | None, float | None]:
         raise NotImplementedError
 
-    def _expected_value(self, num_candidates: IntArray, weights: FloatArray | None) -> float | None:
-        return self._moments(num_candidates, weights)[0]
+    def _expected_value(self, tasks: Tasks) -> float | None:
+        return self._moments(tasks)[0]
 
-    def _variance(self, num_candidates: IntArray, weights: FloatArray | None) -> float | None:
-        return self._moments(num_candidates, weights)[1]
+    def _variance(self, tasks: Tasks) -> float | None:
+        return self._moments(tasks)[1]

@@ -1,13 +1,8 @@
-r"""Weighted aggregation: the null moments of weighted means, and a weighted median.
+r"""Weighted aggregation: pairwise dot products and a weighted median.
 
-Weights are scaling factors with :func:`numpy.average` semantics: with
-:math:`a_i = w_i / \sum_j w_j`, a weighted mean of independent per-task quantities :math:`x_i`
-has
-
-.. math::
-
-    \mathbb{E}\Big[\sum_i a_i x_i\Big] = \sum_i a_i \mathbb{E}[x_i], \qquad
-    \mathbb{V}\Big[\sum_i a_i x_i\Big] = \sum_i a_i^2 \mathbb{V}[x_i].
+Weights are scaling factors with :func:`numpy.average` semantics, :math:`a_i = w_i / \sum_j w_j`;
+the null moments of weighted means are :meth:`rankstats.null.tasks.Tasks.mean` and
+:meth:`~rankstats.null.tasks.Tasks.mean_variance`.
 """
 
 from __future__ import annotations
@@ -20,8 +15,6 @@ from rankstats.arrays import FloatArray
 
 __all__ = [
     "pairwise_dot",
-    "weighted_mean_expectation",
-    "weighted_mean_variance",
     "weighted_median",
 ]
 
@@ -56,31 +49,6 @@ def pairwise_dot(x: FloatArray | float, y: FloatArray | float) -> float:
         float(np.sum(xs[i : i + _DOT_BLOCK] * ys[i : i + _DOT_BLOCK]))
         for i in range(0, xs.size, _DOT_BLOCK)
     )
-
-
-def weighted_mean_expectation(individual: FloatArray, weights: FloatArray | None) -> float:
-    r"""Expected value of a weighted mean: :math:`\sum_i a_i \mathbb{E}[x_i]`.
-
-    Examples
-    --------
-    >>> weighted_mean_expectation(np.array([1.0, 2.0, 4.0]), np.array([1.0, 0.0, 1.0]))
-    2.5
-    """
-    return float(np.average(individual, weights=weights))
-
-
-def weighted_mean_variance(individual: FloatArray, weights: FloatArray | None) -> float:
-    r"""Variance of a weighted mean of independent terms: :math:`\sum_i a_i^2 \mathbb{V}[x_i]`.
-
-    Examples
-    --------
-    >>> weighted_mean_variance(np.array([1.0, 1.0]), None)
-    0.5
-    """
-    if weights is None:
-        return float(individual.mean() / individual.size)
-    a = weights / weights.sum()
-    return pairwise_dot(a * a, individual)
 
 
 def weighted_median(values: FloatArray, weights: FloatArray | None) -> FloatArray:

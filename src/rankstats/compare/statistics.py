@@ -53,6 +53,7 @@ from rankstats.metrics.central import (
 from rankstats.metrics.derived import DerivedRankBasedMetric
 from rankstats.metrics.dispersion import Count
 from rankstats.metrics.hits import HitsAtK
+from rankstats.null.tasks import Tasks
 
 __all__ = ["Link", "MetricStatistic", "StatisticSet"]
 
@@ -149,7 +150,7 @@ def _coefficients(metric: RankBasedMetric, data: PairedRanks) -> tuple[float, fl
             f"{metric.key} needs num_candidates, the number of candidates of each query"
         )
     try:
-        scale, offset = metric._coefficients(data.num_candidates, data.weights)
+        scale, offset = metric._coefficients(Tasks(data.num_candidates, data.weights))
     except NoClosedFormError as error:
         raise ValueError(f"{metric.key} cannot be compared here: {error}") from error
     return float(scale), float(offset)

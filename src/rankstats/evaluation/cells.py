@@ -15,7 +15,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from rankstats.arrays import FloatArray, IntArray
 from rankstats.base import RankBasedMetric
 from rankstats.errors import NoClosedFormError
 from rankstats.evaluation.results import METHOD_EXACT, METHOD_MONTE_CARLO, ResultRow
@@ -24,6 +23,7 @@ from rankstats.evaluation.tables import WEIGHT, CellStatistics
 from rankstats.evaluation.ties import tie_expectation
 from rankstats.metrics.derived import DerivedRankBasedMetric
 from rankstats.null.sampling import monte_carlo_moments
+from rankstats.null.tasks import Tasks
 
 __all__ = [
     "NO_CANDIDATES",
@@ -36,14 +36,14 @@ __all__ = [
 
 
 def _null_moments(
-    metric: RankBasedMetric, candidates: IntArray, weights: FloatArray | None
+    metric: RankBasedMetric, tasks: Tasks
 ) -> tuple[float | None, float | None, float | None]:
     """Both closed-form moments and the gap ``1 - E`` from the metric's joint hook.
 
     The gap is computed without forming ``E`` where the metric can; ``None`` where there is none.
     """
     try:
-        expected, variance, gap = metric._moments_and_gap(candidates, weights)
+        expected, variance, gap = metric._moments_and_gap(tasks)
     except NoClosedFormError:
         return None, None, None
     return (
@@ -125,16 +125,15 @@ class NullModels:
             key = (id(metric), cell.candidate_key)
             if key in self._cache:
                 continue
-            expected, variance, gap = _null_moments(metric, *cell.expanded_candidates)
+            expected, variance, gap = _null_moments(metric, cell.tasks)
             if expected is None or variance is None:
                 missing[metric] = (expected, variance)
             else:
                 self._cache[key] = _Null(expected, variance, gap)
         if not missing:
             return
-        candidates, weights = cell.expanded_candidates
         if self._monte_carlo is None:
-            qualifier = " for weighted ranks" if weights is not None else ""
+            qualifier = " for weighted ranks" if cell.tasks.weights is not None else ""
             for metric, (expected, variance) in missing.items():
                 which = "expected value and variance" if expected is None else "variance"
                 if variance is not None:
@@ -150,8 +149,7 @@ class NullModels:
         plan = self._monte_carlo
         estimates = monte_carlo_moments(
             list(missing),
-            candidates,
-            weights,
+            *cell.tasks.expanded(),
             plan.num_samples,
             plan.generator,
             progress=plan.progress,
@@ -246,10 +244,8 @@ def base_value(metric: RankBasedMetric, cell: CellStatistics, rank_type: str) ->
     values, weights = cell.histogram(rank_type)
     if metric.supports_weights:
         return float(np.asarray(metric._evaluate(values, None, weights)))
-    # no weights (the count): expand the histogram, whose weights are then integer counts
-    return float(
-        np.asarray(metric._evaluate(np.repeat(values, weights.astype(np.int64)), None, None))
-    )
+    # no weights (the count): the histogram's weights are then integer counts
+    return metric._evaluate_histogram(values, weights)
 
 
 def cell_rows(

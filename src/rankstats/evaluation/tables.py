@@ -22,6 +22,7 @@ import numpy as np
 import numpy.typing as npt
 
 from rankstats.arrays import FloatArray, IntArray
+from rankstats.null.tasks import Tasks
 
 __all__ = ["CellStatistics", "SideStatistics", "Table", "group_sum"]
 
@@ -257,15 +258,11 @@ class CellStatistics:
         return values, weights
 
     @functools.cached_property
-    def expanded_candidates(self) -> tuple[IntArray, FloatArray | None]:
-        """The candidate counts task by task (sorted) and their weights, as the null hooks take."""
+    def tasks(self) -> Tasks:
+        """The tasks of the cell as the null hooks take them: the candidate table's rows."""
         assert self.candidates is not None
         table = self.candidates
-        candidates = np.repeat(table.columns["num_candidates"], table.count)
-        weights = None
-        if WEIGHT in table.columns:
-            weights = np.repeat(table.columns[WEIGHT], table.count)
-        return candidates, weights
+        return Tasks(table.columns["num_candidates"], table.columns.get(WEIGHT), table.count)
 
     @functools.cached_property
     def candidate_key(self) -> tuple[bytes, ...]:

@@ -48,6 +48,7 @@ from rankstats.metrics.derived import DerivedRankBasedMetric
 from rankstats.metrics.dispersion import Count, Variance
 from rankstats.metrics.hits import HitsAtK
 from rankstats.null.harmonic import harmonic_number
+from rankstats.null.tasks import Tasks
 from rankstats.validation import check_weights
 
 __all__ = [
@@ -413,5 +414,5 @@ def expected_over_ties(
     if ranks.num_candidates is None:
         raise ValueError(f"{metric!r} needs num_candidates; build the Ranks with them")
     assert isinstance(metric, DerivedRankBasedMetric)
-    null = metric._base_null(ranks.num_candidates, clean_weights)
+    null = metric._base_null(Tasks(ranks.num_candidates, clean_weights))
     return metric._value_from(value, null.mean, null.variance, null.gap)

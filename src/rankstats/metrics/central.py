@@ -24,10 +24,11 @@ from rankstats.null.harmonic import (
     reciprocal_rank_variance,
 )
 from rankstats.null.median import inverse_median_moments, median_moments
-from rankstats.null.powers import geometric_mean_log_moments
-from rankstats.null.reciprocal import harmonic_mean_moments, inverse_arithmetic_mean_moments
+from rankstats.null.powers import geometric_mean_log_moments_of
+from rankstats.null.reciprocal import harmonic_mean_moments_of, inverse_arithmetic_mean_moments_of
+from rankstats.null.tasks import Tasks
 from rankstats.ranges import ValueRange
-from rankstats.weighting import weighted_mean_expectation, weighted_mean_variance, weighted_median
+from rankstats.weighting import weighted_median
 
 __all__ = [
     "ArithmeticMeanRank",
@@ -127,17 +128,17 @@ class ArithmeticMeanRank(RankBasedMetric):
         return _mean(1.0 - ranks, weights)
 
     @override
-    def _expected_value(self, num_candidates: IntArray, weights: FloatArray | None) -> float:
-        return weighted_mean_expectation(rank_mean(num_candidates), weights)
+    def _expected_value(self, tasks: Tasks) -> float:
+        return tasks.mean(rank_mean(tasks.candidates))
 
     @override
-    def _expected_gap(self, num_candidates: IntArray, weights: FloatArray | None) -> float:
+    def _expected_gap(self, tasks: Tasks) -> float:
         # 1 - (C + 1) / 2 = (1 - C) / 2, exact for integers C
-        return weighted_mean_expectation(0.5 * (1.0 - num_candidates.astype(np.float64)), weights)
+        return tasks.mean(0.5 * (1.0 - tasks.candidates.astype(np.float64)))
 
     @override
-    def _variance(self, num_candidates: IntArray, weights: FloatArray | None) -> float:
-        return weighted_mean_variance(rank_variance(num_candidates), weights)
+    def _variance(self, tasks: Tasks) -> float:
+        return tasks.mean_variance(rank_variance(tasks.candidates))
 
 
 @parse_docdata
@@ -180,10 +181,8 @@ class InverseArithmeticMeanRank(JointMoments, RankBasedMetric):
         return np.reciprocal(_mean(ranks, weights))
 
     @override
-    def _moments(
-        self, num_candidates: IntArray, weights: FloatArray | None
-    ) -> tuple[float | None, float | None]:
-        return inverse_arithmetic_mean_moments(num_candidates, weights)
+    def _moments(self, tasks: Tasks) -> tuple[float | None, float | None]:
+        return inverse_arithmetic_mean_moments_of(tasks)
 
 
 @parse_docdata
@@ -240,18 +239,12 @@ class GeometricMeanRank(JointMoments, RankBasedMetric):
         return np.asarray(-np.expm1(self._sign * _mean(np.log(ranks), weights)), dtype=np.float64)
 
     @override
-    def _moments(
-        self, num_candidates: IntArray, weights: FloatArray | None
-    ) -> tuple[float | None, float | None]:
-        return self._moments_and_gap(num_candidates, weights)[:2]
+    def _moments(self, tasks: Tasks) -> tuple[float | None, float | None]:
+        return self._moments_and_gap(tasks)[:2]
 
     @override
-    def _moments_and_gap(
-        self, num_candidates: IntArray, weights: FloatArray | None
-    ) -> tuple[float | None, float | None, float | None]:
-        log_mean, log_dispersion = geometric_mean_log_moments(
-            num_candidates, weights, sign=self._sign
-        )
+    def _moments_and_gap(self, tasks: Tasks) -> tuple[float | None, float | None, float | None]:
+        log_mean, log_dispersion = geometric_mean_log_moments_of(tasks, sign=self._sign)
         mean = math.exp(log_mean)
         return mean, mean * mean * math.expm1(log_dispersion), -math.expm1(log_mean)
 
@@ -335,18 +328,18 @@ class InverseHarmonicMeanRank(RankBasedMetric):
         return _mean((ranks - 1.0) / ranks, weights)
 
     @override
-    def _expected_value(self, num_candidates: IntArray, weights: FloatArray | None) -> float:
-        return weighted_mean_expectation(reciprocal_rank_mean(num_candidates), weights)
+    def _expected_value(self, tasks: Tasks) -> float:
+        return tasks.mean(reciprocal_rank_mean(tasks.candidates))
 
     @override
-    def _expected_gap(self, num_candidates: IntArray, weights: FloatArray | None) -> float:
+    def _expected_gap(self, tasks: Tasks) -> float:
         # 1 - H(C) / C = (C - H(C)) / C, where C - H(C) >= (C - 1) / 2 does not cancel
-        c = num_candidates.astype(np.float64)
-        return weighted_mean_expectation((c - harmonic_number(c)) / c, weights)
+        c = tasks.candidates.astype(np.float64)
+        return tasks.mean((c - harmonic_number(c)) / c)
 
     @override
-    def _variance(self, num_candidates: IntArray, weights: FloatArray | None) -> float:
-        return weighted_mean_variance(reciprocal_rank_variance(num_candidates), weights)
+    def _variance(self, tasks: Tasks) -> float:
+        return tasks.mean_variance(reciprocal_rank_variance(tasks.candidates))
 
 
 @parse_docdata
@@ -384,10 +377,8 @@ class HarmonicMeanRank(JointMoments, RankBasedMetric):
         return _mean_reciprocal(ranks, weights, invert=True)
 
     @override
-    def _moments(
-        self, num_candidates: IntArray, weights: FloatArray | None
-    ) -> tuple[float | None, float | None]:
-        return harmonic_mean_moments(num_candidates, weights)
+    def _moments(self, tasks: Tasks) -> tuple[float | None, float | None]:
+        return harmonic_mean_moments_of(tasks)
 
 
 @parse_docdata
@@ -431,10 +422,8 @@ class MedianRank(JointMoments, RankBasedMetric):
         return weighted_median(ranks, weights)
 
     @override
-    def _moments(
-        self, num_candidates: IntArray, weights: FloatArray | None
-    ) -> tuple[float | None, float | None]:
-        return (None, None) if weights is not None else median_moments(num_candidates)
+    def _moments(self, tasks: Tasks) -> tuple[float | None, float | None]:
+        return (None, None) if tasks.weights is not None else median_moments(*tasks.distinct())
 
 
 @parse_docdata
@@ -472,7 +461,7 @@ class InverseMedianRank(JointMoments, RankBasedMetric):
         return np.reciprocal(weighted_median(ranks, weights))
 
     @override
-    def _moments(
-        self, num_candidates: IntArray, weights: FloatArray | None
-    ) -> tuple[float | None, float | None]:
-        return (None, None) if weights is not None else inverse_median_moments(num_candidates)
+    def _moments(self, tasks: Tasks) -> tuple[float | None, float | None]:
+        return (
+            (None, None) if tasks.weights is not None else inverse_median_moments(*tasks.distinct())
+        )

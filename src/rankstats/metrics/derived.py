@@ -39,6 +39,7 @@ from rankstats.metrics.central import (
     InverseHarmonicMeanRank,
 )
 from rankstats.metrics.hits import HitsAtK
+from rankstats.null.tasks import Tasks
 from rankstats.ranges import ValueRange
 
 __all__ = [
@@ -148,8 +149,7 @@ class DerivedRankBasedMetric(RankBasedMetric):
         A scalar ``num_candidates`` needs ``num_ranks`` (or ``weights``), as in
         :meth:`~rankstats.base.RankBasedMetric.variance`.
         """
-        candidates, clean_weights = self._null_input(num_candidates, weights, num_ranks, False)
-        return self._coefficients(candidates, clean_weights)
+        return self._coefficients(self._null_input(num_candidates, weights, num_ranks, False))
 
     def adjust(
         self,
@@ -172,8 +172,8 @@ class DerivedRankBasedMetric(RankBasedMetric):
                 f"base_metric_result must be a value of {self.base!r}, in "
                 f"{self.base.value_range.notate()}, got {base_metric_result!r}"
             )
-        candidates, clean_weights = self._null_input(num_candidates, weights, num_ranks, False)
-        return self._adjust_values(np.asarray(value), candidates, clean_weights).item()
+        tasks = self._null_input(num_candidates, weights, num_ranks, False)
+        return self._adjust_values(np.asarray(value), tasks).item()
 
     @abstractmethod
     def _coefficients_of(self, null: BaseNull) -> AffineTransformationParameters:
@@ -189,20 +189,18 @@ class DerivedRankBasedMetric(RankBasedMetric):
         """The moments the transformation fixes by construction (``None``: follow from the base)."""
         return None, None
 
-    def _base_null(self, num_candidates: IntArray, weights: FloatArray | None) -> BaseNull:
+    def _base_null(self, tasks: Tasks) -> BaseNull:
         """The base metric's null moments and gap, from one computation."""
-        mean, variance, gap = self.base._moments_and_gap(num_candidates, weights)
+        mean, variance, gap = self.base._moments_and_gap(tasks)
         if mean is None:
             raise NoClosedFormError(f"{self!r} needs a closed-form expected value of {self.base!r}")
         if variance is None and self._coefficients_use_variance:
             raise NoClosedFormError(f"{self!r} needs a closed-form variance of {self.base!r}")
         return _base_null(mean, variance, gap)
 
-    def _coefficients(
-        self, num_candidates: IntArray, weights: FloatArray | None
-    ) -> AffineTransformationParameters:
+    def _coefficients(self, tasks: Tasks) -> AffineTransformationParameters:
         """The coefficients for clean input."""
-        return self._coefficients_of(self._base_null(num_candidates, weights))
+        return self._coefficients_of(self._base_null(tasks))
 
     def _moments_from(
         self, base_mean: float, base_variance: float | None, base_gap: float | None = None
@@ -247,23 +245,19 @@ class DerivedRankBasedMetric(RankBasedMetric):
         scale, offset = self._coefficients_of(null)
         return np.asarray(scale * values + offset, dtype=np.float64)
 
-    def _adjust_values(
-        self, values: FloatArray, num_candidates: IntArray, weights: FloatArray | None
-    ) -> FloatArray:
-        return self._transform(values, None, self._base_null(num_candidates, weights))
+    def _adjust_values(self, values: FloatArray, tasks: Tasks) -> FloatArray:
+        return self._transform(values, None, self._base_null(tasks))
 
     @override
-    def _moments(
-        self, num_candidates: IntArray, weights: FloatArray | None
-    ) -> tuple[float, float | None]:
-        return self._moments_of(self._base_null(num_candidates, weights))
+    def _moments(self, tasks: Tasks) -> tuple[float, float | None]:
+        return self._moments_of(self._base_null(tasks))
 
     @override
     def _evaluate(
         self, ranks: FloatArray, num_candidates: IntArray | None, weights: FloatArray | None
     ) -> FloatArray:
         assert num_candidates is not None  # needs_candidates: guaranteed by validation
-        null = self._base_null(num_candidates, weights)
+        null = self._base_null(Tasks(num_candidates, weights))
         base = self.base
 
         def gaps() -> FloatArray:
@@ -279,12 +273,12 @@ class DerivedRankBasedMetric(RankBasedMetric):
         )
 
     @override
-    def _expected_value(self, num_candidates: IntArray, weights: FloatArray | None) -> float:
-        return self._moments(num_candidates, weights)[0]
+    def _expected_value(self, tasks: Tasks) -> float:
+        return self._moments(tasks)[0]
 
     @override
-    def _variance(self, num_candidates: IntArray, weights: FloatArray | None) -> float | None:
-        return self._moments(num_candidates, weights)[1]
+    def _variance(self, tasks: Tasks) -> float | None:
+        return self._moments(tasks)[1]
 
 
 class ExpectationNormalizedMetric(DerivedRankBasedMetric):

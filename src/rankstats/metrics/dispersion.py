@@ -9,7 +9,8 @@ from docdata import parse_docdata
 
 from rankstats.arrays import FloatArray, IntArray
 from rankstats.base import JointMoments, RankBasedMetric, override
-from rankstats.null.dispersion import weighted_variance_moments
+from rankstats.null.dispersion import weighted_variance_moments_of
+from rankstats.null.tasks import Tasks
 from rankstats.ranges import ValueRange
 from rankstats.weighting import weighted_median
 
@@ -73,10 +74,8 @@ class Variance(JointMoments, RankBasedMetric):
         return _weighted_variance(ranks, weights)
 
     @override
-    def _moments(
-        self, num_candidates: IntArray, weights: FloatArray | None
-    ) -> tuple[float | None, float | None]:
-        return weighted_variance_moments(num_candidates, weights)
+    def _moments(self, tasks: Tasks) -> tuple[float | None, float | None]:
+        return weighted_variance_moments_of(tasks)
 
 
 @parse_docdata
@@ -181,9 +180,13 @@ class Count(RankBasedMetric):
         return np.full(ranks.shape[:-1], float(ranks.shape[-1]))
 
     @override
-    def _expected_value(self, num_candidates: IntArray, weights: FloatArray | None) -> float:
-        return float(num_candidates.size)
+    def _evaluate_histogram(self, values: FloatArray, counts: FloatArray) -> float:
+        return float(counts.sum())
 
     @override
-    def _variance(self, num_candidates: IntArray, weights: FloatArray | None) -> float:
+    def _expected_value(self, tasks: Tasks) -> float:
+        return float(tasks.size)
+
+    @override
+    def _variance(self, tasks: Tasks) -> float:
         return 0.0

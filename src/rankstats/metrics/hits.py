@@ -9,9 +9,9 @@ from docdata import parse_docdata
 
 from rankstats.arrays import FloatArray, IntArray
 from rankstats.base import RankBasedMetric, override
+from rankstats.null.tasks import Tasks
 from rankstats.ranges import ValueRange
 from rankstats.validation import check_positive_int
-from rankstats.weighting import weighted_mean_expectation, weighted_mean_variance
 
 __all__ = ["HitsAtK", "hit_probability", "miss_probability"]
 
@@ -102,16 +102,16 @@ class HitsAtK(RankBasedMetric):
         return np.asarray(np.average(misses, axis=-1, weights=weights), dtype=np.float64)
 
     @override
-    def _expected_value(self, num_candidates: IntArray, weights: FloatArray | None) -> float:
-        return weighted_mean_expectation(hit_probability(num_candidates, self.k), weights)
+    def _expected_value(self, tasks: Tasks) -> float:
+        return tasks.mean(hit_probability(tasks.candidates, self.k))
 
     @override
-    def _expected_gap(self, num_candidates: IntArray, weights: FloatArray | None) -> float:
-        return weighted_mean_expectation(miss_probability(num_candidates, self.k), weights)
+    def _expected_gap(self, tasks: Tasks) -> float:
+        return tasks.mean(miss_probability(tasks.candidates, self.k))
 
     @override
-    def _variance(self, num_candidates: IntArray, weights: FloatArray | None) -> float:
+    def _variance(self, tasks: Tasks) -> float:
         # p (1 - p) = min(k, C) max(C - k, 0) / C^2, each factor exact
-        c = num_candidates.astype(np.float64)
+        c = tasks.candidates.astype(np.float64)
         individual = np.minimum(self.k, c) * np.maximum(c - self.k, 0.0) / (c * c)
-        return weighted_mean_variance(individual, weights)
+        return tasks.mean_variance(individual)

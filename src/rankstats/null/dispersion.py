@@ -16,26 +16,30 @@ from __future__ import annotations
 import numpy as np
 
 from rankstats.arrays import FloatArray, IntArray
+from rankstats.null.tasks import Tasks
 from rankstats.weighting import pairwise_dot
 
-__all__ = ["weighted_variance_moments"]
+__all__ = ["weighted_variance_moments", "weighted_variance_moments_of"]
 
 
-def _sum_of_distinct_pair_products(u: FloatArray, total: float) -> float:
-    r"""Return :math:`\sum_{i \ne j} u_i u_j` for :math:`u \ge 0` without cancellation.
+def _sum_of_distinct_pair_products(u: FloatArray, m: FloatArray) -> float:
+    r"""Return :math:`\sum_{i \ne j} u_i u_j` over tasks for :math:`u \ge 0`, without cancellation.
 
-    The short form :math:`U^2 - \sum_i u_i^2` (with :math:`U = \sum_i u_i`) cancels when one term
-    dominates; it is used only while :math:`\sum_i u_i^2 \le U^2 / 2`, where it loses at most one
-    bit. Otherwise the sum is :math:`2 \sum_j u_j P_j`, with exclusive prefix sums :math:`P_j`,
-    which adds non-negative terms only.
+    Row :math:`k` stands for :math:`m_k` tasks of value :math:`u_k`. The short form
+    :math:`U^2 - \sum_i u_i^2` (with :math:`U = \sum_i u_i`) cancels when one task dominates; it
+    is used only while :math:`\sum_i u_i^2 \le U^2 / 2`, where it loses at most one bit.
+    Otherwise the sum is :math:`\sum_k m_k u_k (2 P_k + (m_k - 1) u_k)`, with the exclusive
+    prefix sums :math:`P_k` of :math:`m u`, which adds non-negative terms only.
     """
-    squares = pairwise_dot(u, u)
+    mu = m * u
+    total = pairwise_dot(mu, 1.0)
+    squares = pairwise_dot(mu, u)
     if squares <= 0.5 * total * total:
         return total * total - squares
     prefix = np.empty_like(u)
     prefix[0] = 0.0
-    np.cumsum(u[:-1], out=prefix[1:])
-    return 2.0 * pairwise_dot(u, prefix)
+    np.cumsum(mu[:-1], out=prefix[1:])
+    return pairwise_dot(mu, 2.0 * prefix + (m - 1.0) * u)
 
 
 def weighted_variance_moments(
@@ -129,50 +133,51 @@ def weighted_variance_moments(
     >>> weighted_variance_moments(np.array([1, 1, 1]))
     (0.0, 0.0)
     """
-    c = num_candidates.astype(np.float64)
+    return weighted_variance_moments_of(Tasks(num_candidates, weights))
+
+
+def weighted_variance_moments_of(tasks: Tasks) -> tuple[float, float]:
+    """:func:`weighted_variance_moments` of tasks given as rows with multiplicities."""
+    candidates = tasks.candidates
+    c = candidates.astype(np.float64)
     sigma2 = (c - 1.0) * (c + 1.0) / 12.0
     var_x2 = sigma2 * ((c - 2.0) * (c + 2.0) / 15.0)
-    n = num_candidates.size
+    n = tasks.size
+    # the number of tasks of each row
+    m = np.ones(c.size) if tasks.counts is None else tasks.counts.astype(np.float64)
 
-    if weights is None:
-        a: FloatArray | float = 1.0 / n
-        one_minus_a: FloatArray | float = (n - 1.0) / n
-        mean_c = float(np.mean(c))
+    if tasks.weights is None:
+        a: FloatArray = np.full(c.size, 1.0 / n)
+        one_minus_a: FloatArray = np.full(c.size, (n - 1.0) / n)
     else:
-        total_weight = float(np.sum(weights))
-        a = weights / total_weight
+        row_weights = tasks.row_weights
+        total_weight = tasks.total_weight
+        a = tasks.weights / total_weight
         one_minus_a = 1.0 - a
         largest = int(np.argmax(a))
-        if a[largest] > 0.5:  # 1 - a would cancel: sum the other weights instead
-            others = float(np.sum(weights[:largest])) + float(np.sum(weights[largest + 1 :]))
+        # 1 - a would cancel: sum the other weights instead (a > 1/2 means a row of one task)
+        if a[largest] > 0.5:
+            others = pairwise_dot(row_weights[:largest], 1.0) + pairwise_dot(
+                row_weights[largest + 1 :], 1.0
+            )
             one_minus_a[largest] = others / total_weight
-        mean_c = pairwise_dot(a, c)
+    # the share of each row's tasks together
+    share = m * a
 
     # d_i = (C_i - sum_j a_j C_j) / 2, from exact integer offsets to an integer near the mean
-    low, high = int(num_candidates.min()), int(num_candidates.max())
-    reference = min(max(round(mean_c), low), high)
-    offsets = (num_candidates - reference).astype(np.float64)
-    if weights is None:
-        d = 0.5 * (offsets - np.mean(offsets))
-    else:
-        d = 0.5 * (offsets - pairwise_dot(a, offsets))
+    low, high = int(candidates.min()), int(candidates.max())
+    reference = min(max(round(pairwise_dot(share, c)), low), high)
+    offsets = (candidates - reference).astype(np.float64)
+    d = 0.5 * (offsets - pairwise_dot(share, offsets))
     d2 = d * d
 
     diagonal = a * one_minus_a
-    if weights is None:
-        e_quadratic = float(diagonal * np.sum(sigma2))
-        e_linear = float(np.sum(d2)) / n
-        v_diagonal = float(diagonal * diagonal * np.sum(var_x2))
-        v_linear = pairwise_dot(d2, sigma2) / (n * n)
-        u_total = float(np.sum(sigma2))
-        v_pairs = _sum_of_distinct_pair_products(sigma2, u_total) / float(n) ** 4
-    else:
-        e_quadratic = pairwise_dot(diagonal, sigma2)
-        e_linear = pairwise_dot(a, d2)
-        v_diagonal = pairwise_dot(diagonal * diagonal, var_x2)
-        u = a * a * sigma2
-        v_linear = pairwise_dot(u, d2)
-        v_pairs = _sum_of_distinct_pair_products(u, float(np.sum(u)))
+    e_quadratic = pairwise_dot(m * diagonal, sigma2)
+    e_linear = pairwise_dot(share, d2)
+    v_diagonal = pairwise_dot(m * (diagonal * diagonal), var_x2)
+    u = a * a * sigma2
+    v_linear = pairwise_dot(m * u, d2)
+    v_pairs = _sum_of_distinct_pair_products(u, m)
     expectation = e_quadratic + e_linear
     variance = v_diagonal + 2.0 * v_pairs + 4.0 * v_linear
     return expectation, variance

@@ -19,6 +19,7 @@ import numpy.typing as npt
 from rankstats.arrays import FloatArray, IntArray
 from rankstats.errors import NoClosedFormError
 from rankstats.null.sampling import Seed, bootstrap_interval, evaluate_on_samples
+from rankstats.null.tasks import Tasks
 from rankstats.validation import check_generator, check_num_samples, validate_null_input
 
 __all__ = [
@@ -79,15 +80,11 @@ class _Metric(Protocol):
 class _NullMetric(_Metric, Protocol):
     """What the closed-form-or-Monte-Carlo dispatch needs of a metric."""
 
-    def _expected_value(
-        self, num_candidates: IntArray, weights: FloatArray | None
-    ) -> float | None: ...
+    def _expected_value(self, tasks: Tasks) -> float | None: ...
 
-    def _variance(self, num_candidates: IntArray, weights: FloatArray | None) -> float | None: ...
+    def _variance(self, tasks: Tasks) -> float | None: ...
 
-    def _moments(
-        self, num_candidates: IntArray, weights: FloatArray | None
-    ) -> tuple[float | None, float | None]: ...
+    def _moments(self, tasks: Tasks) -> tuple[float | None, float | None]: ...
 
 
 def _no_closed_form(metric: object, which: str, weights: FloatArray | None) -> NoClosedFormError:
@@ -101,8 +98,7 @@ def _no_closed_form(metric: object, which: str, weights: FloatArray | None) -> N
 def null_moment(
     metric: _NullMetric,
     which: Literal["expected value", "variance"],
-    num_candidates: IntArray,
-    weights: FloatArray | None,
+    tasks: Tasks,
     num_samples: int | None,
     generator: Seed,
 ) -> float:
@@ -112,35 +108,33 @@ def null_moment(
     ``num_samples``; input is clean (``num_samples`` already validated).
     """
     hook = metric._expected_value if which == "expected value" else metric._variance
-    value = hook(num_candidates, weights)
+    value = hook(tasks)
     if value is not None:
         return float(value)
     if num_samples is None:
-        raise _no_closed_form(metric, which, weights)
+        raise _no_closed_form(metric, which, tasks.weights)
     if which == "variance":
         num_samples = check_variance_samples(num_samples)
     rng = np.random.default_rng(generator)
-    values = sampled_values(metric, num_candidates, weights, num_samples, rng)
+    values = sampled_values(metric, *tasks.expanded(), num_samples, rng)
     return float(values.mean() if which == "expected value" else values.var(ddof=1))
 
 
 def null_moments(
     metric: _NullMetric,
-    num_candidates: IntArray,
-    weights: FloatArray | None,
+    tasks: Tasks,
     num_samples: int | None,
     generator: Seed,
 ) -> NullMoments:
     """Both null moments from one computation: closed forms, else one set of samples for both."""
-    mean, variance = metric._moments(num_candidates, weights)
+    mean, variance = metric._moments(tasks)
     if mean is not None and variance is not None:
         return NullMoments(float(mean), float(variance))
     if num_samples is None:
-        raise _no_closed_form(metric, "expected value" if mean is None else "variance", weights)
+        which = "expected value" if mean is None else "variance"
+        raise _no_closed_form(metric, which, tasks.weights)
     rng = np.random.default_rng(generator)
-    return monte_carlo_moments(
-        metric, num_candidates, weights, check_variance_samples(num_samples), rng
-    )
+    return monte_carlo_moments(metric, *tasks.expanded(), check_variance_samples(num_samples), rng)
 
 
 def check_variance_samples(num_samples: object) -> int:

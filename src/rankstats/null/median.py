@@ -104,6 +104,7 @@ from collections import OrderedDict
 import numpy as np
 
 from rankstats.arrays import FloatArray, IntArray
+from rankstats.null.grouping import distinct_counts
 from rankstats.null.median_gap import gap_sums
 from rankstats.null.median_gap_quadrature import _T_ENUM_BUDGET, _GapSums
 from rankstats.null.median_rules import (
@@ -267,8 +268,8 @@ class MedianDistribution:
     [0.684444444444, 0.043832098765]
     """
 
-    def __init__(self, num_candidates: IntArray) -> None:
-        self._cands = _Candidates(np.asarray(num_candidates, dtype=np.int64))
+    def __init__(self, num_candidates: IntArray, counts: IntArray | None = None) -> None:
+        self._cands = _Candidates(np.asarray(num_candidates, dtype=np.int64), counts)
         self._lock = threading.Lock()
         self._moments: Moments | None = None
 
@@ -329,7 +330,9 @@ _CACHE: OrderedDict[tuple[int, bytes], MedianDistribution] = OrderedDict()
 _CACHE_LOCK = threading.Lock()
 
 
-def median_distribution(num_candidates: IntArray) -> MedianDistribution:
+def median_distribution(
+    num_candidates: IntArray, counts: IntArray | None = None
+) -> MedianDistribution:
     r"""Return the :class:`MedianDistribution` of these candidate counts, shared when possible.
 
     The last few distributions (four) are kept, keyed by the multiset of counts (a digest of its
@@ -342,6 +345,9 @@ def median_distribution(num_candidates: IntArray) -> MedianDistribution:
     ----------
     num_candidates : numpy.ndarray of shape (n,)
         The number of candidates :math:`C_i \ge 1` of each ranking task (int64, validated).
+    counts : numpy.ndarray of shape (k,), optional
+        With it, ``num_candidates`` are sorted distinct counts and ``counts[j]`` the number of
+        tasks with ``num_candidates[j]`` candidates (the rows of a candidate table).
 
     Returns
     -------
@@ -354,15 +360,21 @@ def median_distribution(num_candidates: IntArray) -> MedianDistribution:
     >>> median_distribution(np.array([3, 1, 2])) is median_distribution(np.array([1, 2, 3]))
     True
     """
-    counts = np.asarray(num_candidates, dtype=np.int64)
-    ordered = np.sort(counts, kind="stable")
-    key = (int(counts.size), hashlib.blake2b(ordered.tobytes(), digest_size=20).digest())
+    if counts is None:
+        distinct, repeats = distinct_counts(np.asarray(num_candidates, dtype=np.int64))
+    else:
+        distinct, repeats = num_candidates, counts
+    distinct = np.asarray(distinct, dtype=np.int64)
+    repeats = np.asarray(repeats, dtype=np.int64)
+    digest = hashlib.blake2b(distinct.tobytes(), digest_size=20)
+    digest.update(repeats.tobytes())
+    key = (int(repeats.sum()), digest.digest())
     with _CACHE_LOCK:
         found = _CACHE.get(key)
         if found is not None:
             _CACHE.move_to_end(key)
             return found
-    made = MedianDistribution(ordered)
+    made = MedianDistribution(distinct, repeats)
     with _CACHE_LOCK:
         found = _CACHE.setdefault(key, made)
         _CACHE.move_to_end(key)
@@ -381,7 +393,7 @@ def _order_window(cands: _Candidates, k: int) -> tuple[int, int]:
     return max(lo, 1), max(min(hi, cands.c_max), 1)
 
 
-def median_moments(num_candidates: IntArray) -> tuple[float, float]:
+def median_moments(num_candidates: IntArray, counts: IntArray | None = None) -> tuple[float, float]:
     r"""Return the null expectation and variance of ``np.median(ranks)``.
 
     .. math::
@@ -397,6 +409,8 @@ def median_moments(num_candidates: IntArray) -> tuple[float, float]:
     ----------
     num_candidates : numpy.ndarray of shape (n,)
         The number of candidates :math:`C_i \ge 1` of each ranking task (int64, validated).
+    counts : numpy.ndarray, optional
+        With it, the rows of a candidate table: see :func:`median_distribution`.
 
     Returns
     -------
@@ -469,10 +483,12 @@ def median_moments(num_candidates: IntArray) -> tuple[float, float]:
     >>> median_moments(np.array([10**12]))[0]
     500000000000.5
     """
-    return median_distribution(num_candidates).median_moments()
+    return median_distribution(num_candidates, counts).median_moments()
 
 
-def inverse_median_moments(num_candidates: IntArray) -> tuple[float, float]:
+def inverse_median_moments(
+    num_candidates: IntArray, counts: IntArray | None = None
+) -> tuple[float, float]:
     r"""Return the null expectation and variance of ``1 / np.median(ranks)``.
 
     .. math::
@@ -484,6 +500,8 @@ def inverse_median_moments(num_candidates: IntArray) -> tuple[float, float]:
     ----------
     num_candidates : numpy.ndarray of shape (n,)
         The number of candidates :math:`C_i \ge 1` of each ranking task (int64, validated).
+    counts : numpy.ndarray, optional
+        With it, the rows of a candidate table: see :func:`median_distribution`.
 
     Returns
     -------
@@ -523,7 +541,7 @@ def inverse_median_moments(num_candidates: IntArray) -> tuple[float, float]:
     >>> f"{e:.10e} {v:.10e}"
     '2.8208236781e-11 1.6449340661e-12'
     """
-    return median_distribution(num_candidates).inverse_median_moments()
+    return median_distribution(num_candidates, counts).inverse_median_moments()
 
 
 def order_statistic_sf(num_candidates: IntArray, k: int, x: IntArray) -> FloatArray:

@@ -61,8 +61,11 @@ def _sin_minus_identity(theta: FloatArray) -> FloatArray:
 class _Candidates:
     """Distinct candidate counts with multiplicities, and suffix sums of their reciprocals."""
 
-    def __init__(self, num_candidates: IntArray) -> None:
-        distinct, counts = np.unique(num_candidates, return_counts=True)
+    def __init__(self, num_candidates: IntArray, counts: IntArray | None = None) -> None:
+        if counts is None:
+            distinct, counts = np.unique(num_candidates, return_counts=True)
+        else:  # sorted distinct counts with their multiplicities
+            distinct = num_candidates
         self.distinct: IntArray = distinct.astype(np.int64)
         self.values: FloatArray = distinct.astype(np.float64)
         self.counts: FloatArray = counts.astype(np.float64)
@@ -71,7 +74,7 @@ class _Candidates:
         self.below: IntArray = below
         self.inv1: FloatArray = _suffix_sum(self.counts / self.values)
         self.inv2: FloatArray = _suffix_sum(self.counts / (self.values * self.values))
-        self.n = int(num_candidates.size)
+        self.n = int(below[-1])
         self.c_max = int(distinct[-1])
 
     def index_above(self, y: FloatArray | float) -> IntArray:

@@ -77,10 +77,11 @@ import numpy as np
 import numpy.typing as npt
 
 from rankstats.arrays import FloatArray
-from rankstats.null.grouping import distinct_counts
+from rankstats.null.tasks import Tasks
 
 __all__ = [
     "geometric_mean_log_moments",
+    "geometric_mean_log_moments_of",
     "geometric_mean_moments",
     "log_power_moment",
     "log_power_moment_dispersion",
@@ -441,12 +442,6 @@ def log_power_moment_dispersion(C: npt.ArrayLike, p: npt.ArrayLike) -> FloatArra
     return d.reshape(shape)
 
 
-def _grouped_candidates(C: npt.NDArray[np.generic]) -> tuple[FloatArray, FloatArray]:
-    """Return the distinct numbers of candidates and how often each occurs."""
-    values, counts = distinct_counts(C.ravel().astype(np.int64, copy=False))
-    return values.astype(np.float64), counts.astype(np.float64)
-
-
 def geometric_mean_moments(
     C: npt.ArrayLike,
     weights: npt.ArrayLike | None = None,
@@ -531,17 +526,25 @@ def geometric_mean_log_moments(
     >>> round(math.exp(log_mean), 12)
     0.75
     """
+    c = np.asarray(C)
+    w = None if weights is None else np.asarray(weights, dtype=np.float64).ravel()
+    return geometric_mean_log_moments_of(Tasks(c.ravel().astype(np.int64, copy=False), w), sign)
+
+
+def geometric_mean_log_moments_of(tasks: Tasks, sign: Literal[1, -1] = 1) -> tuple[float, float]:
+    """:func:`geometric_mean_log_moments` of tasks given as rows with multiplicities."""
     if sign not in (1, -1):
         raise ValueError(f"sign must be 1 or -1, got {sign!r}")
-    c = np.asarray(C)
-    if weights is None:
-        values, counts = _grouped_candidates(c)
-        exponents = np.asarray(sign / c.size)
+    counts: FloatArray | None
+    if tasks.weights is None:
+        distinct, repeats = tasks.distinct()
+        values = distinct.astype(np.float64)
+        counts = repeats.astype(np.float64)
+        exponents = np.asarray(sign / tasks.size)
     else:
-        values = c.ravel()
-        w = np.asarray(weights, dtype=np.float64).ravel()
-        exponents = sign * (w / w.sum())
-        counts = None
+        values = tasks.candidates.astype(np.float64)
+        exponents = sign * (tasks.weights / tasks.total_weight)
+        counts = None if tasks.counts is None else tasks.counts.astype(np.float64)
     # Blocks that stay in cache: faster than whole-array passes, and bounded scratch memory.
     # block sums are pairwise (np.sum), and added exactly (math.fsum): no error growing with n
     mean_parts, dispersion_parts = [], []

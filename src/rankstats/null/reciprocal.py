@@ -38,11 +38,16 @@ import numpy.typing as npt
 from scipy import special
 
 from rankstats.arrays import BoolArray, FloatArray, IntArray
-from rankstats.null.grouping import distinct_counts
 from rankstats.null.interpolation import interpolation_pairs
+from rankstats.null.tasks import Tasks
 from rankstats.weighting import pairwise_dot
 
-__all__ = ["harmonic_mean_moments", "inverse_arithmetic_mean_moments"]
+__all__ = [
+    "harmonic_mean_moments",
+    "harmonic_mean_moments_of",
+    "inverse_arithmetic_mean_moments",
+    "inverse_arithmetic_mean_moments_of",
+]
 
 
 # --- quadrature ---------------------------------------------------------------------------------
@@ -94,26 +99,7 @@ def _derivative_polynomials(order: int) -> list[FloatArray]:
 _POLYNOMIALS = _derivative_polynomials(2 * _EM_ORDER - 1)
 
 
-# --- grouping and special functions -------------------------------------------------------------
-def _group(
-    num_candidates: IntArray, weights: FloatArray | None
-) -> tuple[IntArray, FloatArray, FloatArray]:
-    """Distinct pairs (C, a) and their multiplicities; tasks of weight zero are dropped."""
-    if weights is None:
-        values, repeats = distinct_counts(num_candidates)
-        return values, np.full(values.size, 1.0 / num_candidates.size), repeats.astype(np.float64)
-    keep = weights > 0
-    c = num_candidates[keep]
-    a = weights[keep] / np.sum(weights[keep])
-    order = np.lexsort((a, c))
-    c, a = c[order], a[order]
-    first = np.ones(c.size, dtype=bool)
-    first[1:] = (c[1:] != c[:-1]) | (a[1:] != a[:-1])
-    index = np.flatnonzero(first)
-    counts = np.diff(np.append(index, c.size)).astype(np.float64)
-    return c[index], a[index], counts
-
-
+# --- special functions ---------------------------------------------------------------------
 def _log_sinhc(x: FloatArray) -> FloatArray:
     r""":math:`g(x) = \log(\sinh(x) / x) \ge 0` for :math:`x \ge 0`, to full relative precision.
 
@@ -742,7 +728,12 @@ def inverse_arithmetic_mean_moments(
     >>> round(mean, 12), round(25 / 48, 12)
     (0.520833333333, 0.520833333333)
     """
-    c, a, multiplicity = _group(num_candidates, weights)
+    return inverse_arithmetic_mean_moments_of(Tasks(num_candidates, weights))
+
+
+def inverse_arithmetic_mean_moments_of(tasks: Tasks) -> tuple[float, float]:
+    """:func:`inverse_arithmetic_mean_moments` of tasks given as rows with multiplicities."""
+    c, a, multiplicity = tasks.shares()
     spread = c > 1
     if not np.any(spread):
         return 1.0, 0.0
@@ -855,7 +846,12 @@ def harmonic_mean_moments(
     >>> round(mean, 6), round(variance / 1e10, 9)
     (500000.5, 8.333333333)
     """
-    c, a, multiplicity = _group(num_candidates, weights)
+    return harmonic_mean_moments_of(Tasks(num_candidates, weights))
+
+
+def harmonic_mean_moments_of(tasks: Tasks) -> tuple[float, float]:
+    """:func:`harmonic_mean_moments` of tasks given as rows with multiplicities."""
+    c, a, multiplicity = tasks.shares()
     spread = c > 1
     if not np.any(spread):
         return 1.0, 0.0
