@@ -70,8 +70,8 @@ def test_any_sharding_and_merge_order_gives_the_same_bits(seed: int) -> None:
 
 
 @pytest.mark.parametrize("kind", ["real", "integer", "dyadic"])
-def test_weighted_results_match_evaluate(kind: str) -> None:
-    # evaluate rounds its own weight sums in its own order: equal up to that rounding
+def test_weighted_results_match_evaluate_bit_for_bit(kind: str) -> None:
+    # both weigh each distinct rank by the correctly rounded sum of its tasks' weights
     d = data(7)
     rng = np.random.default_rng(0)
     if kind == "integer":
@@ -84,13 +84,46 @@ def test_weighted_results_match_evaluate(kind: str) -> None:
         ranks, metrics=METRICS, rank_types=NO_TIES, weights=d["weights"], groups=d["groups"]
     )
     got = merged.compute()
-    for key, value in expected.to_dict(statistics=True).items():
-        assert got.to_dict(statistics=True)[key] == pytest.approx(value, rel=1e-13, abs=1e-300)
+    assert got.to_json() == expected.to_json()
+    assert got.to_dict(statistics=True) == expected.to_dict(statistics=True)
     for label, group in expected.by_group.items():
-        for key, value in group.to_dict(statistics=True).items():
-            assert got.by_group[label].to_dict(statistics=True)[key] == pytest.approx(
-                value, rel=1e-13, abs=1e-300
-            )
+        assert got.by_group[label].to_dict(statistics=True) == group.to_dict(statistics=True)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_weighted_expected_rank_type_matches_evaluate_bit_for_bit(seed: int) -> None:
+    """The expectation over ties of the metrics linear in the weights, from the sums too."""
+    d = data(seed)
+    linear = ["mrr", "hits@1", "hits@10", "mr", "amri", "zmrr"]
+    ranks = Ranks(d["optimistic"], d["pessimistic"], d["num_candidates"])
+    rng = np.random.default_rng(seed)
+    order = rng.permutation(d["weights"].size)
+    halves = np.array_split(order, 2)
+    parts = []
+    for half in halves:
+        part = RankAccumulator(linear)
+        part.update(
+            {"optimistic": d["optimistic"][half], "pessimistic": d["pessimistic"][half]},
+            d["num_candidates"][half],
+            groups=d["groups"][half],
+            weights=d["weights"][half],
+        )
+        parts.append(part)
+    expected = evaluate(ranks, metrics=linear, weights=d["weights"], groups=d["groups"])
+    assert (parts[1] + parts[0]).compute().to_json() == expected.to_json()
+
+
+def test_evaluate_keeps_each_weight_for_nonlinear_tie_expectations() -> None:
+    """GMR and the variance over ties need every task's weight: evaluate keeps them."""
+    from rankstats import metric_resolver
+    from rankstats.evaluation import expected_over_ties
+
+    d = data(11, n=60)
+    ranks = Ranks(d["optimistic"], d["pessimistic"], d["num_candidates"])
+    results = evaluate(ranks, metrics=["gmr", "variance"], weights=d["weights"])
+    for key in ["gmr", "variance"]:
+        wanted = expected_over_ties(metric_resolver.make(key), ranks, weights=d["weights"])
+        assert results.get(f"expected.{key}") == pytest.approx(wanted, rel=1e-14)
 
 
 def test_weight_sums_are_correctly_rounded() -> None:

@@ -1,4 +1,4 @@
-"""Null models from rows of distinct tasks with multiplicities (:class:`rankstats.null.tasks.Tasks`).
+"""Null models from rows of tasks with multiplicities (:class:`rankstats.null.tasks.Tasks`).
 
 Every closed form must give the same moments from the rows of a candidate table as from one entry
 per task, so that :meth:`rankstats.RankAccumulator.compute` and :func:`rankstats.evaluate` never
@@ -105,7 +105,8 @@ def test_rows_against_exact_rationals(key: str) -> None:
     mean = sum(values, Fraction(0)) / len(values)
     variance = sum(((v - mean) ** 2 for v in values), Fraction(0)) / len(values)
     e, v = metric._moments(rows)
-    assert e is not None and v is not None
+    assert e is not None
+    assert v is not None
     assert math.isclose(e, float(mean), rel_tol=1e-12)
     assert math.isclose(v, float(variance), rel_tol=1e-12, abs_tol=1e-15)
 
@@ -168,7 +169,8 @@ def test_compute_does_not_expand_the_state() -> None:
             small.row(key).expected_value, rel=1e-15
         )
         big_v, small_v = results.row(key).variance, small.row(key).variance
-        assert big_v is not None and small_v is not None
+        assert big_v is not None
+        assert small_v is not None
         assert big_v == pytest.approx(small_v * 12 / 4e9, rel=1e-12)
 
 

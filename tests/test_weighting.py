@@ -28,5 +28,3 @@ def test_weighted_median_vectorised_over_rows() -> None:
     rows = np.array([weighted_median(row, weights) for row in block])
     np.testing.assert_array_equal(weighted_median(block, weights), rows)
     np.testing.assert_array_equal(weighted_median(block, None), np.median(block, axis=-1))
-
-

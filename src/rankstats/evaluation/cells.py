@@ -20,7 +20,7 @@ from rankstats.errors import NoClosedFormError
 from rankstats.evaluation.results import METHOD_EXACT, METHOD_MONTE_CARLO, ResultRow
 from rankstats.evaluation.scores import RANK_EXPECTED
 from rankstats.evaluation.tables import WEIGHT, CellStatistics
-from rankstats.evaluation.ties import tie_expectation
+from rankstats.evaluation.ties import needs_task_weights, tie_expectation
 from rankstats.metrics.derived import DerivedRankBasedMetric
 from rankstats.null.sampling import monte_carlo_moments
 from rankstats.null.tasks import Tasks
@@ -231,8 +231,10 @@ def base_value_gap(metric: RankBasedMetric, cell: CellStatistics, rank_type: str
 def base_value(metric: RankBasedMetric, cell: CellStatistics, rank_type: str) -> float:
     """The value of a (non-derived) metric on the cell's ranks of one type."""
     if rank_type == RANK_EXPECTED:
-        assert cell.pairs is not None
         pairs = cell.pairs
+        if cell.tie_pairs is not None and needs_task_weights(metric):
+            pairs = cell.tie_pairs
+        assert pairs is not None
         weights = pairs.columns.get(WEIGHT)
         return tie_expectation(
             metric,

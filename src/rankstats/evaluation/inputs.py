@@ -23,6 +23,7 @@ from rankstats.evaluation.labels import encode_groups, label_order
 from rankstats.evaluation.results import SIDE_BOTH
 from rankstats.evaluation.scores import RANK_EXPECTED, Ranks
 from rankstats.evaluation.tables import GROUP, WEIGHT, SideStatistics, Table
+from rankstats.evaluation.weight_sums import exactly_weighted
 from rankstats.validation import check_ranks, check_weights, validate_rank_input
 
 __all__ = ["PreparedInput", "prepare_input"]
@@ -104,6 +105,7 @@ def _side_tables(
     num_candidates: Any,
     weights: Any,
     group_ids: IntArray | None,
+    weights_as_keys: bool = False,
 ) -> SideStatistics:
     """Validate one side's input and compress it to tables."""
     pairs: tuple[IntArray, IntArray] | None = None
@@ -161,19 +163,32 @@ def _side_tables(
     gid = np.zeros(size, dtype=np.int64) if group_ids is None else group_ids
     if gid.size != size:
         raise ValueError(f"groups must have one label per rank ({size}), got {gid.size}")
-    stats = SideStatistics(
-        pairs=None
-        if pairs is None
-        else Table.build({GROUP: gid, "optimistic": pairs[0], "pessimistic": pairs[1], **extra}),
-        ranks={
-            rank_type: Table.build({GROUP: gid, "rank": array, **extra})
-            for rank_type, array in direct.items()
-        },
-        candidates=None
-        if candidates is None
-        else Table.build({GROUP: gid, "num_candidates": candidates, **extra}),
+    pair_keys = (
+        None if pairs is None else {GROUP: gid, "optimistic": pairs[0], "pessimistic": pairs[1]}
     )
-    return stats
+    rank_keys = {rank_type: {GROUP: gid, "rank": array} for rank_type, array in direct.items()}
+    candidates_table = (
+        None
+        if candidates is None
+        else Table.build({GROUP: gid, "num_candidates": candidates, **extra})
+    )
+    if weights is None or weights_as_keys:
+        pair_keys = None if pair_keys is None else {**pair_keys, **extra}
+        rank_keys = {rank_type: {**keys, **extra} for rank_type, keys in rank_keys.items()}
+        return SideStatistics(
+            pairs=None if pair_keys is None else Table.build(pair_keys),
+            ranks={rank_type: Table.build(keys) for rank_type, keys in rank_keys.items()},
+            candidates=candidates_table,
+        )
+    # each distinct rank (pair) weighs the correctly rounded sum of its tasks' weights, as in
+    # RankAccumulator: the results do not depend on the order of the tasks, to the last bit
+    task_weights: FloatArray = extra[WEIGHT]
+    return SideStatistics(
+        pairs=None if pair_keys is None else exactly_weighted(pair_keys, task_weights),
+        ranks={k: exactly_weighted(keys, task_weights) for k, keys in rank_keys.items()},
+        candidates=candidates_table,
+        tie_pairs=None if pair_keys is None else Table.build({**pair_keys, WEIGHT: task_weights}),
+    )
 
 
 def _group_labels(
@@ -195,8 +210,15 @@ def _group_labels(
     return [found[i] for i in order], ids
 
 
-def prepare_input(ranks: Any, num_candidates: Any, weights: Any, groups: Any) -> PreparedInput:
-    """Validate the input of :func:`evaluate` (or of an accumulator update) into tables."""
+def prepare_input(
+    ranks: Any, num_candidates: Any, weights: Any, groups: Any, *, weights_as_keys: bool = False
+) -> PreparedInput:
+    """Validate the input of :func:`evaluate` (or of an accumulator update) into tables.
+
+    With weights, each distinct rank (or rank pair) of a group weighs the correctly rounded sum
+    of its tasks' weights; ``weights_as_keys`` keeps each weight as a key column instead (the
+    accumulator tags rows with unique "weights" that way).
+    """
     values = _split_sides(ranks)
     sides = list(values)
     candidates = _per_side(num_candidates, sides, "num_candidates")
@@ -209,7 +231,7 @@ def prepare_input(ranks: Any, num_candidates: Any, weights: Any, groups: Any) ->
     for side in sides:
         try:
             stats[side] = _side_tables(
-                values[side], candidates[side], side_weights[side], group_ids[side]
+                values[side], candidates[side], side_weights[side], group_ids[side], weights_as_keys
             )
         except (TypeError, ValueError) as error:
             if len(sides) == 1:

@@ -50,6 +50,7 @@ from rankstats.evaluation.labels import (
 from rankstats.evaluation.results import EvaluationResults
 from rankstats.evaluation.scores import EVALUATION_RANK_TYPES, MAX_RANK, RANK_EXPECTED, Ranks
 from rankstats.evaluation.tables import GROUP, WEIGHT, SideStatistics, Table
+from rankstats.evaluation.ties import needs_task_weights
 from rankstats.evaluation.weight_sums import LIMB, rounded_sums
 from rankstats.evaluation.weighted_tables import (
     combine_sums,
@@ -59,18 +60,10 @@ from rankstats.evaluation.weighted_tables import (
     total_weight,
     with_weights,
 )
-from rankstats.metrics.central import GeometricMeanRank, InverseGeometricMeanRank
-from rankstats.metrics.derived import DerivedRankBasedMetric
-from rankstats.metrics.dispersion import Variance
 from rankstats.null.sampling import Seed
 from rankstats.validation import MAX_NUM_CANDIDATES
 
 __all__ = ["RankAccumulator"]
-
-#: metrics whose expectation over ties is not linear in the task weights (geometric means are
-#: products of E[r_i ** a_i]; the variance has a_i ** 2 terms): the weighted accumulator cannot
-#: give their rank type 'expected' from weight sums
-_NONLINEAR_TIE_RULES = (GeometricMeanRank, InverseGeometricMeanRank, Variance)
 
 #: the version of the layout of :meth:`RankAccumulator.state_dict` (2: weights)
 STATE_VERSION = 2
@@ -299,12 +292,7 @@ class RankAccumulator:
         """Refuse weighted expectations over ties that need every task's own weight."""
         if RANK_EXPECTED not in (available if self.rank_types is None else self.rank_types):
             return
-        bad = [
-            metric.key
-            for metric in self.metrics
-            if type(metric.base if isinstance(metric, DerivedRankBasedMetric) else metric)
-            in _NONLINEAR_TIE_RULES
-        ]
+        bad = [metric.key for metric in self.metrics if needs_task_weights(metric)]
         if bad:
             raise ValueError(
                 f"with weights, the expectation over ties (rank type 'expected') of {bad} "

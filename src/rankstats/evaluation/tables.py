@@ -219,12 +219,16 @@ class CellStatistics:
 
     ``pairs`` has columns ``optimistic`` and ``pessimistic`` (when both are known), ``ranks``
     one table with a ``rank`` column per rank type given directly, ``candidates`` a column
-    ``num_candidates``; each has a ``weight`` column for weighted input.
+    ``num_candidates``; each has a ``weight`` column for weighted input. ``tie_pairs``, for
+    weighted input to :func:`~rankstats.evaluate` only, are the pairs with every task's own weight
+    (the ``pairs`` weigh each distinct pair by its total): the expectation over ties of the
+    metrics that are not linear in the weights needs them.
     """
 
     pairs: Table | None
     ranks: dict[str, Table]
     candidates: Table | None
+    tie_pairs: Table | None = None
     _histograms: dict[str, tuple[FloatArray, FloatArray]] = field(
         default_factory=dict, compare=False, repr=False
     )
@@ -293,6 +297,9 @@ class SideStatistics:
     pairs: Table | None = None
     ranks: dict[str, Table] = field(default_factory=dict)
     candidates: Table | None = None
+    #: the pairs with every task's own weight (weighted :func:`~rankstats.evaluate` input only;
+    #: see :class:`CellStatistics`); not one of :meth:`tables`
+    tie_pairs: Table | None = None
 
     def tables(self) -> dict[str, Table]:
         """Every table by name: ``pairs``, ``candidates`` and ``ranks.<rank type>``."""
@@ -320,6 +327,9 @@ class SideStatistics:
             candidates=None
             if first.candidates is None
             else Table.concatenate(p.candidates for p in parts),  # type: ignore[misc]
+            tie_pairs=None
+            if any(p.tie_pairs is None for p in parts)
+            else Table.concatenate(p.tie_pairs for p in parts),  # type: ignore[misc]
         )
 
     @property
@@ -348,6 +358,7 @@ class SideStatistics:
             pairs=None if self.pairs is None else pick(self.pairs),
             ranks={rank_type: pick(t) for rank_type, t in self.ranks.items()},
             candidates=None if self.candidates is None else pick(self.candidates),
+            tie_pairs=None if self.tie_pairs is None else pick(self.tie_pairs),
         )
 
     def as_one_group(self) -> SideStatistics:
@@ -356,6 +367,7 @@ class SideStatistics:
             pairs=None if self.pairs is None else self.pairs.as_one_group(),
             ranks={rank_type: t.as_one_group() for rank_type, t in self.ranks.items()},
             candidates=None if self.candidates is None else self.candidates.as_one_group(),
+            tie_pairs=None if self.tie_pairs is None else self.tie_pairs.as_one_group(),
         )
 
     def merged_one_group(self) -> SideStatistics:
@@ -364,6 +376,7 @@ class SideStatistics:
             pairs=None if self.pairs is None else self.pairs.merged_one_group(),
             ranks={rank_type: t.merged_one_group() for rank_type, t in self.ranks.items()},
             candidates=None if self.candidates is None else self.candidates.merged_one_group(),
+            tie_pairs=None if self.tie_pairs is None else self.tie_pairs.merged_one_group(),
         )
 
     def relabel_groups(self, mapping: IntArray) -> SideStatistics:
@@ -372,4 +385,5 @@ class SideStatistics:
             pairs=None if self.pairs is None else self.pairs.relabel_groups(mapping),
             ranks={rank_type: t.relabel_groups(mapping) for rank_type, t in self.ranks.items()},
             candidates=None if self.candidates is None else self.candidates.relabel_groups(mapping),
+            tie_pairs=None if self.tie_pairs is None else self.tie_pairs.relabel_groups(mapping),
         )

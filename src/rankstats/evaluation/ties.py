@@ -55,6 +55,7 @@ __all__ = [
     "expected_over_ties",
     "has_tie_expectation",
     "log_power_mean",
+    "needs_task_weights",
     "reciprocal_sum",
 ]
 
@@ -321,6 +322,17 @@ _RULES: dict[type[RankBasedMetric], TieRule] = {
 
 def _base_of(metric: RankBasedMetric) -> RankBasedMetric:
     return metric.base if isinstance(metric, DerivedRankBasedMetric) else metric
+
+
+#: metrics whose expectation over ties is not linear in the task weights (geometric means are
+#: products of E[r_i ** a_i]; the variance has a_i ** 2 terms): from weight sums per distinct
+#: rank pair they cannot be computed, they need every task's own weight
+_NONLINEAR_TIE_RULES = (GeometricMeanRank, InverseGeometricMeanRank, Variance)
+
+
+def needs_task_weights(metric: RankBasedMetric) -> bool:
+    """Whether the metric's weighted expectation over ties needs every task's own weight."""
+    return isinstance(_base_of(metric), _NONLINEAR_TIE_RULES)
 
 
 def has_tie_expectation(metric: RankBasedMetric) -> bool:

@@ -31,9 +31,18 @@ import numpy as np
 import numpy.typing as npt
 
 from rankstats.arrays import FloatArray, IntArray
-from rankstats.evaluation.tables import Table
+from rankstats.evaluation.tables import WEIGHT, Table
 
-__all__ = ["LIMB", "MAX_COUNT", "add_limbs", "align", "rounded_sums", "weight_limbs"]
+__all__ = [
+    "LIMB",
+    "MAX_COUNT",
+    "add_limbs",
+    "align",
+    "exactly_weighted",
+    "rounded_sums",
+    "weigh",
+    "weight_limbs",
+]
 
 #: the column holding each digit's position :math:`k`
 LIMB = "limb"
@@ -179,3 +188,33 @@ def align(
     found = np.flatnonzero(tag[order] == 1)
     result[order[found - 1]] = values[order[found] - size]
     return result
+
+
+def weigh(table: Table, limbs: Table) -> Table:
+    """The rows of ``table``, each once, weighing the float64 nearest its exact sum in ``limbs``.
+
+    ``limbs`` holds the exact weight sums of rows of ``table`` (those missing weigh zero). The
+    result has a ``weight`` column and a count of one per row: the tables that
+    :func:`~rankstats.evaluation.evaluate.compute_results` takes for weighted input.
+    """
+    names = list(table.columns)
+    rows, values = rounded_sums(limbs, names)
+    weights = align(rows, values, table.columns)
+    return Table({**table.columns, WEIGHT: weights}, np.ones(len(table), dtype=np.int64))
+
+
+def exactly_weighted(keys: Mapping[str, AnyArray], weights: FloatArray) -> Table:
+    """The distinct rows of ``keys``, each weighing the correctly rounded sum of its weights.
+
+    The weight of a row does not depend on the order of the input, so weighted
+    :func:`~rankstats.evaluate` builds the same tables as an accumulator fed the same tasks in
+    any shards and order, and gives the same results to the last bit.
+
+    Examples
+    --------
+    >>> table = exactly_weighted({"rank": np.array([2, 1, 2])}, np.array([0.1, 0.5, 0.2]))
+    >>> table.columns["rank"].tolist(), table.columns["weight"].tolist()
+    ([1, 2], [0.5, 0.30000000000000004])
+    """
+    count = np.ones(weights.size, dtype=np.int64)
+    return weigh(Table.build(dict(keys), count), weight_limbs(keys, weights, count))

@@ -17,7 +17,7 @@ import numpy.typing as npt
 
 from rankstats.evaluation.inputs import prepare_input
 from rankstats.evaluation.tables import WEIGHT, SideStatistics, Table
-from rankstats.evaluation.weight_sums import add_limbs, align, rounded_sums, weight_limbs
+from rankstats.evaluation.weight_sums import add_limbs, weigh, weight_limbs
 from rankstats.validation import as_array
 
 __all__ = ["combine_sums", "counted_tables", "rank_tables", "rows_within", "with_weights"]
@@ -103,7 +103,9 @@ def counted_tables(
     side_counts = _row_values(counts, "counts", names, sizes)
     side_weights = _row_values(weights, "weights", names, sizes)
     ids = {side: np.arange(1, size + 1, dtype=np.float64) for side, size in sizes.items()}
-    prepared = prepare_input(ranks, num_candidates, ids if len(ids) > 1 else ids[names[0]], codes)
+    prepared = prepare_input(
+        ranks, num_candidates, ids if len(ids) > 1 else ids[names[0]], codes, weights_as_keys=True
+    )
     if prepared.sides.keys() != sizes.keys():  # pragma: no cover - sides are named alike
         raise ValueError(f"unexpected sides {list(prepared.sides)}")
     sides: dict[str, SideStatistics] = {}
@@ -153,14 +155,7 @@ def combine_sums(
 
 def with_weights(stats: SideStatistics, sums: Mapping[str, Table]) -> SideStatistics:
     """The tables :func:`compute_results` takes: each distinct rank once, weighing its sum."""
-    tables = {}
-    for name, table in rank_tables(stats).items():
-        names = list(table.columns)
-        rows, values = rounded_sums(sums[name], names)
-        weights = align(rows, values, table.columns)
-        tables[name] = Table(
-            {**table.columns, WEIGHT: weights}, np.ones(len(table), dtype=np.int64)
-        )
+    tables = {name: weigh(table, sums[name]) for name, table in rank_tables(stats).items()}
     return _rebuild(stats, tables)
 
 
