@@ -184,3 +184,28 @@ def test_evaluate_equals_public_methods_on_repeated_counts() -> None:
         row = results.row(key)
         assert row.expected_value == pytest.approx(metric.expected_value(candidates), rel=1e-13)
         assert row.variance == pytest.approx(metric.variance(candidates), rel=1e-13)
+
+
+@pytest.mark.parametrize("key", ["mr", "mrr", "hits@10", "gmr", "hmr", "median", "var", "count"])
+def test_scalar_candidates_stand_for_num_ranks_tasks_without_expanding(key: str) -> None:
+    metric = metric_resolver.make(key)
+    small = metric.moments(37, num_ranks=11)
+    assert small == pytest.approx(metric.moments(np.full(11, 37)), rel=1e-13, abs=1e-300)
+    tracemalloc.start()
+    try:
+        huge = metric.moments(37, num_ranks=10**9)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 20 * 2**20  # 10**9 counts would be 8 GB
+    assert math.isfinite(huge.expected_value)
+    assert math.isfinite(huge.variance)
+
+
+def test_scalar_candidates_are_validated() -> None:
+    with pytest.raises(ValueError, match="num_ranks"):
+        metric_resolver.make("mr").expected_value(5, num_ranks=0)
+    with pytest.raises(ValueError, match="num_candidates"):
+        metric_resolver.make("mr").expected_value(0, num_ranks=3)
+    with pytest.raises(TypeError):
+        metric_resolver.make("mr").expected_value("5", num_ranks=3)

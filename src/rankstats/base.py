@@ -45,6 +45,7 @@ from rankstats.ranktypes import (
 from rankstats.validation import (
     check_confidence_level,
     check_generator,
+    check_num_ranks,
     check_num_samples,
     check_positive_int,
     raise_non_finite,
@@ -530,6 +531,11 @@ class RankBasedMetric(ABC):
     def _null_input(
         self, num_candidates: Any, weights: Any, num_ranks: Any, size_free: bool
     ) -> Tasks:
+        if weights is None and num_ranks is not None and np.ndim(num_candidates) == 0:
+            # one count for every task: one row standing for all of them, not n entries
+            size = check_num_ranks(num_ranks)
+            candidates, _ = validate_null_input(num_candidates, num_ranks=1, metric=repr(self))
+            return Tasks(candidates, None, np.array([size], dtype=np.int64))
         candidates, clean_weights = validate_null_input(
             num_candidates,
             weights,

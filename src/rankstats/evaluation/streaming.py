@@ -119,14 +119,14 @@ class RankAccumulator:
     kept as an integer, in base-:math:`2^{32}` digits (:mod:`~rankstats.evaluation.weight_sums`),
     and rounded to the nearest float64 only by :meth:`compute`. The results therefore do not
     depend on how the ranks were split into batches and shards, nor on the order of the merges,
-    to the last bit. They equal :func:`~rankstats.evaluate` with the same weights up to the
-    rounding of evaluate's own weight sums (bit for bit where those are exact, e.g. integer
-    weights). The null model needs each task's weight next to its candidate count, so the
-    candidate table keeps one cell per distinct (group, candidate count, weight): bounded when
-    weights take few values (per group, per relation, integers), growing with the data for
-    weights that differ task by task. With weights, the expectation over ties (rank type
-    ``expected``) of the geometric means and the variance depends on every tied task's own
-    weight; the accumulator refuses that combination. ``counts=`` gives rows that stand for
+    to the last bit, and they equal :func:`~rankstats.evaluate` with the same weights bit for
+    bit (evaluate weighs each distinct rank by the same correctly rounded sum). The null model
+    needs each task's weight next to its candidate count, so the candidate table keeps one cell
+    per distinct (group, candidate count, weight): bounded when weights take few values (per
+    group, per relation, integers), growing with the data for weights that differ task by task.
+    With weights, the expectation over ties (rank type ``expected``) of the geometric means and
+    the variance depends on every tied task's own weight; the accumulator refuses that
+    combination. ``counts=`` gives rows that stand for
     several tasks each (a histogram).
 
     It is picklable, and its state is small, so workers can gather their accumulators and
