@@ -16,6 +16,8 @@ FB15k-237's test set has 20,466 triples, so 2 x 20,466 ranks (head and tail pred
 
 from __future__ import annotations
 
+import re
+
 import sys
 import tracemalloc
 from typing import Any
@@ -63,17 +65,24 @@ def pykeen_table(sides: dict[str, Ranks]) -> Any:
     Returns the function to time, or ``None`` when PyKEEN is not importable.
     """
     try:
-        from pykeen.evaluation.rank_based_evaluator import RankBasedMetricResults
+        from pykeen.evaluation.rank_based_evaluator import RankBasedMetricResults, RankPack
         from pykeen.metrics import rank_based_metric_resolver
     except ImportError:
         return None
-    metrics = [rank_based_metric_resolver.make(name) for name in PYKEEN_METRICS]
+    metrics = []
+    for name in PYKEEN_METRICS:
+        # PyKEEN names a Hits@k class "..._hits_at_k" and takes the cut-off as an argument
+        match = re.fullmatch(r"(.*hits_at_)(\d+)", name)
+        if match is None:
+            metrics.append(rank_based_metric_resolver.make(name))
+        else:
+            metrics.append(rank_based_metric_resolver.make(f"{match[1]}k", k=int(match[2])))
     both = Ranks.concatenate(sides.values())
     cells = {**sides, "both": both}
 
     def table() -> None:
         items = [
-            (side, rank_type, ranks[rank_type], ranks.num_candidates)
+            RankPack(side, rank_type, ranks[rank_type], ranks.num_candidates, None)
             for side, ranks in cells.items()
             for rank_type in RANK_TYPES
         ]

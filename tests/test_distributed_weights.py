@@ -33,7 +33,9 @@ def data(seed: int, n: int = 300) -> dict[str, np.ndarray]:
     }
 
 
-def shard_and_merge(d: dict[str, np.ndarray], seed: int, **kwargs: object) -> RankAccumulator:
+def shard_and_merge(
+    d: dict[str, np.ndarray], seed: int, metrics: list[str] = METRICS, **kwargs: object
+) -> RankAccumulator:
     """Random shards (some empty), each in random batches, merged in a random tree."""
     rng = np.random.default_rng(seed)
     n = d["weights"].size
@@ -41,7 +43,7 @@ def shard_and_merge(d: dict[str, np.ndarray], seed: int, **kwargs: object) -> Ra
     cuts = np.sort(rng.integers(0, n + 1, size=int(rng.integers(1, 8))))
     accumulators = []
     for shard in np.split(order, cuts):
-        accumulator = RankAccumulator(METRICS, **kwargs)  # type: ignore[arg-type]
+        accumulator = RankAccumulator(metrics, **kwargs)  # type: ignore[arg-type]
         for batch in np.array_split(shard, int(rng.integers(1, 4))):
             accumulator.update(
                 {"optimistic": d["optimistic"][batch], "pessimistic": d["pessimistic"][batch]},
@@ -165,10 +167,17 @@ def test_fsum_agrees_and_align_fills_zeros() -> None:
 
 
 def test_overflowing_sums_are_refused_at_compute() -> None:
-    accumulator = RankAccumulator(["mrr"])
+    accumulator = RankAccumulator(["mrr", "gmr"])  # each weight kept: the sums overflow later
     accumulator.update([1.0, 1.0], 5, weights=[1.7e308, 1.7e308])
     with pytest.raises(ValueError, match="largest float64"):
         accumulator.compute()
+
+
+def test_weights_whose_squares_overflow_are_refused_with_weight_sums() -> None:
+    accumulator = RankAccumulator(["mrr"])
+    with pytest.raises(ValueError, match=r"weights must be at most 2\*\*500"):
+        accumulator.update([1.0, 1.0], 5, weights=[1.0, 2.0**501])
+    assert accumulator.num_ranks == 0
 
 
 def test_zero_weights_and_empty_batches() -> None:
@@ -239,8 +248,8 @@ def test_weighted_state_round_trips_through_json_and_pickle() -> None:
     assert more.state_dict() == twice.state_dict()
 
 
-def weighted_state() -> dict:  # type: ignore[type-arg]
-    accumulator = RankAccumulator(["mrr"])
+def weighted_state(metrics: tuple[str, ...] = ("mrr", "gmr")) -> dict:  # type: ignore[type-arg]
+    accumulator = RankAccumulator(list(metrics))
     accumulator.update([1.0, 2.5, 2.5], [5, 5, 6], weights=[0.1, 0.2, 1e-300])
     return json.loads(json.dumps(accumulator.state_dict()))
 
@@ -269,10 +278,90 @@ def test_malformed_weight_sums_are_refused() -> None:
     state = copy.deepcopy(good)
     state["version"] = 1
     cases.append((state, "version 1 has no"))
+    sums = weighted_state(("mrr",))
+    state = copy.deepcopy(sums)
+    del state["weight_sums"]["both"]["candidates.squared"]
+    cases.append((state, "must have the tables"))
+    state = copy.deepcopy(sums)
+    state["weight_sums"]["both"]["candidates"]["num_candidates"][0] = 7
+    cases.append((state, "rows that"))
+    state = copy.deepcopy(sums)
+    state["sides"]["both"]["candidates"]["weight"] = [1.0, 1.0]
+    cases.append((state, "must have the columns"))
     for state, match in cases:
         with pytest.raises((ValueError, TypeError), match=match):
             RankAccumulator.from_state_dict(state)
     RankAccumulator.from_state_dict(good)
+    RankAccumulator.from_state_dict(sums)
+
+
+def test_weight_sums_keep_the_state_bounded() -> None:
+    """Metrics whose null models need only weight sums: one candidate cell per count."""
+    rng = np.random.default_rng(5)
+    sizes = []
+    for n in (5_000, 50_000):
+        candidates = rng.integers(10, 60, size=n)
+        accumulator = RankAccumulator(["mrr", "hits@10", "amri", "z_mrr"])
+        accumulator.update(
+            np.minimum(rng.geometric(0.1, size=n), candidates),
+            candidates,
+            weights=rng.exponential(size=n),  # every weight distinct
+        )
+        state = accumulator.state_dict()
+        sizes.append(len(state["sides"]["both"]["candidates"]["count"]))
+        assert "weight" not in state["sides"]["both"]["candidates"]
+    assert sizes == [50, 50]
+    # with a metric that needs each weight, the candidate table keeps them
+    accumulator = RankAccumulator(["mrr", "gmr"])
+    accumulator.update([1.0, 2.0, 3.0], [5, 5, 5], weights=[0.1, 0.2, 0.3])
+    assert len(accumulator.state_dict()["sides"]["both"]["candidates"]["count"]) == 3
+
+
+@pytest.mark.parametrize("average", ["micro", "macro"])
+def test_weight_sums_match_evaluate_bit_for_bit(average: str) -> None:
+    d = data(21, n=2000)
+    linear = ["mrr", "hits@1", "hits@10", "mr", "amri", "zmrr", "adjusted_hits_at_10"]
+    merged = shard_and_merge(d, 4, rank_types=NO_TIES, metrics=linear, average=average)
+    ranks = Ranks(d["optimistic"], d["pessimistic"], d["num_candidates"])
+    expected = evaluate(
+        ranks,
+        metrics=linear,
+        rank_types=NO_TIES,
+        weights=d["weights"],
+        groups=d["groups"],
+        average=average,
+    )
+    assert merged.compute().to_json() == expected.to_json()
+    # the same null moments as from each weight (up to the rounding of the sums)
+    each = evaluate(
+        ranks,
+        metrics=[*linear, "gmr"],
+        rank_types=NO_TIES,
+        weights=d["weights"],
+        groups=d["groups"],
+        average=average,
+    ).to_dict(statistics=True)
+    for key, value in expected.to_dict(statistics=True).items():
+        assert each[key] == pytest.approx(value, rel=1e-13, abs=1e-300), key
+
+
+def test_version_2_weighted_states_load_as_weight_sums() -> None:
+    """A state saved before weight sums (each weight in the candidate table) is converted."""
+    d = data(3, n=200)
+    old = RankAccumulator(["mrr", "gmr"], rank_types=NO_TIES)
+    new = RankAccumulator(["mrr"], rank_types=NO_TIES)
+    for accumulator in (old, new):
+        accumulator.update(
+            {"optimistic": d["optimistic"], "pessimistic": d["pessimistic"]},
+            d["num_candidates"],
+            weights=d["weights"],
+        )
+    state = json.loads(json.dumps(old.state_dict()))
+    state["version"] = 2
+    state["metrics"] = ["inverse_harmonic_mean_rank"]
+    loaded = RankAccumulator.from_state_dict(state)
+    assert loaded.state_dict() == new.state_dict()
+    assert loaded.compute().to_json() == new.compute().to_json()
 
 
 @pytest.mark.parametrize(

@@ -130,6 +130,10 @@ class RankBasedMetric(ABC):
     #: of per-task terms, and metrics whose expected value is fixed): then ``expected_value``
     #: accepts a scalar ``num_candidates`` without ``num_ranks``, as PyKEEN does
     _size_free_expectation: ClassVar[bool] = False
+    #: whether the null moments need only the sums of the weights and of their squares per
+    #: candidate count (means of per-task terms: MR, MRR, Hits@k and what derives from them), so
+    #: that weighted state can keep those sums instead of each weight
+    _null_from_weight_sums: ClassVar[bool] = False
     #: whether a rank of +inf makes the value non-finite (then validation skips looking for it and
     #: checks the result instead, saving a pass over the ranks)
     _infinity_shows: ClassVar[bool] = False

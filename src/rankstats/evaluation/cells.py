@@ -132,7 +132,7 @@ class NullModels:
                 self._cache[key] = _Null(expected, variance, gap)
         if not missing:
             return
-        if self._monte_carlo is None:
+        if self._monte_carlo is None or cell.tasks.bundled:
             qualifier = " for weighted ranks" if cell.tasks.weights is not None else ""
             for metric, (expected, variance) in missing.items():
                 which = "expected value and variance" if expected is None else "variance"

@@ -104,6 +104,16 @@ _AVERAGES = ("micro", "macro")
 # --- metrics and rank types ----------------------------------------------------------------------
 
 
+def weight_sums_suffice(metrics: Sequence[RankBasedMetric]) -> bool:
+    """Whether every metric's null model needs only weight sums per candidate count.
+
+    Then weighted tables keep the sums of the weights and of their squares per candidate count
+    instead of each weight (:class:`~rankstats.null.tasks.Tasks`), so an accumulator's state
+    stays bounded however many distinct weights it sees.
+    """
+    return all(metric._null_from_weight_sums for metric in metrics)
+
+
 def resolve_metrics(
     metrics: Sequence[MetricHint] | MetricHint | None,
 ) -> tuple[list[RankBasedMetric], bool]:
@@ -414,8 +424,10 @@ def evaluate(
     >>> results.sides
     ('head', 'tail', 'both')
     """
-    prepared = prepare_input(ranks, num_candidates, weights, groups)
     resolved, defaults = resolve_metrics(metrics)
+    prepared = prepare_input(
+        ranks, num_candidates, weights, groups, weight_sums=weight_sums_suffice(resolved)
+    )
     return compute_results(
         prepared.sides,
         prepared.labels,

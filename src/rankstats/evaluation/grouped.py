@@ -43,7 +43,14 @@ from rankstats.evaluation.results import (
     ResultRow,
 )
 from rankstats.evaluation.scores import RANK_EXPECTED
-from rankstats.evaluation.tables import GROUP, WEIGHT, CellStatistics, SideStatistics, Table
+from rankstats.evaluation.tables import (
+    GROUP,
+    WEIGHT,
+    WEIGHT_SQUARED,
+    CellStatistics,
+    SideStatistics,
+    Table,
+)
 from rankstats.evaluation.terms import (
     Transform,
     identity,
@@ -234,7 +241,10 @@ class _Side:
             return table.weights()  # the counts
         found = self._squared.get(id(table))
         if found is None or found[0] is not table:
-            squared = table.count.astype(np.float64) * table.columns[WEIGHT] ** 2
+            if WEIGHT_SQUARED in table.columns:  # weight sums: the sum of the squares is kept
+                squared = table.count.astype(np.float64) * table.columns[WEIGHT_SQUARED]
+            else:
+                squared = table.count.astype(np.float64) * table.columns[WEIGHT] ** 2
             found = self._squared[id(table)] = (table, squared)
         return found[1]
 

@@ -106,8 +106,9 @@ def _side_tables(
     weights: Any,
     group_ids: IntArray | None,
     weights_as_keys: bool = False,
+    weight_sums: bool = False,
 ) -> SideStatistics:
-    """Validate one side's input and compress it to tables."""
+    """Validate one side's input and compress it to tables (see :func:`prepare_input`)."""
     pairs: tuple[IntArray, IntArray] | None = None
     direct: dict[str, FloatArray] = {}
     candidates = None
@@ -183,6 +184,10 @@ def _side_tables(
     # each distinct rank (pair) weighs the correctly rounded sum of its tasks' weights, as in
     # RankAccumulator: the results do not depend on the order of the tasks, to the last bit
     task_weights: FloatArray = extra[WEIGHT]
+    if weight_sums and candidates is not None:
+        candidates_table = exactly_weighted(
+            {GROUP: gid, "num_candidates": candidates}, task_weights, squares=True
+        )
     return SideStatistics(
         pairs=None if pair_keys is None else exactly_weighted(pair_keys, task_weights),
         ranks={k: exactly_weighted(keys, task_weights) for k, keys in rank_keys.items()},
@@ -211,13 +216,22 @@ def _group_labels(
 
 
 def prepare_input(
-    ranks: Any, num_candidates: Any, weights: Any, groups: Any, *, weights_as_keys: bool = False
+    ranks: Any,
+    num_candidates: Any,
+    weights: Any,
+    groups: Any,
+    *,
+    weights_as_keys: bool = False,
+    weight_sums: bool = False,
 ) -> PreparedInput:
     """Validate the input of :func:`evaluate` (or of an accumulator update) into tables.
 
     With weights, each distinct rank (or rank pair) of a group weighs the correctly rounded sum
     of its tasks' weights; ``weights_as_keys`` keeps each weight as a key column instead (the
-    accumulator tags rows with unique "weights" that way).
+    accumulator tags rows with unique "weights" that way). The candidate table keeps each
+    task's weight, or with ``weight_sums`` (when every null model needs only those) the sums of
+    the weights and of their squares per candidate count, as :class:`~rankstats.RankAccumulator`
+    does for the same metrics.
     """
     values = _split_sides(ranks)
     sides = list(values)
@@ -231,7 +245,12 @@ def prepare_input(
     for side in sides:
         try:
             stats[side] = _side_tables(
-                values[side], candidates[side], side_weights[side], group_ids[side], weights_as_keys
+                values[side],
+                candidates[side],
+                side_weights[side],
+                group_ids[side],
+                weights_as_keys,
+                weight_sums,
             )
         except (TypeError, ValueError) as error:
             if len(sides) == 1:

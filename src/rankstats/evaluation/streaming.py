@@ -38,6 +38,7 @@ from rankstats.evaluation.evaluate import (
     compute_results,
     resolve_metrics,
     resolve_rank_types,
+    weight_sums_suffice,
 )
 from rankstats.evaluation.inputs import prepare_input
 from rankstats.evaluation.labels import (
@@ -51,8 +52,9 @@ from rankstats.evaluation.results import EvaluationResults
 from rankstats.evaluation.scores import EVALUATION_RANK_TYPES, MAX_RANK, RANK_EXPECTED, Ranks
 from rankstats.evaluation.tables import GROUP, WEIGHT, SideStatistics, Table
 from rankstats.evaluation.ties import needs_task_weights
-from rankstats.evaluation.weight_sums import LIMB, rounded_sums
+from rankstats.evaluation.weight_sums import LIMB, rounded_sums, weight_limbs
 from rankstats.evaluation.weighted_tables import (
+    CANDIDATE_SUMS,
     combine_sums,
     counted_tables,
     rank_tables,
@@ -65,8 +67,9 @@ from rankstats.validation import MAX_NUM_CANDIDATES
 
 __all__ = ["RankAccumulator"]
 
-#: the version of the layout of :meth:`RankAccumulator.state_dict` (2: weights)
-STATE_VERSION = 2
+#: the version of the layout of :meth:`RankAccumulator.state_dict` (2: weights; 3: weight sums
+#: per candidate count where every null model needs only those)
+STATE_VERSION = 3
 _STATE_KEYS = frozenset(
     {"version", "metrics", "default_metrics", "rank_types", "average", "grouped", "labels", "sides"}
 )
@@ -120,10 +123,14 @@ class RankAccumulator:
     and rounded to the nearest float64 only by :meth:`compute`. The results therefore do not
     depend on how the ranks were split into batches and shards, nor on the order of the merges,
     to the last bit, and they equal :func:`~rankstats.evaluate` with the same weights bit for
-    bit (evaluate weighs each distinct rank by the same correctly rounded sum). The null model
-    needs each task's weight next to its candidate count, so the candidate table keeps one cell
-    per distinct (group, candidate count, weight): bounded when weights take few values (per
-    group, per relation, integers), growing with the data for weights that differ task by task.
+    bit (evaluate weighs each distinct rank by the same correctly rounded sum). When every
+    metric's null model is a mean of per-task terms (MR, MRR, Hits@k and what derives from them:
+    the default metrics), the candidate table keeps the exact sums of the weights and of their
+    squares per candidate count, and the state stays bounded whatever the weights. A metric
+    that needs each task's weight (geometric and harmonic means, the ranks' variance, the
+    median) makes it keep one cell per distinct (group, candidate count, weight) instead:
+    bounded when weights take few values, growing with the data for weights that differ task
+    by task.
     With weights, the expectation over ties (rank type ``expected``) of the geometric means and
     the variance depends on every tied task's own weight; the accumulator refuses that
     combination. ``counts=`` gives rows that stand for
@@ -165,6 +172,9 @@ class RankAccumulator:
         average: Average = "micro",
     ) -> None:
         self.metrics, self._default_metrics = resolve_metrics(metrics)
+        #: weighted input keeps the sums of the weights and of their squares per candidate count
+        #: (bounded state) instead of each weight, where every null model needs only those
+        self._weight_sums = weight_sums_suffice(self.metrics)
         if average not in ("micro", "macro"):
             raise ValueError(f"average must be 'micro' or 'macro', got {average!r}")
         self.average: Average = average
@@ -251,7 +261,13 @@ class RankAccumulator:
             sides, present = prepared.sides, prepared.labels
         else:
             sides, sums, present = counted_tables(
-                ranks, num_candidates, codes, weights, counts, _side_sizes(ranks)
+                ranks,
+                num_candidates,
+                codes,
+                weights,
+                counts,
+                _side_sizes(ranks),
+                weight_sums=self._weight_sums,
             )
             if not sides:
                 return  # every count was zero
@@ -471,7 +487,7 @@ class RankAccumulator:
             raise ValueError(f"state lacks the keys {missing}")
         # a state without a version is read as its keys say
         version = state.get("version", STATE_VERSION if set(state) & _WEIGHT_KEYS else 1)
-        if isinstance(version, bool) or version not in (1, STATE_VERSION):
+        if isinstance(version, bool) or version not in (1, 2, STATE_VERSION):
             raise ValueError(
                 f"state has version {version!r}; this version of rankstats reads 1 to "
                 f"{STATE_VERSION}"
@@ -521,9 +537,11 @@ class RankAccumulator:
             raise TypeError(f"state['weighted'] must be None or a bool, got {weighted!r}")
         if version != 1 and (weighted is None) != (not raw_sides):
             raise ValueError("state['weighted'] must be None exactly when state['sides'] is empty")
+        # version 2 kept each weight in the candidate table whatever the metrics
+        weight_keys = bool(weighted) and (version == 2 or not accumulator._weight_sums)
         sides = {
             _check_side_name(side): _side_from_state(
-                tables, f"state['sides'][{side!r}]", len(labels) if grouped else 1, bool(weighted)
+                tables, f"state['sides'][{side!r}]", len(labels) if grouped else 1, weight_keys
             )
             for side, tables in raw_sides.items()
         }
@@ -537,10 +555,16 @@ class RankAccumulator:
                 "state['weight_sums'] must have one entry per side for weighted states and none "
                 f"otherwise, got {sorted(map(str, raw_sums))}"
             )
+        candidate_sums = bool(weighted) and version != 2 and accumulator._weight_sums
         sums = {
-            side: _sums_from_state(tables, f"state['weight_sums'][{side!r}]", sides[side])
+            side: _sums_from_state(
+                tables, f"state['weight_sums'][{side!r}]", sides[side], candidate_sums
+            )
             for side, tables in raw_sums.items()
         }
+        if weighted and version == 2 and accumulator._weight_sums:
+            for side, stats in sides.items():
+                sides[side], sums[side] = _to_weight_sums(stats, sums[side])
         if sides:
             layouts = {stats.layout() for stats in sides.values()}
             if len(layouts) > 1:
@@ -830,11 +854,33 @@ def _side_from_state(
     return SideStatistics(pairs=pairs, ranks=ranks, candidates=candidates)
 
 
-def _sums_from_state(state: Any, name: str, stats: SideStatistics) -> dict[str, Table]:
-    """The exact weight sums of one side's rank tables, checked against those tables."""
+def _to_weight_sums(
+    stats: SideStatistics, sums: dict[str, Table]
+) -> tuple[SideStatistics, dict[str, Table]]:
+    """A version-2 side (each weight in the candidate table) with weight sums per count instead."""
+    table = stats.candidates
+    if table is None:
+        return stats, sums
+    keys = {name: column for name, column in table.columns.items() if name != WEIGHT}
+    weights = table.columns[WEIGHT]
+    total = weight_limbs(keys, weights, table.count)
+    squared = weight_limbs(keys, weights * weights, table.count)
+    return dataclasses.replace(stats, candidates=Table.build(keys, table.count)), {
+        **sums,
+        CANDIDATE_SUMS[0]: total,
+        CANDIDATE_SUMS[1]: squared,
+    }
+
+
+def _sums_from_state(
+    state: Any, name: str, stats: SideStatistics, candidate_sums: bool = False
+) -> dict[str, Table]:
+    """The exact weight sums of one side's tables, checked against those tables."""
     if not isinstance(state, Mapping):
         raise TypeError(f"{name} must be a mapping of tables, got {type(state).__name__}")
     tables = rank_tables(stats)
+    if candidate_sums and stats.candidates is not None:
+        tables = {**tables, **dict.fromkeys(CANDIDATE_SUMS, stats.candidates)}
     if set(state) != set(tables):
         raise ValueError(
             f"{name} must have the tables {sorted(tables)}, got {sorted(map(str, state))}"

@@ -32,6 +32,9 @@ AnyArray = npt.NDArray[Any]
 GROUP = "group"
 #: the key column holding a task's weight, present only for weighted input
 WEIGHT = "weight"
+#: beside ``weight`` in a candidate table that keeps weight sums (see
+#: :class:`~rankstats.null.tasks.Tasks`): the sum of the squared weights of the row's tasks
+WEIGHT_SQUARED = "weight_squared"
 
 
 def group_sum(
@@ -266,7 +269,12 @@ class CellStatistics:
         """The tasks of the cell as the null hooks take them: the candidate table's rows."""
         assert self.candidates is not None
         table = self.candidates
-        return Tasks(table.columns["num_candidates"], table.columns.get(WEIGHT), table.count)
+        return Tasks(
+            table.columns["num_candidates"],
+            table.columns.get(WEIGHT),
+            table.count,
+            table.columns.get(WEIGHT_SQUARED),
+        )
 
     @functools.cached_property
     def candidate_key(self) -> tuple[bytes, ...]:

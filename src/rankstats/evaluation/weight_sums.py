@@ -31,7 +31,7 @@ import numpy as np
 import numpy.typing as npt
 
 from rankstats.arrays import FloatArray, IntArray
-from rankstats.evaluation.tables import WEIGHT, Table
+from rankstats.evaluation.tables import WEIGHT, WEIGHT_SQUARED, Table
 
 __all__ = [
     "LIMB",
@@ -190,25 +190,34 @@ def align(
     return result
 
 
-def weigh(table: Table, limbs: Table) -> Table:
+def weigh(table: Table, limbs: Table, squared: Table | None = None) -> Table:
     """The rows of ``table``, each once, weighing the float64 nearest its exact sum in ``limbs``.
 
-    ``limbs`` holds the exact weight sums of rows of ``table`` (those missing weigh zero). The
-    result has a ``weight`` column and a count of one per row: the tables that
+    ``limbs`` holds the exact weight sums of rows of ``table`` (those missing weigh zero);
+    ``squared``, where given, the exact sums of the squared weights, which go into a
+    ``weight_squared`` column (a candidate table that keeps weight sums). The result has a
+    ``weight`` column and a count of one per row: the tables that
     :func:`~rankstats.evaluation.evaluate.compute_results` takes for weighted input.
     """
     names = list(table.columns)
     rows, values = rounded_sums(limbs, names)
-    weights = align(rows, values, table.columns)
-    return Table({**table.columns, WEIGHT: weights}, np.ones(len(table), dtype=np.int64))
+    columns = {**table.columns, WEIGHT: align(rows, values, table.columns)}
+    if squared is not None:
+        rows, values = rounded_sums(squared, names)
+        columns[WEIGHT_SQUARED] = align(rows, values, table.columns)
+    return Table(columns, np.ones(len(table), dtype=np.int64))
 
 
-def exactly_weighted(keys: Mapping[str, AnyArray], weights: FloatArray) -> Table:
+def exactly_weighted(
+    keys: Mapping[str, AnyArray], weights: FloatArray, *, squares: bool = False
+) -> Table:
     """The distinct rows of ``keys``, each weighing the correctly rounded sum of its weights.
 
     The weight of a row does not depend on the order of the input, so weighted
     :func:`~rankstats.evaluate` builds the same tables as an accumulator fed the same tasks in
-    any shards and order, and gives the same results to the last bit.
+    any shards and order, and gives the same results to the last bit. With ``squares``, the sum
+    of the squared weights (each square rounded once, ``weights * weights``) too, in a
+    ``weight_squared`` column.
 
     Examples
     --------
@@ -217,4 +226,5 @@ def exactly_weighted(keys: Mapping[str, AnyArray], weights: FloatArray) -> Table
     ([1, 2], [0.5, 0.30000000000000004])
     """
     count = np.ones(weights.size, dtype=np.int64)
-    return weigh(Table.build(dict(keys), count), weight_limbs(keys, weights, count))
+    squared = weight_limbs(keys, weights * weights, count) if squares else None
+    return weigh(Table.build(dict(keys), count), weight_limbs(keys, weights, count), squared)

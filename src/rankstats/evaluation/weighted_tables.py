@@ -9,6 +9,7 @@ tables with counts only and, beside them, the exact weight sum of each row in in
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Hashable, Mapping, Sequence
 from typing import Any
 
@@ -20,7 +21,21 @@ from rankstats.evaluation.tables import WEIGHT, SideStatistics, Table
 from rankstats.evaluation.weight_sums import add_limbs, weigh, weight_limbs
 from rankstats.validation import as_array
 
-__all__ = ["combine_sums", "counted_tables", "rank_tables", "rows_within", "with_weights"]
+__all__ = [
+    "CANDIDATE_SUMS",
+    "combine_sums",
+    "counted_tables",
+    "rank_tables",
+    "rows_within",
+    "with_weights",
+]
+
+#: the names of the exact sums of the weights and of their squares per candidate-table row, kept
+#: beside the rank tables' sums when every null model needs only those
+#: (:func:`~rankstats.evaluation.evaluate.weight_sums_suffice`)
+CANDIDATE_SUMS = ("candidates", "candidates.squared")
+#: the largest weight whose square is finite with room to add many (2**1000 < float64 max)
+_MAX_SQUARED_WEIGHT = 2.0**500
 
 
 def rank_tables(stats: SideStatistics) -> dict[str, Table]:
@@ -93,11 +108,14 @@ def counted_tables(
     weights: Any,
     counts: Any,
     sizes: Mapping[str, int],
+    weight_sums: bool = False,
 ) -> tuple[dict[str, SideStatistics], dict[str, dict[str, Table]], list[Hashable] | None]:
     """The tables of a batch with weights or counts: rank tables count, weights summed exactly.
 
     Every row is validated by :func:`prepare_input`, with its index as a (unique) weight, so the
-    tables keep one row per input row and say which; then counts and weights are put in.
+    tables keep one row per input row and say which; then counts and weights are put in. The
+    candidate table keeps each weight as a key, or with ``weight_sums`` the exact sums of the
+    weights and of their squares per row (:data:`CANDIDATE_SUMS`).
     """
     names = list(sizes)
     side_counts = _row_values(counts, "counts", names, sizes)
@@ -132,7 +150,17 @@ def counted_tables(
             keys = {key: c[keep] for key, c in table.columns.items() if key != WEIGHT}
             if name != "candidates" and weight is not None:
                 side_sums[name] = weight_limbs(keys, weight[row], row_count)
-            elif name == "candidates" and weight is not None:
+            elif weight is not None and weight_sums:
+                task_weights = weight[row]
+                if task_weights.size and float(task_weights.max()) > _MAX_SQUARED_WEIGHT:
+                    raise ValueError(
+                        f"weights must be at most 2**500 for exact sums of their squares, got "
+                        f"{float(task_weights.max())!r}; only their ratios matter, so rescale them"
+                    )
+                side_sums[CANDIDATE_SUMS[0]] = weight_limbs(keys, task_weights, row_count)
+                squares = task_weights * task_weights
+                side_sums[CANDIDATE_SUMS[1]] = weight_limbs(keys, squares, row_count)
+            elif weight is not None:
                 keys[WEIGHT] = weight[row]
             tables[name] = Table.build(keys, row_count)
         sides[side] = _rebuild(SideStatistics(candidates=tables.pop("candidates", None)), tables)
@@ -156,7 +184,11 @@ def combine_sums(
 def with_weights(stats: SideStatistics, sums: Mapping[str, Table]) -> SideStatistics:
     """The tables :func:`compute_results` takes: each distinct rank once, weighing its sum."""
     tables = {name: weigh(table, sums[name]) for name, table in rank_tables(stats).items()}
-    return _rebuild(stats, tables)
+    weighed = _rebuild(stats, tables)
+    if stats.candidates is None or CANDIDATE_SUMS[0] not in sums:
+        return weighed
+    total, squared = (sums[name] for name in CANDIDATE_SUMS)
+    return dataclasses.replace(weighed, candidates=weigh(stats.candidates, total, squared))
 
 
 def total_weight(stats: SideStatistics) -> float:

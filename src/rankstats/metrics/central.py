@@ -112,6 +112,7 @@ class ArithmeticMeanRank(RankBasedMetric):
     synonyms = ("mean_rank", "mr")
     value_range = _AT_LEAST_ONE
     increasing = False
+    _null_from_weight_sums = True
     _infinity_shows = True
     _size_free_expectation = True
 
@@ -313,6 +314,7 @@ class InverseHarmonicMeanRank(RankBasedMetric):
     synonyms = ("mean_reciprocal_rank", "mrr")
     value_range = _UNIT
     increasing = True
+    _null_from_weight_sums = True
     _size_free_expectation = True
 
     @override

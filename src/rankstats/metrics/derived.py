@@ -122,6 +122,7 @@ class DerivedRankBasedMetric(RankBasedMetric):
     def __init_subclass__(cls, **kwargs: Any) -> None:
         base_cls = cls.__dict__.get("base_cls")
         if base_cls is not None:
+            cls._null_from_weight_sums = base_cls._null_from_weight_sums
             closed = base_cls.closed_expectation and (
                 base_cls.closed_variance or not cls._coefficients_use_variance
             )

@@ -172,6 +172,7 @@ class Count(RankBasedMetric):
     #: more ranks, more reliable results (PyKEEN's direction too)
     increasing = True
     supports_weights = False
+    _null_from_weight_sums = True
 
     @override
     def _evaluate(

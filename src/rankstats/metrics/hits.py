@@ -72,6 +72,7 @@ class HitsAtK(RankBasedMetric):
     synonyms = ("h@k", "hits@k", "h@", "hits@", "hits_at_", "h_at_")
     value_range = ValueRange(lower=0, lower_inclusive=True, upper=1, upper_inclusive=True)
     increasing = True
+    _null_from_weight_sums = True
     _size_free_expectation = True
 
     def __init__(self, k: int = 10) -> None:

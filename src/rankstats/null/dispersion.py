@@ -138,6 +138,7 @@ def weighted_variance_moments(
 
 def weighted_variance_moments_of(tasks: Tasks) -> tuple[float, float]:
     """:func:`weighted_variance_moments` of tasks given as rows with multiplicities."""
+    tasks.require_each_weight("the null model of the ranks' variance")
     candidates = tasks.candidates
     c = candidates.astype(np.float64)
     sigma2 = (c - 1.0) * (c + 1.0) / 12.0

@@ -542,6 +542,7 @@ def geometric_mean_log_moments_of(tasks: Tasks, sign: Literal[1, -1] = 1) -> tup
         counts = repeats.astype(np.float64)
         exponents = np.asarray(sign / tasks.size)
     else:
+        tasks.require_each_weight("the null model of the geometric mean rank")
         values = tasks.candidates.astype(np.float64)
         exponents = sign * (tasks.weights / tasks.total_weight)
         counts = None if tasks.counts is None else tasks.counts.astype(np.float64)

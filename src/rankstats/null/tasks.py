@@ -28,6 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from rankstats.arrays import FloatArray, IntArray
+from rankstats.errors import NoClosedFormError
 from rankstats.null.grouping import distinct_counts
 from rankstats.weighting import pairwise_dot
 
@@ -47,6 +48,13 @@ class Tasks:
         ``None`` weighs every task equally.
     counts : numpy.ndarray of shape (k,), optional
         The number of tasks :math:`m_j \ge 1` of each row (int64); ``None``: one each.
+    squared_weights : numpy.ndarray of shape (k,), optional
+        Weight sums instead of weights: then row :math:`j` stands for :math:`m_j` bundles of
+        tasks with :math:`C_j` candidates, the weights of each bundle adding up to ``weights[j]``
+        and their squares to ``squared_weights[j]`` (what an accumulator keeps of weights that
+        differ task by task). Only means of per-task terms and their variances
+        (:meth:`mean`, :meth:`mean_variance`) are defined then; everything that needs each
+        task's weight raises :class:`~rankstats.errors.NoClosedFormError`.
 
     The arrays are clean (validated by the caller) and not copied; they must not change.
 
@@ -64,10 +72,26 @@ class Tasks:
     candidates: IntArray
     weights: FloatArray | None = None
     counts: IntArray | None = None
+    squared_weights: FloatArray | None = None
+
+    @property
+    def bundled(self) -> bool:
+        """Whether the rows hold weight sums instead of each task's weight."""
+        return self.squared_weights is not None
+
+    def require_each_weight(self, what: str) -> None:
+        """Raise :class:`~rankstats.errors.NoClosedFormError` if the rows hold weight sums."""
+        if self.bundled:
+            raise NoClosedFormError(
+                f"{what} needs the weight of every task, and only the sums of the weights (and of "
+                "their squares) per candidate count were kept; accumulate with a metric that "
+                "needs each weight (e.g. the geometric mean rank) to keep them"
+            )
 
     @property
     def size(self) -> int:
-        r"""The number of tasks :math:`n = \sum_j m_j`."""
+        r"""The number of tasks :math:`n = \sum_j m_j` (not known for weight sums)."""
+        self.require_each_weight("the number of tasks")
         return int(self.candidates.size if self.counts is None else self.counts.sum())
 
     @functools.cached_property
@@ -115,6 +139,12 @@ class Tasks:
                 return float(terms.mean() / terms.size)
             n = float(self.size)
             return pairwise_dot(self.counts.astype(np.float64), terms) / (n * n)
+        if self.squared_weights is not None:
+            squared = self.squared_weights
+            if self.counts is not None:
+                squared = self.counts * squared
+            total = self.total_weight
+            return pairwise_dot(squared, terms) / (total * total)
         a = self.weights / self.total_weight
         squares = a * a if self.counts is None else self.counts * (a * a)
         return pairwise_dot(squares, terms)
@@ -150,6 +180,7 @@ class Tasks:
         if self.weights is None:
             values, repeats = self.distinct()
             return values, np.full(values.size, 1.0 / self.size), repeats.astype(np.float64)
+        self.require_each_weight("this null model")
         keep = self.weights > 0
         c = self.candidates[keep]
         a = self.weights[keep] / self.total_weight
@@ -163,6 +194,7 @@ class Tasks:
 
     def expanded(self) -> tuple[IntArray, FloatArray | None]:
         """One candidate count (and weight) per task, for samplers that draw task by task."""
+        self.require_each_weight("sampling the null model")
         if self.counts is None:
             return self.candidates, self.weights
         candidates = np.repeat(self.candidates, self.counts)
