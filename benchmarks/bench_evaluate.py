@@ -17,7 +17,6 @@ FB15k-237's test set has 20,466 triples, so 2 x 20,466 ranks (head and tail pred
 from __future__ import annotations
 
 import re
-
 import sys
 import tracemalloc
 from typing import Any
