@@ -93,6 +93,23 @@ def test_weighted_results_match_evaluate_bit_for_bit(kind: str) -> None:
 
 
 @pytest.mark.parametrize("seed", range(3))
+def test_every_rank_type_with_nonlinear_metrics_matches_evaluate_bit_for_bit(seed: int) -> None:
+    """GMR and the variance over ties need each tied task's weight: the accumulator keeps them."""
+    d = data(seed + 40)
+    merged = shard_and_merge(d, seed)  # every rank type, 'expected' included
+    ranks = Ranks(d["optimistic"], d["pessimistic"], d["num_candidates"])
+    expected = evaluate(ranks, metrics=METRICS, weights=d["weights"], groups=d["groups"])
+    assert "expected" in expected.rank_types
+    assert merged.compute().to_json() == expected.to_json()
+    state = json.loads(json.dumps(merged.state_dict()))
+    assert "tie_pairs" in state["sides"]["both"]
+    assert RankAccumulator.from_state_dict(state).compute().to_json() == expected.to_json()
+    del state["sides"]["both"]["tie_pairs"]
+    with pytest.raises(ValueError, match="tie_pairs"):
+        RankAccumulator.from_state_dict(state)
+
+
+@pytest.mark.parametrize("seed", range(3))
 def test_weighted_expected_rank_type_matches_evaluate_bit_for_bit(seed: int) -> None:
     """The expectation over ties of the metrics linear in the weights, from the sums too."""
     d = data(seed)
@@ -164,6 +181,26 @@ def test_fsum_agrees_and_align_fills_zeros() -> None:
     assert sums.tolist() == [math.fsum(values)]
     spread = align(rows, sums, {"k": np.array([-1, 0, 3])})
     assert spread.tolist() == [0.0, math.fsum(values), 0.0]
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_vectorised_rounding_of_short_sums_is_exact(seed: int) -> None:
+    """Rows of one to three limbs are rounded vectorised: every row against exact fractions."""
+    rng = np.random.default_rng(seed)
+    n = 4000
+    keys = rng.integers(0, 1500, size=n)
+    scale = [rng.integers(-30, 30, size=n), rng.integers(-1074, 1000, size=n)][seed % 2]
+    weights = np.ldexp(rng.integers(1, 2**53, size=n).astype(np.float64), scale - 52)
+    if seed >= 4:  # sums near ties: few bits, some exactly half an ulp apart
+        weights = np.ldexp(rng.integers(1, 8, size=n).astype(np.float64), rng.integers(-5, 60, n))
+    count = rng.integers(1, 4, size=n)
+    table = weight_limbs({"key": keys}, weights, count)
+    rows, sums = rounded_sums(table, ["key"])
+    exact: dict[int, Fraction] = {}
+    for key, w, c in zip(keys.tolist(), weights.tolist(), count.tolist(), strict=True):
+        exact[key] = exact.get(key, Fraction(0)) + Fraction(w) * c
+    for key, value in zip(rows["key"].tolist(), sums.tolist(), strict=True):
+        assert value == float(exact[key]), key
 
 
 def test_overflowing_sums_are_refused_at_compute() -> None:
@@ -359,6 +396,8 @@ def test_version_2_weighted_states_load_as_weight_sums() -> None:
     state = json.loads(json.dumps(old.state_dict()))
     state["version"] = 2
     state["metrics"] = ["inverse_harmonic_mean_rank"]
+    for tables in state["sides"].values():
+        del tables["tie_pairs"]  # version 2 had none
     loaded = RankAccumulator.from_state_dict(state)
     assert loaded.state_dict() == new.state_dict()
     assert loaded.compute().to_json() == new.compute().to_json()
@@ -402,22 +441,28 @@ def test_weighted_and_unweighted_do_not_mix() -> None:
         plain.merge(weighted)
 
 
-def test_tie_expectations_that_need_every_weight_are_refused() -> None:
-    ranks = Ranks([1, 2], [3, 2], [5, 5])
-    for metrics in (["gmr"], ["variance"], ["agmri"]):
-        accumulator = RankAccumulator(metrics)
-        with pytest.raises(ValueError, match="depends on the weight of every tied task"):
-            accumulator.update(ranks, weights=[1.0, 2.0])
-        assert accumulator.num_ranks == 0
-        accumulator = RankAccumulator(metrics, rank_types=NO_TIES)
-        accumulator.update(ranks, weights=[1.0, 2.0])
-        expected = evaluate(ranks, metrics=metrics, rank_types=NO_TIES, weights=[1.0, 2.0])
-        assert accumulator.compute().to_json() == expected.to_json()
-    accumulator = RankAccumulator(["mrr", "hits@1", "mr", "amri"])  # linear rules are fine
-    accumulator.update(ranks, weights=[1.0, 2.0])
-    expected = evaluate(ranks, metrics=["mrr", "hits@1", "mr", "amri"], weights=[1.0, 2.0])
-    for key, value in expected.to_dict(statistics=True).items():
-        assert accumulator.compute().to_dict(statistics=True)[key] == pytest.approx(value)
+def test_tie_expectations_that_need_every_weight_are_kept() -> None:
+    ranks = Ranks([1, 2, 1], [3, 2, 4], [5, 5, 6])
+    for metrics in (["gmr"], ["variance"], ["agmri"], ["mrr", "hits@1", "mr", "amri"]):
+        first, second = RankAccumulator(metrics), RankAccumulator(metrics)
+        first.update(Ranks([1, 2], [3, 2], [5, 5]), weights=[1.0, 2.0])
+        second.update(Ranks([1], [4], [6]), weights=[0.5])
+        expected = evaluate(ranks, metrics=metrics, weights=[1.0, 2.0, 0.5])
+        assert "expected" in expected.rank_types
+        assert (second + first).compute().to_json() == expected.to_json()
+
+
+def test_version_2_states_refuse_tie_expectations_that_need_every_weight() -> None:
+    accumulator = RankAccumulator(["gmr"])
+    accumulator.update(Ranks([1, 2], [3, 2], [5, 5]), weights=[1.0, 2.0])
+    state = json.loads(json.dumps(accumulator.state_dict()))
+    state["version"] = 2
+    for tables in state["sides"].values():
+        del tables["tie_pairs"]
+    with pytest.raises(ValueError, match="depends on the weight of every tied task"):
+        RankAccumulator.from_state_dict(state)
+    state["rank_types"] = NO_TIES
+    assert RankAccumulator.from_state_dict(state).compute().rank_types == tuple(NO_TIES)
 
 
 def test_the_rank_tables_stay_bounded_as_weighted_data_grow() -> None:

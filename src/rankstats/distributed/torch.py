@@ -5,8 +5,7 @@ Each process collects its shard of the evaluation ranks in a :class:`~rankstats.
 tensors, on a GPU too), then one call, :func:`all_reduce` or :func:`compute`, merges the
 accumulators of every process of the group. Every process then holds the same state and the same
 results, equal to the last bit to :func:`~rankstats.evaluate` on the ranks of all processes at
-once (for weighted input: to one accumulator fed every rank, see
-:class:`~rankstats.RankAccumulator`).
+once, weighted or not.
 
 What moves between processes is only the state: the distinct (rank, candidate count, group)
 cells with their counts, a few kilobytes to megabytes whatever the number of ranks. The

@@ -168,11 +168,10 @@ def _side_tables(
         None if pairs is None else {GROUP: gid, "optimistic": pairs[0], "pessimistic": pairs[1]}
     )
     rank_keys = {rank_type: {GROUP: gid, "rank": array} for rank_type, array in direct.items()}
-    candidates_table = (
-        None
-        if candidates is None
-        else Table.build({GROUP: gid, "num_candidates": candidates, **extra})
-    )
+    candidate_keys = None if candidates is None else {GROUP: gid, "num_candidates": candidates}
+    candidates_table = None
+    if candidate_keys is not None and not (weight_sums and weights is not None):
+        candidates_table = Table.build({**candidate_keys, **extra})
     if weights is None or weights_as_keys:
         pair_keys = None if pair_keys is None else {**pair_keys, **extra}
         rank_keys = {rank_type: {**keys, **extra} for rank_type, keys in rank_keys.items()}
@@ -184,15 +183,15 @@ def _side_tables(
     # each distinct rank (pair) weighs the correctly rounded sum of its tasks' weights, as in
     # RankAccumulator: the results do not depend on the order of the tasks, to the last bit
     task_weights: FloatArray = extra[WEIGHT]
-    if weight_sums and candidates is not None:
-        candidates_table = exactly_weighted(
-            {GROUP: gid, "num_candidates": candidates}, task_weights, squares=True
-        )
+    if weight_sums and candidate_keys is not None:
+        candidates_table = exactly_weighted(candidate_keys, task_weights, squares=True)
     return SideStatistics(
         pairs=None if pair_keys is None else exactly_weighted(pair_keys, task_weights),
         ranks={k: exactly_weighted(keys, task_weights) for k, keys in rank_keys.items()},
         candidates=candidates_table,
-        tie_pairs=None if pair_keys is None else Table.build({**pair_keys, WEIGHT: task_weights}),
+        tie_pairs=None
+        if pair_keys is None or weight_sums
+        else Table.build({**pair_keys, WEIGHT: task_weights}),
     )
 
 

@@ -78,6 +78,7 @@ _WEIGHT_KEYS = frozenset({"weighted", "weight_sums"})
 _TABLE_COLUMNS = {
     "pairs": (GROUP, "optimistic", "pessimistic"),
     "candidates": (GROUP, "num_candidates"),
+    "tie_pairs": (GROUP, "optimistic", "pessimistic"),
     **{
         f"ranks.{rank_type}": (GROUP, "rank")
         for rank_type in ("optimistic", "realistic", "pessimistic")
@@ -132,8 +133,8 @@ class RankAccumulator:
     bounded when weights take few values, growing with the data for weights that differ task
     by task.
     With weights, the expectation over ties (rank type ``expected``) of the geometric means and
-    the variance depends on every tied task's own weight; the accumulator refuses that
-    combination. ``counts=`` gives rows that stand for
+    the variance depends on every tied task's own weight; with such a metric the rank pairs are
+    kept with each weight too. ``counts=`` gives rows that stand for
     several tasks each (a histogram).
 
     It is picklable, and its state is small, so workers can gather their accumulators and
@@ -175,6 +176,9 @@ class RankAccumulator:
         #: weighted input keeps the sums of the weights and of their squares per candidate count
         #: (bounded state) instead of each weight, where every null model needs only those
         self._weight_sums = weight_sums_suffice(self.metrics)
+        #: weighted rank pairs are kept with each task's weight too, for the expectations over
+        #: ties that are not linear in the weights
+        self._tie_weights = any(needs_task_weights(metric) for metric in self.metrics)
         if average not in ("micro", "macro"):
             raise ValueError(f"average must be 'micro' or 'macro', got {average!r}")
         self.average: Average = average
@@ -268,6 +272,7 @@ class RankAccumulator:
                 counts,
                 _side_sizes(ranks),
                 weight_sums=self._weight_sums,
+                tie_weights=self._tie_weights,
             )
             if not sides:
                 return  # every count was zero
@@ -275,8 +280,6 @@ class RankAccumulator:
         first = next(iter(sides.values()))
         if self.rank_types is not None:
             resolve_rank_types(self.rank_types, available_rank_types(first))
-        if weighted:
-            self._check_weighted_ties(available_rank_types(first))
         with self._lock:
             state = self._state
             if state.grouped is not None and grouped != state.grouped:
@@ -305,7 +308,10 @@ class RankAccumulator:
             )
 
     def _check_weighted_ties(self, available: Sequence[str]) -> None:
-        """Refuse weighted expectations over ties that need every task's own weight."""
+        """Refuse weighted expectations over ties that need every task's own weight.
+
+        Only a state of version 2 lacks them (later ones keep ``tie_pairs`` for such metrics).
+        """
         if RANK_EXPECTED not in (available if self.rank_types is None else self.rank_types):
             return
         bad = [metric.key for metric in self.metrics if needs_task_weights(metric)]
@@ -313,7 +319,8 @@ class RankAccumulator:
             raise ValueError(
                 f"with weights, the expectation over ties (rank type 'expected') of {bad} "
                 "depends on the weight of every tied task, which an accumulator does not keep "
-                "(it keeps the weight sum per distinct rank); pass rank_types without "
+                "(this state of version 2 keeps the weight sum per distinct rank only); pass "
+                "rank_types without "
                 "'expected' (e.g. ['optimistic', 'realistic', 'pessimistic']), or use evaluate()"
             )
 
@@ -539,9 +546,14 @@ class RankAccumulator:
             raise ValueError("state['weighted'] must be None exactly when state['sides'] is empty")
         # version 2 kept each weight in the candidate table whatever the metrics
         weight_keys = bool(weighted) and (version == 2 or not accumulator._weight_sums)
+        tie_weights = bool(weighted) and version != 2 and accumulator._tie_weights
         sides = {
             _check_side_name(side): _side_from_state(
-                tables, f"state['sides'][{side!r}]", len(labels) if grouped else 1, weight_keys
+                tables,
+                f"state['sides'][{side!r}]",
+                len(labels) if grouped else 1,
+                weight_keys,
+                tie_weights,
             )
             for side, tables in raw_sides.items()
         }
@@ -574,7 +586,7 @@ class RankAccumulator:
                 resolve_rank_types(accumulator.rank_types, available_rank_types(first))
         if version == 1 and sides:
             weighted = False
-        if weighted:
+        if weighted and version == 2:
             accumulator._check_weighted_ties(available_rank_types(next(iter(sides.values()))))
         accumulator._state = _Snapshot(sides, labels, grouped, weighted, sums)
         return accumulator
@@ -717,6 +729,7 @@ def _relabel(
             pairs=None if stats.pairs is None else table(stats.pairs),
             ranks={rank_type: table(t) for rank_type, t in stats.ranks.items()},
             candidates=None if stats.candidates is None else table(stats.candidates),
+            tie_pairs=None if stats.tie_pairs is None else table(stats.tie_pairs),
         )
 
     return (
@@ -777,7 +790,8 @@ def _table_from_state(
 ) -> Table:
     if not isinstance(state, Mapping):
         raise TypeError(f"{name} must be a mapping of columns, got {type(state).__name__}")
-    with_weight = weighted and kind == "candidates"
+    # the candidate table keeps each weight (unless weight sums are kept), the tie pairs always
+    with_weight = (weighted and kind == "candidates") or kind == "tie_pairs"
     expected = {*_TABLE_COLUMNS[kind], "count", *([WEIGHT] if with_weight else [])}
     if set(state) != expected:
         raise ValueError(
@@ -806,7 +820,7 @@ def _table_from_state(
         raise ValueError(f"{name} must not be empty")
     if float(count.astype(np.float64).sum()) >= 2.0**62:
         raise ValueError(f"{name}['count'] adds up to more than 2**62 ranks")
-    if kind == "pairs" and (columns["pessimistic"] < columns["optimistic"]).any():
+    if kind in ("pairs", "tie_pairs") and (columns["pessimistic"] < columns["optimistic"]).any():
         raise ValueError(f"{name}: pessimistic ranks must not be smaller than optimistic ones")
     return Table.build(columns, count)
 
@@ -818,7 +832,7 @@ def _group_totals(table: Table, num_groups: int) -> npt.NDArray[np.int64]:
 
 
 def _side_from_state(
-    tables: Any, name: str, num_groups: int, weighted: bool = False
+    tables: Any, name: str, num_groups: int, weighted: bool = False, tie_weights: bool = False
 ) -> SideStatistics:
     if not isinstance(tables, Mapping):
         raise TypeError(f"{name} must be a mapping of tables, got {type(tables).__name__}")
@@ -831,12 +845,18 @@ def _side_from_state(
     }
     pairs = built.pop("pairs", None)
     candidates = built.pop("candidates", None)
+    tie_pairs = built.pop("tie_pairs", None)
+    if (tie_pairs is not None) != (tie_weights and pairs is not None):
+        raise ValueError(
+            f"{name} must have a 'tie_pairs' table exactly when it is weighted, has a 'pairs' "
+            "table and a metric needs each tied task's weight"
+        )
     ranks = {table.removeprefix("ranks."): value for table, value in built.items()}
     if (pairs is None) == (not ranks):
         raise ValueError(f"{name} must have either a 'pairs' table or 'ranks.<rank type>' tables")
     reference = pairs if pairs is not None else next(iter(ranks.values()))
     totals = _group_totals(reference, num_groups)
-    for table_name, table in [*built.items(), ("candidates", candidates)]:
+    for table_name, table in [*built.items(), ("candidates", candidates), ("tie_pairs", tie_pairs)]:
         if table is not None and not np.array_equal(_group_totals(table, num_groups), totals):
             raise ValueError(
                 f"{name}[{table_name!r}] must count as many ranks per group as the other tables"
@@ -851,7 +871,7 @@ def _side_from_state(
         np.maximum.at(most, candidates.columns[GROUP], candidates.columns["num_candidates"])
         if (largest > most[reference.columns[GROUP]]).any():
             raise ValueError(f"{name}: a rank exceeds every candidate count of its group")
-    return SideStatistics(pairs=pairs, ranks=ranks, candidates=candidates)
+    return SideStatistics(pairs=pairs, ranks=ranks, candidates=candidates, tie_pairs=tie_pairs)
 
 
 def _to_weight_sums(

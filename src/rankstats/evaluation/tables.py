@@ -24,7 +24,7 @@ import numpy.typing as npt
 from rankstats.arrays import FloatArray, IntArray
 from rankstats.null.tasks import Tasks
 
-__all__ = ["CellStatistics", "SideStatistics", "Table", "group_sum"]
+__all__ = ["CellStatistics", "SideStatistics", "Table", "distinct_rows", "group_sum"]
 
 AnyArray = npt.NDArray[Any]
 
@@ -62,6 +62,54 @@ def group_sum(
         [key[starts] for key in sorted_keys],
         [np.add.reduceat(value[order], starts) for value in values],
     )
+
+
+def distinct_rows(columns: Mapping[str, AnyArray]) -> tuple[dict[str, AnyArray], IntArray]:
+    """The distinct rows of the columns, sorted as :meth:`Table.build` sorts, and each row's index.
+
+    Integer columns whose ranges multiply to less than :math:`2^{62}` are packed into one
+    integer key and sorted once; other columns are sorted lexicographically.
+
+    Examples
+    --------
+    >>> rows, index = distinct_rows({"a": np.array([2, 1, 2]), "b": np.array([0, 5, 0])})
+    >>> rows["a"].tolist(), rows["b"].tolist(), index.tolist()
+    ([1, 2], [5, 0], [1, 0, 1])
+    """
+    names = list(columns)
+    arrays = [columns[name] for name in names]
+    size = arrays[0].size
+    if size == 0:
+        return {name: array[:0] for name, array in zip(names, arrays, strict=True)}, np.zeros(
+            0, dtype=np.int64
+        )
+    if all(np.issubdtype(a.dtype, np.integer) for a in arrays):
+        lows = [int(a.min()) for a in arrays]
+        spans = [int(a.max()) - low + 1 for a, low in zip(arrays, lows, strict=True)]
+        if math.prod(spans) < 2**62:
+            combined = np.zeros(size, dtype=np.int64)
+            for array, low, span in zip(arrays, lows, spans, strict=True):
+                combined *= span
+                combined += array - low
+            unique, index = np.unique(combined, return_inverse=True)
+            rows = {}
+            for name, low, span in zip(
+                reversed(names), reversed(lows), reversed(spans), strict=True
+            ):
+                quotient = unique // span
+                rows[name] = (unique - quotient * span + low).astype(columns[name].dtype)
+                unique = quotient
+            return {name: rows[name] for name in names}, index.reshape(-1).astype(np.int64)
+    order = np.lexsort(tuple(reversed(arrays)))
+    new = np.zeros(size, dtype=np.bool_)
+    new[0] = True
+    for array in arrays:
+        ordered = array[order]
+        new[1:] |= ordered[1:] != ordered[:-1]
+    starts = np.flatnonzero(new)
+    index = np.empty(size, dtype=np.int64)
+    index[order] = np.cumsum(new) - 1
+    return {name: array[order[starts]] for name, array in zip(names, arrays, strict=True)}, index
 
 
 def _run_starts(ordered: IntArray) -> IntArray:
@@ -305,17 +353,19 @@ class SideStatistics:
     pairs: Table | None = None
     ranks: dict[str, Table] = field(default_factory=dict)
     candidates: Table | None = None
-    #: the pairs with every task's own weight (weighted :func:`~rankstats.evaluate` input only;
-    #: see :class:`CellStatistics`); not one of :meth:`tables`
+    #: the pairs with every task's own weight, for weighted input where a metric's expectation
+    #: over ties needs it (see :class:`CellStatistics`)
     tie_pairs: Table | None = None
 
     def tables(self) -> dict[str, Table]:
-        """Every table by name: ``pairs``, ``candidates`` and ``ranks.<rank type>``."""
+        """Every table by name: ``pairs``, ``candidates``, ``ranks.<rank type>``, ``tie_pairs``."""
         named = {f"ranks.{rank_type}": table for rank_type, table in self.ranks.items()}
         if self.pairs is not None:
             named["pairs"] = self.pairs
         if self.candidates is not None:
             named["candidates"] = self.candidates
+        if self.tie_pairs is not None:
+            named["tie_pairs"] = self.tie_pairs
         return named
 
     def layout(self) -> tuple[tuple[str, tuple[str, ...]], ...]:

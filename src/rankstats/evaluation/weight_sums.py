@@ -31,7 +31,7 @@ import numpy as np
 import numpy.typing as npt
 
 from rankstats.arrays import FloatArray, IntArray
-from rankstats.evaluation.tables import WEIGHT, WEIGHT_SQUARED, Table
+from rankstats.evaluation.tables import WEIGHT, WEIGHT_SQUARED, Table, distinct_rows
 
 __all__ = [
     "LIMB",
@@ -49,6 +49,9 @@ LIMB = "limb"
 #: bits per limb
 _BITS = 32
 _MASK = (1 << _BITS) - 1
+#: more than the most limbs of a sum (a float64 reaches limb 67, carries a few more): the limb is
+#: packed with its row as ``row * _LIMBS + limb``
+_LIMBS = 80
 #: the exponent of the unit of the fixed-point grid: every float64 is a multiple of 2**-1126
 _OFFSET = 1126
 #: the largest count of one row in one call of :func:`weight_limbs` (rows are added in chunks
@@ -94,6 +97,10 @@ def weight_limbs(keys: Mapping[str, AnyArray], weights: FloatArray, count: IntAr
                 for a, b in itertools.pairwise(bounds)
             ]
         )
+    if not count.size:
+        columns = {name: np.asarray(column)[:0] for name, column in keys.items()}
+        return Table({**columns, LIMB: np.zeros(0, dtype=np.int64)}, np.zeros(0, dtype=np.int64))
+    rows, index = distinct_rows(keys)
     mantissa, exponent = np.frexp(weights)
     # w = M * 2**E with an integer M < 2**53 (exact, also for subnormals); position p = E + offset
     digits = (mantissa * 2.0**53).astype(np.int64)
@@ -103,14 +110,45 @@ def weight_limbs(keys: Mapping[str, AnyArray], weights: FloatArray, count: IntAr
     low = (digits & ((np.int64(1) << room) - 1)) << shift
     rest = digits >> room
     pieces = (low, rest & _MASK, rest >> _BITS)
-    names = list(keys)
-    columns = {name: np.concatenate([keys[name]] * len(pieces)) for name in names}
-    columns[LIMB] = np.concatenate([limb, limb + 1, limb + 2])
+    # one integer per (distinct row, limb): sorting it sorts by the rows' keys, then the limb
+    code = index * _LIMBS + limb
+    codes = np.concatenate([code, code + 1, code + 2])
     values = np.concatenate(pieces) * np.tile(count, len(pieces))
     keep = values != 0
-    return _carry(
-        Table.build({name: column[keep] for name, column in columns.items()}, values[keep])
-    )
+    codes, values = _carry_codes(*_sum_by_code(codes[keep], values[keep]))
+    row, limbs = np.divmod(codes, _LIMBS)
+    return Table({**{name: c[row] for name, c in rows.items()}, LIMB: limbs}, values)
+
+
+def _sum_by_code(codes: IntArray, values: IntArray) -> tuple[IntArray, IntArray]:
+    """The distinct codes, sorted, and the sum of the values of each (int64, exact)."""
+    if not codes.size:
+        return codes, values
+    order = np.argsort(codes)  # integer sums: the order within a code does not matter
+    codes = codes[order]
+    starts = _starts(codes)
+    return codes[starts], np.add.reduceat(values[order], starts)
+
+
+def _starts(ordered: IntArray) -> IntArray:
+    new = np.empty(ordered.size, dtype=np.bool_)
+    new[0] = True
+    np.not_equal(ordered[1:], ordered[:-1], out=new[1:])
+    return np.flatnonzero(new)
+
+
+def _carry_codes(codes: IntArray, digits: IntArray) -> tuple[IntArray, IntArray]:
+    """Bring every digit into [1, 2**32) by carrying into the next limb (and drop zeros)."""
+    while True:
+        carries = digits >> _BITS
+        if not carries.any():
+            keep = digits != 0
+            return codes[keep], digits[keep]
+        has = carries != 0
+        codes, digits = _sum_by_code(
+            np.concatenate([codes, codes[has] + 1]),
+            np.concatenate([digits & _MASK, carries[has]]),
+        )
 
 
 def add_limbs(tables: Sequence[Table]) -> Table:
@@ -139,7 +177,8 @@ def rounded_sums(table: Table, names: Sequence[str]) -> tuple[dict[str, AnyArray
     """The distinct key rows of a table of limbs and the float64 nearest each row's exact sum.
 
     Rows are in the table's (sorted) order; a row whose sum is zero has no limbs, so it is not
-    listed (see :func:`align`).
+    listed (see :func:`align`). Rows of up to three limbs, nearly all, are rounded vectorised
+    (:func:`_rounded_short`); the others in Python integers, whose division is correctly rounded.
     """
     size = len(table)
     if size == 0:
@@ -150,23 +189,87 @@ def rounded_sums(table: Table, names: Sequence[str]) -> tuple[dict[str, AnyArray
         column = table.columns[name]
         new[1:] |= column[1:] != column[:-1]
     starts = np.flatnonzero(new)
+    sums, done = _rounded_short(table.columns[LIMB], table.count, starts)
     ends = [*starts[1:].tolist(), size]
-    limbs = table.columns[LIMB].tolist()
-    digits = table.count.tolist()
+    limbs = table.columns[LIMB]
+    digits = table.count
     scale = 1 << _OFFSET
-    sums = np.empty(starts.size)
-    for index, (start, end) in enumerate(zip(starts.tolist(), ends, strict=True)):
+    for index in np.flatnonzero(~done).tolist():
+        start, end = int(starts[index]), ends[index]
         total = 0
         for position in range(start, end):
-            total += digits[position] << (_BITS * limbs[position])
-        try:
-            sums[index] = total / scale  # int / int is correctly rounded in Python
-        except OverflowError:
-            raise ValueError(
-                "the weights of one cell add up to more than the largest float64 (1.8e308); "
-                "scale the weights down"
-            ) from None
+            total += int(digits[position]) << (_BITS * int(limbs[position]))
+        sums[index] = total / scale  # int / int is correctly rounded in Python
+    if not np.isfinite(sums).all():
+        raise ValueError(
+            "the weights of one cell add up to more than the largest float64 (1.8e308); "
+            "scale the weights down"
+        )
     return {name: table.columns[name][starts] for name in names}, sums
+
+
+#: the least exponent of a normal float64: results below are rounded in Python instead (scaling
+#: a rounded value into the subnormal range would round it twice)
+_LEAST_NORMAL = -1022
+
+
+def _rounded_short(
+    limbs: IntArray, digits: IntArray, starts: IntArray
+) -> tuple[FloatArray, npt.NDArray[np.bool_]]:
+    r"""Correctly rounded sums of the rows of one, two or three limbs, and which rows those are.
+
+    With the row's lowest limb :math:`k_0` and :math:`u = 2^{32 k_0 - 1126}`, the sum is
+    :math:`u (d_0 + 2^{32} d_1 + \dots)`. One limb: :math:`d_0 u` is exact. Two limbs
+    :math:`k_0 < k_1`: :math:`a = d_1 2^{32 (k_1 - k_0)}` is exact and the float sum
+    :math:`a + d_0` of two exact values is correctly rounded; from :math:`k_1 - k_0 \ge 3` on,
+    :math:`d_0 < 2^{32}` is below half an ulp of :math:`a \ge 2^{96}`, so the sum is :math:`a`.
+    Three consecutive limbs: :math:`T = 2^{32} d_2 + d_1` is an exact integer; below
+    :math:`2^{53}` it is an exact float and :math:`2^{32} T + d_0` rounds once as above; from
+    :math:`2^{54}` on, :math:`d_0` only decides whether the discarded bits are zero, so
+    :math:`T` with its last bit set when :math:`d_0 \ne 0` (rounding to odd, at least two bits
+    below the kept ones) converts to the same float. Multiplying by :math:`u` is exact while the
+    result stays normal; other rows are left to the caller (``done`` false).
+    """
+    rows = starts.size
+    ends = np.append(starts[1:], limbs.size)
+    length = ends - starts
+    sums = np.zeros(rows)
+    done = np.zeros(rows, dtype=np.bool_)
+    low = limbs[starts]
+    d0 = digits[starts].astype(np.float64)
+    value = np.full(rows, np.nan)
+    # the result is value * 2**(32 * limb - offset)
+    limb = low.copy()
+    one = length == 1
+    value[one] = d0[one]
+    two = np.flatnonzero(length == 2)
+    gap = limbs[starts[two] + 1] - low[two]
+    d1 = digits[starts[two] + 1].astype(np.float64)
+    far = gap >= 3
+    value[two] = np.where(far, d1, np.ldexp(d1, 32 * np.minimum(gap, 2)) + d0[two])
+    limb[two[far]] += gap[far]
+    three = np.flatnonzero(
+        (length == 3) & (limbs[np.minimum(starts + 2, limbs.size - 1)] == low + 2)
+    )
+    three = three[limbs[starts[three] + 1] == low[three] + 1]
+    top = digits[starts[three] + 2]
+    exact = top < 2**31  # T < 2**63 converts to float64 correctly rounded
+    three, top = three[exact], top[exact]
+    whole = (top << 32) | digits[starts[three] + 1]
+    small = whole < 2**53
+    big = whole >= 2**54
+    sticky = (digits[starts[three]] != 0).astype(np.int64)
+    value[three[small]] = np.ldexp(whole[small].astype(np.float64), 32) + d0[three[small]]
+    value[three[big]] = np.ldexp((whole[big] | sticky[big]).astype(np.float64), 32)
+    ready = np.isfinite(value)
+    with np.errstate(over="ignore"):
+        scaled = np.ldexp(value[ready], 32 * limb[ready] - _OFFSET)
+    mantissa_exponent = np.frexp(scaled)[1]
+    normal = (mantissa_exponent - 1 >= _LEAST_NORMAL) | (scaled == 0)
+    index = np.flatnonzero(ready)[normal]
+    sums[index] = scaled[normal]
+    done[index] = True
+    return sums, done
 
 
 def align(

@@ -40,7 +40,9 @@ _MAX_SQUARED_WEIGHT = 2.0**500
 
 def rank_tables(stats: SideStatistics) -> dict[str, Table]:
     """The tables that hold ranks (for weighted input, those with exact weight sums)."""
-    return {name: t for name, t in stats.tables().items() if name != "candidates"}
+    return {
+        name: t for name, t in stats.tables().items() if name not in ("candidates", "tie_pairs")
+    }
 
 
 def _rebuild(stats: SideStatistics, tables: Mapping[str, Table]) -> SideStatistics:
@@ -48,6 +50,7 @@ def _rebuild(stats: SideStatistics, tables: Mapping[str, Table]) -> SideStatisti
         pairs=tables.get("pairs"),
         ranks={name.removeprefix("ranks."): t for name, t in tables.items() if name != "pairs"},
         candidates=stats.candidates,
+        tie_pairs=stats.tie_pairs,
     )
 
 
@@ -109,13 +112,16 @@ def counted_tables(
     counts: Any,
     sizes: Mapping[str, int],
     weight_sums: bool = False,
+    tie_weights: bool = False,
 ) -> tuple[dict[str, SideStatistics], dict[str, dict[str, Table]], list[Hashable] | None]:
     """The tables of a batch with weights or counts: rank tables count, weights summed exactly.
 
     Every row is validated by :func:`prepare_input`, with its index as a (unique) weight, so the
     tables keep one row per input row and say which; then counts and weights are put in. The
     candidate table keeps each weight as a key, or with ``weight_sums`` the exact sums of the
-    weights and of their squares per row (:data:`CANDIDATE_SUMS`).
+    weights and of their squares per row (:data:`CANDIDATE_SUMS`). With ``tie_weights`` the
+    rank pairs are kept with each task's weight too (``tie_pairs``), for the expectations over
+    ties that need it.
     """
     names = list(sizes)
     side_counts = _row_values(counts, "counts", names, sizes)
@@ -163,7 +169,11 @@ def counted_tables(
             elif weight is not None:
                 keys[WEIGHT] = weight[row]
             tables[name] = Table.build(keys, row_count)
-        sides[side] = _rebuild(SideStatistics(candidates=tables.pop("candidates", None)), tables)
+            if name == "pairs" and weight is not None and tie_weights:
+                tables["tie_pairs"] = Table.build({**keys, WEIGHT: weight[row]}, row_count)
+        tie_pairs = tables.pop("tie_pairs", None)
+        candidates = tables.pop("candidates", None)
+        sides[side] = _rebuild(SideStatistics(candidates=candidates, tie_pairs=tie_pairs), tables)
         sums[side] = side_sums
     return sides, sums if weights is not None else {}, prepared.labels
 
