@@ -80,3 +80,21 @@ def test_build_of_few_distinct_rows() -> None:
     keys, counts = _reference(columns, np.ones(500, dtype=np.int64))
     assert [table.columns[name].tolist() for name in columns] == keys
     assert table.count.tolist() == counts
+
+
+def test_half_integer_columns_take_the_integer_path_with_the_same_result() -> None:
+    rng = np.random.default_rng(0)
+    n = 5000
+    groups = rng.integers(0, 300, size=n)
+    ranks = rng.integers(2, 400, size=n) / 2.0  # realistic ranks: halves
+    count = rng.integers(1, 4, size=n)
+    fast = Table.build({"group": groups, "rank": ranks}, count)
+    keys, (summed,) = group_sum([groups, ranks], [count])  # the general path
+    assert fast.columns["rank"].dtype == np.float64
+    np.testing.assert_array_equal(fast.columns["group"], keys[0])
+    np.testing.assert_array_equal(fast.columns["rank"], keys[1])
+    np.testing.assert_array_equal(fast.count, summed)
+    # a column of other fractions is not taken for halves
+    thirds = Table.build({"rank": np.array([1 / 3, 1 / 3, 0.5])})
+    assert thirds.columns["rank"].tolist() == [1 / 3, 0.5]
+    assert thirds.count.tolist() == [2, 1]

@@ -112,6 +112,15 @@ def distinct_rows(columns: Mapping[str, AnyArray]) -> tuple[dict[str, AnyArray],
     return {name: array[order[starts]] for name, array in zip(names, arrays, strict=True)}, index
 
 
+def _is_half_integer(column: AnyArray) -> bool:
+    """Whether a float column holds only multiples of 1/2 below 2**52 in magnitude."""
+    if column.dtype.kind != "f" or not column.size:
+        return False
+    with np.errstate(invalid="ignore", over="ignore"):
+        doubled = 2.0 * column
+        return bool(np.all(np.abs(doubled) < 2.0**53) and np.array_equal(doubled, np.rint(doubled)))
+
+
 def _run_starts(ordered: IntArray) -> IntArray:
     """The index of the first row of each run of equal values of a sorted, non-empty array."""
     new = np.empty(ordered.size, dtype=np.bool_)
@@ -183,10 +192,20 @@ class Table:
         """Compress rows to distinct ones, adding up their counts (1 each by default)."""
         names = list(columns)
         if count is None or np.issubdtype(count.dtype, np.integer):
-            fast = _count_integer_rows([columns[name] for name in names], count)
+            # half-integer ranks (realistic ranks) count as integers: twice their value
+            halves = {name for name in names if _is_half_integer(columns[name])}
+            integers = [
+                (2.0 * columns[name]).astype(np.int64) if name in halves else columns[name]
+                for name in names
+            ]
+            fast = _count_integer_rows(integers, count)
             if fast is not None:
                 keys, counts = fast
-                return cls(dict(zip(names, keys, strict=True)), counts)
+                decoded = [
+                    0.5 * key.astype(np.float64) if name in halves else key
+                    for name, key in zip(names, keys, strict=True)
+                ]
+                return cls(dict(zip(names, decoded, strict=True)), counts)
         if count is None:
             count = np.ones(columns[names[0]].size, dtype=np.int64)
         keys, (summed,) = group_sum([columns[name] for name in names], [count])
