@@ -103,7 +103,11 @@ class RankBasedMetric(ABC):
 
     Subclasses set the class metadata and override the hooks :meth:`_evaluate` and, where a
     closed form exists, :meth:`_expected_value` / :meth:`_variance`; :attr:`closed_expectation`
-    and :attr:`closed_variance` follow from which hooks a class overrides.
+    and :attr:`closed_variance` follow from which hooks a class overrides. The null hooks take
+    the tasks as a :class:`~rankstats.null.tasks.Tasks`: rows of (candidate count, weight)
+    standing for several tasks each, so that a table of a billion queries is a few thousand
+    rows; ``tasks.mean(terms)`` and ``tasks.mean_variance(terms)`` give the moments of a mean of
+    per-task terms, ``tasks.candidates`` the counts the terms are computed from.
     """
 
     #: the human-readable name
