@@ -7,5 +7,6 @@ _NEEDS = {
     "src/rankstats/plot.py": "matplotlib",
     "src/rankstats/distributed/torch.py": "torch",
     "src/rankstats/distributed/dask.py": "dask",
+    "src/rankstats/distributed/torchmetrics.py": "torchmetrics",
 }
 collect_ignore = [path for path, module in _NEEDS.items() if not importlib.util.find_spec(module)]

@@ -16,8 +16,11 @@ import sys
 import numpy as np
 
 NUM_TASKS = 400
-#: weighted: the expected rank type of the geometric mean rank needs every weight, so only mrr..
-WEIGHTED_METRICS = ["mrr", "hits@10", "mr", "amri", "zmrr"]
+#: weighted: the geometric mean rank and the variance need every weight (their expectation over
+#: ties, and the null model), the others only weight sums
+WEIGHTED_METRICS = ["mrr", "hits@10", "mr", "amri", "zmrr", "gmr", "variance"]
+#: weighted with weight sums only (bounded state)
+LINEAR_METRICS = ["mrr", "hits@10", "mr", "amri", "zmrr"]
 
 
 def dataset(seed: int = 0) -> dict[str, np.ndarray]:
@@ -96,6 +99,35 @@ def run(rank: int, world_size: int, init_file: str, out_file: str) -> None:
     reduced = all_reduce(weighted)
     out["weighted"] = reduced.compute().to_json()
     out["weighted_state"] = json.dumps(reduced.state_dict())
+
+    # 3b. weighted, the metrics whose null models need only weight sums
+    linear = RankAccumulator(LINEAR_METRICS)
+    update_from_tensors(
+        linear,
+        optimistic=torch.as_tensor(data["optimistic"][mine]),
+        pessimistic=torch.as_tensor(data["pessimistic"][mine]),
+        num_candidates=torch.as_tensor(data["num_candidates"][mine]),
+        groups=torch.as_tensor(data["groups"][mine]),
+        weights=torch.as_tensor(data["weights"][mine]),
+    )
+    out["linear"] = compute(linear).to_json()
+
+    # 3c. the torchmetrics adapter: compute() syncs across the processes first
+    try:
+        from rankstats.distributed.torchmetrics import RankMetrics
+    except ImportError:
+        out["torchmetrics"] = ""
+    else:
+        metric = RankMetrics(LINEAR_METRICS)
+        for part in np.array_split(mine, 3):
+            metric.update(
+                optimistic=torch.as_tensor(data["optimistic"][part]),
+                pessimistic=torch.as_tensor(data["pessimistic"][part]),
+                num_candidates=torch.as_tensor(data["num_candidates"][part]),
+                weights=torch.as_tensor(data["weights"][part]),
+            )
+        out["torchmetrics"] = json.dumps(metric.compute())
+        out["torchmetrics_local"] = str(metric.accumulator.num_ranks)  # unsynced again
 
     # 4. a sub-group: the first and the last process only; by gather and broadcast too
     members = [0, world_size - 1]

@@ -15,7 +15,12 @@ import pytest
 torch = pytest.importorskip("torch")
 pytest.importorskip("torch.distributed")
 
-from distributed_torch_worker import WEIGHTED_METRICS, dataset, shards  # noqa: E402
+from distributed_torch_worker import (  # noqa: E402
+    LINEAR_METRICS,
+    WEIGHTED_METRICS,
+    dataset,
+    shards,
+)
 from rankstats import RankAccumulator, Ranks, evaluate  # noqa: E402
 from rankstats.distributed.torch import all_reduce, compute, update_from_tensors  # noqa: E402
 
@@ -87,6 +92,15 @@ def test_every_process_gets_the_results_of_evaluate(world_size: int, tmp_path: P
     one.update(ranks, groups=data["groups"], weights=data["weights"])
     weighted = one.compute().to_json()
 
+    linear = evaluate(
+        ranks, metrics=LINEAR_METRICS, groups=data["groups"], weights=data["weights"]
+    ).to_json()
+    plain = evaluate(ranks, metrics=LINEAR_METRICS, weights=data["weights"]).to_flat_dict()
+    for rank, output in enumerate(outputs):
+        assert output["linear"] == linear
+        if output["torchmetrics"]:
+            assert json.loads(output["torchmetrics"]) == plain  # synced: every rank
+            assert int(output["torchmetrics_local"]) == len(parts[rank])
     for output in outputs:
         assert output["grouped"] == expected  # bit for bit, every group, every statistic
         assert output["macro"] == macro

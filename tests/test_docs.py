@@ -174,8 +174,13 @@ def _mailto_links(text: str, source: str) -> list[str]:
     ]
 
 
+#: modules whose import needs an optional extra
+_IMPORTS_EXTRA = {"rankstats.distributed.torchmetrics": "torchmetrics"}
+
+
 def _docstrings() -> list[tuple[str, str]]:
     import importlib
+    import importlib.util
     import inspect
     import pkgutil
 
@@ -184,6 +189,10 @@ def _docstrings() -> list[tuple[str, str]]:
     found = [("rankstats", rankstats.__doc__ or "")]
     for info in pkgutil.walk_packages(rankstats.__path__, prefix="rankstats."):
         if info.name == "rankstats.__main__":
+            continue
+        # modules that subclass an optional extra's classes import it (the others import lazily)
+        needs = _IMPORTS_EXTRA.get(info.name)
+        if needs is not None and importlib.util.find_spec(needs) is None:
             continue
         module = importlib.import_module(info.name)
         found.append((info.name, module.__doc__ or ""))

@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import os
 import pkgutil
 from pathlib import Path
@@ -29,6 +30,8 @@ from sphinx.util.nodes import nested_parse_with_titles
 _SKIP_MODULES = {"rankstats.__main__"}
 #: the width the command-line help is wrapped to
 _HELP_COLUMNS = "90"
+#: modules whose import needs an optional extra (documented when it is installed)
+_IMPORTS_EXTRA = {"rankstats.distributed.torchmetrics": "torchmetrics"}
 
 
 def _parse(directive: SphinxDirective, lines: list[str]) -> list[nodes.Node]:
@@ -129,6 +132,9 @@ class ApiReference(SphinxDirective):
             parts = info.name.split(".")
             if any(part.startswith("_") for part in parts) or info.name in excluded:
                 continue
+            needs = _IMPORTS_EXTRA.get(info.name)
+            if needs is not None and importlib.util.find_spec(needs) is None:
+                continue  # built without that extra: the module cannot be imported
             names.append(info.name)
         lines: list[str] = []
         for name in sorted(names):

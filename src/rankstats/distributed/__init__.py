@@ -11,6 +11,8 @@ grouping of the merges do not matter), and the merged accumulator gives the resu
   are compressed where they are.
 - :mod:`rankstats.distributed.dask`: ranks held in a Dask DataFrame (e.g. read from Parquet) or
   Dask arrays, one accumulator per partition and a tree reduction.
+- :mod:`rankstats.distributed.torchmetrics`: the accumulator as a :class:`torchmetrics.Metric`,
+  for Lightning's loops (``pip install 'rankstats[torchmetrics]'``).
 
 Neither :mod:`torch` nor :mod:`dask` is imported until one of these modules is; each says how to
 install its engine if it is missing (``pip install 'rankstats[torch]'`` or

@@ -1,0 +1,163 @@
+r"""rankstats as a :class:`torchmetrics.Metric`: the accumulator's bounded state, Lightning's loop.
+
+:class:`RankMetrics` wraps a :class:`~rankstats.RankAccumulator`: ``update`` compresses a batch
+of ranks on its device (:func:`~rankstats.distributed.torch.update_from_tensors`), the state is
+the accumulator's distinct cells (never one entry per query), ``compute`` returns the flat
+dictionary of :func:`~rankstats.evaluate` (PyKEEN's keys), and under torch.distributed the sync
+before ``compute`` merges the accumulators of every process
+(:func:`~rankstats.distributed.torch.all_reduce`), so every process gets the results of all the
+ranks, bit for bit those of :func:`~rankstats.evaluate` on them at once.
+
+Importing this module needs :mod:`torchmetrics` (``pip install 'rankstats[torchmetrics]'``).
+
+Examples
+--------
+In a :class:`lightning.LightningModule`::
+
+    from rankstats.distributed.torchmetrics import RankMetrics
+
+    class Model(LightningModule):
+        def __init__(self):
+            super().__init__()
+            self.ranking = RankMetrics(["mrr", "hits@10", "amri"])
+
+        def validation_step(self, batch, batch_idx):
+            scores = self(batch)  # (batch, num_candidates)
+            optimistic = (scores > scores.gather(1, batch.target[:, None])).sum(1) + 1
+            pessimistic = (scores >= scores.gather(1, batch.target[:, None])).sum(1)
+            self.ranking.update(
+                optimistic=optimistic, pessimistic=pessimistic, num_candidates=scores.shape[1]
+            )
+
+        def on_validation_epoch_end(self):
+            self.log_dict(self.ranking.compute())  # synced across processes first
+            self.ranking.reset()
+
+A plain loop:
+
+>>> import torch
+>>> metric = RankMetrics(["mrr", "hits@1"])
+>>> metric.update(torch.tensor([1.0, 2.0]), num_candidates=10)
+>>> metric.update(torch.tensor([1.0]), num_candidates=10)
+>>> metric.compute()["both.realistic.inverse_harmonic_mean_rank"]
+0.8333333333333334
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from rankstats.distributed import require
+from rankstats.distributed.torch import all_reduce, update_from_tensors
+from rankstats.evaluation.evaluate import Average, MetricHint
+from rankstats.evaluation.results import EvaluationResults
+from rankstats.evaluation.streaming import RankAccumulator
+
+__all__ = ["RankMetrics"]
+
+_Metric: Any = require("torchmetrics", "torchmetrics").Metric
+
+
+class RankMetrics(_Metric):  # type: ignore[misc]
+    """Rank-based metrics as a :class:`torchmetrics.Metric` over a rankstats accumulator.
+
+    Parameters
+    ----------
+    metrics : sequence of str or RankBasedMetric, optional
+        The metrics, as :func:`~rankstats.evaluate` takes them (the defaults if omitted).
+    rank_types : sequence of str, optional
+        The rank types to compute.
+    average : {"micro", "macro"}, default="micro"
+        How to average over groups.
+    **kwargs
+        Passed to :class:`torchmetrics.Metric` (``process_group``, ``dist_sync_fn`` is not used:
+        the sync merges accumulators).
+
+    Notes
+    -----
+    The metric state is one list state, ``accumulators``, holding accumulators (merged into one
+    whenever read): torchmetrics caches, copies and restores it around a sync like any list
+    state, and the sync itself is :func:`~rankstats.distributed.torch.all_reduce`, an exchange of
+    the accumulators' small state, not of the ranks.
+    """
+
+    full_state_update = False
+    is_differentiable = False
+    higher_is_better = None
+
+    def __init__(
+        self,
+        metrics: Sequence[MetricHint] | MetricHint | None = None,
+        *,
+        rank_types: Sequence[str] | str | None = None,
+        average: Average = "micro",
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(**kwargs)
+        # validated now: a bad metric name fails at construction, not at the first batch
+        self._template = RankAccumulator(metrics, rank_types=rank_types, average=average)
+        self.add_state("accumulators", default=[], dist_reduce_fx=None)
+
+    def _fresh(self) -> RankAccumulator:
+        template = self._template
+        metrics = None if template._default_metrics else template.metrics
+        return RankAccumulator(metrics, rank_types=template.rank_types, average=template.average)
+
+    @property
+    def accumulator(self) -> RankAccumulator:
+        """The accumulated state, the list state's accumulators merged into one."""
+        parts: list[RankAccumulator] = self.accumulators
+        if not parts:
+            parts.append(self._fresh())
+        elif len(parts) > 1:
+            merged = RankAccumulator.merged(parts)
+            parts.clear()
+            parts.append(merged)
+        return parts[0]
+
+    def update(
+        self,
+        ranks: Any = None,
+        num_candidates: Any = None,
+        *,
+        optimistic: Any = None,
+        pessimistic: Any = None,
+        groups: Any = None,
+        weights: Any = None,
+    ) -> None:
+        """Add a batch of ranks held in tensors (see :func:`update_from_tensors`)."""
+        update_from_tensors(
+            self.accumulator,
+            ranks,
+            num_candidates,
+            optimistic=optimistic,
+            pessimistic=pessimistic,
+            groups=groups,
+            weights=weights,
+        )
+
+    def results(self) -> EvaluationResults:
+        """The results of every rank collected (on this process, or all after a sync)."""
+        return self.accumulator.compute()
+
+    def compute(self) -> dict[str, float]:
+        """The flat dictionary of the results, ``side.rank_type.metric`` to value."""
+        return self.results().to_flat_dict()
+
+    def merge_state(self, incoming_state: Any) -> None:
+        """Add the ranks of another :class:`RankMetrics` (or of its state dictionary)."""
+        if isinstance(incoming_state, RankMetrics):
+            incoming = incoming_state.accumulator
+        elif isinstance(incoming_state, dict) and "accumulators" in incoming_state:
+            incoming = RankAccumulator.merged(incoming_state["accumulators"])
+        else:
+            raise ValueError(
+                "incoming_state must be a RankMetrics or a state dictionary with 'accumulators', "
+                f"got {type(incoming_state).__name__}"
+            )
+        self.accumulator.merge(incoming)
+
+    def _sync_dist(self, dist_sync_fn: Any = None, process_group: Any = None) -> None:
+        merged = all_reduce(self.accumulator, group=process_group or self.process_group)
+        self.accumulators = [merged]

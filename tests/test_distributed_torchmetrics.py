@@ -1,0 +1,84 @@
+"""The torchmetrics adapter: a Metric over the accumulator's bounded state."""
+
+from __future__ import annotations
+
+import copy
+import pickle
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("torchmetrics")
+
+from rankstats import Ranks, UnknownMetricError, evaluate  # noqa: E402
+from rankstats.distributed.torchmetrics import RankMetrics  # noqa: E402
+
+METRICS = ["mrr", "hits@1", "hits@10", "amri", "z_mrr"]
+
+
+def batches(seed: int = 0, n: int = 300) -> tuple[Ranks, list[np.ndarray]]:
+    rng = np.random.default_rng(seed)
+    candidates = rng.integers(2, 60, size=n)
+    optimistic = np.minimum(rng.geometric(0.2, size=n), candidates)
+    pessimistic = np.minimum(optimistic + rng.binomial(1, 0.3, size=n), candidates)
+    return Ranks(optimistic, pessimistic, candidates), np.array_split(np.arange(n), 7)
+
+
+def feed(metric: RankMetrics, ranks: Ranks, rows: np.ndarray) -> None:
+    metric.update(
+        optimistic=torch.tensor(ranks.optimistic[rows]),
+        pessimistic=torch.tensor(ranks.pessimistic[rows]),
+        num_candidates=torch.tensor(ranks.num_candidates[rows]),
+    )
+
+
+def test_compute_equals_evaluate_and_the_state_stays_small() -> None:
+    ranks, parts = batches()
+    metric = RankMetrics(METRICS)
+    for rows in parts:
+        feed(metric, ranks, rows)
+    assert metric.compute() == evaluate(ranks, metrics=METRICS).to_flat_dict()
+    assert metric.results().to_json() == evaluate(ranks, metrics=METRICS).to_json()
+    assert len(metric.accumulators) == 1
+    cells = sum(len(t["count"]) for t in metric.accumulator.state_dict()["sides"]["both"].values())
+    assert cells < len(ranks)  # distinct cells, not one entry per rank
+
+
+def test_forward_gives_the_batch_and_accumulates() -> None:
+    ranks, parts = batches(1)
+    metric = RankMetrics(METRICS)
+    for rows in parts:
+        sub = Ranks(ranks.optimistic[rows], ranks.pessimistic[rows], ranks.num_candidates[rows])
+        batch = metric(
+            optimistic=torch.tensor(sub.optimistic),
+            pessimistic=torch.tensor(sub.pessimistic),
+            num_candidates=torch.tensor(sub.num_candidates),
+        )
+        assert batch == evaluate(sub, metrics=METRICS).to_flat_dict()
+    assert metric.compute() == evaluate(ranks, metrics=METRICS).to_flat_dict()
+
+
+def test_reset_merge_copy_and_pickle() -> None:
+    ranks, parts = batches(2)
+    first, second = RankMetrics(METRICS), RankMetrics(METRICS)
+    for index, rows in enumerate(parts):
+        feed(first if index % 2 else second, ranks, rows)
+    copied = pickle.loads(pickle.dumps(copy.deepcopy(first)))
+    first.merge_state(second)
+    assert first.compute() == evaluate(ranks, metrics=METRICS).to_flat_dict()
+    assert copied.accumulator.num_ranks + second.accumulator.num_ranks == len(ranks)
+    copied.merge_state({"accumulators": [second.accumulator]})
+    assert copied.compute() == first.compute()
+    first.reset()
+    assert first.accumulator.num_ranks == 0
+    with pytest.raises(ValueError, match="incoming_state"):
+        first.merge_state(3)
+
+
+def test_bad_metrics_fail_at_construction() -> None:
+    with pytest.raises(UnknownMetricError, match="mrrr"):
+        RankMetrics(["mrrr"])
+    metric = RankMetrics()  # the defaults
+    metric.update(torch.tensor([1.0, 3.0]), num_candidates=5)
+    assert metric.compute() == evaluate(np.array([1.0, 3.0]), [5, 5]).to_flat_dict()
