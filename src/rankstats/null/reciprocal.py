@@ -229,11 +229,14 @@ class _ArithmeticTask:
         self.mean = 0.5 * (c + 1.0)
         #: the series is used for s <= limit; coefficients are in x = s / limit
         self.limit = 1.0 / c
-        self.series = np.zeros((_SERIES_TERMS + 1, c.size))
-        log_c = np.log(c)
-        for k, factor in enumerate(_ARITHMETIC_SERIES, start=1):
-            self.series[2 * k] = factor * -np.expm1(-2 * k * log_c)
         self.row_cost = np.ones(c.size)
+
+    def series_row(self, m: int) -> FloatArray:
+        """The coefficient of :math:`x^m` of every pair's series (zero for odd ``m``)."""
+        if m % 2 or m == 0:
+            return np.zeros(self.c.size)
+        out: FloatArray = _ARITHMETIC_SERIES[m // 2 - 1] * -np.expm1(-m * np.log(self.c))
+        return out
 
     def __call__(self, s: FloatArray, rows: IntArray) -> tuple[FloatArray, FloatArray]:
         """``(K, ell)`` at ``s`` of shape (len(rows), nodes)."""
@@ -263,46 +266,71 @@ class _HarmonicTask:
     def __init__(self, num_candidates: IntArray) -> None:
         values, inverse = np.unique(num_candidates, return_inverse=True)
         c = values.astype(np.float64)
-        self.c = c
-        small = np.flatnonzero(values <= _DIRECT_MAX)
+        #: the distinct counts, and each row's index into them
+        self.values, self.inverse = c, inverse.reshape(-1)
+        self.small = np.flatnonzero(values <= _DIRECT_MAX)
         harmonic = special.digamma(c + 1.0) + np.euler_gamma
-        size = _SERIES_TERMS + 1
-        # Taylor coefficients (-1)^m mu_m / m! of E[exp(-s (1/r - h))], mu_m = E[(1/r - h)^m]
-        moment_series = np.zeros((size, c.size))
-        signs = np.array([(-1) ** m / math.factorial(m) for m in range(size)])
-        if small.size:  # direct sums, and exact harmonic numbers
-            owner, j, starts = self._ragged(small)
-            harmonic[small] = np.add.reduceat(1.0 / j, starts)
-            deviation = 1.0 / j - (harmonic[small] / c[small])[owner]
-            power = deviation * deviation
-            for m in range(2, size):
-                moment_series[m, small] = signs[m] * np.add.reduceat(power, starts) / c[small]
-                power *= deviation
-        mean = harmonic / c
-        for begin in range(small.size, c.size, _INIT_ROWS):  # the rest, in blocks of rows
-            part = slice(begin, begin + _INIT_ROWS)
-            moment_series[:, part] = self._central_moments(c[part], mean[part]) * signs[:, None]
-        moment_series[:2] = 0.0
-        series = np.empty_like(moment_series)
-        for begin in range(0, c.size, _INIT_ROWS):
-            part = slice(begin, begin + _INIT_ROWS)
-            series[:, part] = _log_series(moment_series[:, part])
-        excess = (harmonic - 1.0) / c
-        if not np.array_equal(values, num_candidates):  # one row per entry of num_candidates
-            c, mean, excess = c[inverse], mean[inverse], excess[inverse]
-            moment_series, series = moment_series[:, inverse], series[:, inverse]
-        self.c = c
-        self.log_c = np.log(c)
+        if self.small.size:  # exact harmonic numbers
+            _, j, starts = self._ragged_distinct(self.small)
+            harmonic[self.small] = np.add.reduceat(1.0 / j, starts)
+        self.distinct_mean = harmonic / c
+        self._moment_series: FloatArray | None = None
+        self._series: FloatArray | None = None
+        self.c = c[self.inverse]
+        self.log_c = np.log(self.c)
         #: E[1/r] = H_C / C
-        self.mean = mean
+        self.mean = self.distinct_mean[self.inverse]
         #: (H_C - 1) / C = E[1/r] - 1/C, the drift of the sums scaled by their last term
-        self.excess = excess
-        #: used for C > 256 and s <= 2
-        self.moment_series = moment_series
+        self.excess = ((harmonic - 1.0) / c)[self.inverse]
         #: the series of K itself is used for s <= 1 (its radius exceeds 1.2 for every C)
-        self.limit = np.ones(c.size)
-        self.series = series
-        self.row_cost = np.where(c <= _DIRECT_MAX, c, 4.0 * _EM_START)
+        self.limit = np.ones(self.c.size)
+        self.row_cost = np.where(self.c <= _DIRECT_MAX, self.c, 4.0 * _EM_START)
+
+    def _ragged_distinct(self, rows: IntArray) -> tuple[IntArray, FloatArray, IntArray]:
+        """Owner (position in ``rows``), j and segment starts of j = 1..C per distinct count."""
+        lengths = self.values[rows].astype(np.int64)
+        owner = np.repeat(np.arange(rows.size), lengths)
+        starts = np.cumsum(lengths) - lengths
+        j = (np.arange(owner.size) - starts[owner] + 1).astype(np.float64)
+        return owner, j, starts
+
+    @property
+    def moment_series(self) -> FloatArray:
+        r"""Taylor coefficients :math:`(-1)^m \mu_m / m!` of the centred transform, per count.
+
+        One column per distinct count (index with :attr:`inverse`), computed on first use:
+        direct sums for :math:`C \le 256`, Hurwitz zeta sums above.
+        """
+        if self._moment_series is None:
+            c, mean, small = self.values, self.distinct_mean, self.small
+            size = _SERIES_TERMS + 1
+            moment_series = np.zeros((size, c.size))
+            signs = np.array([(-1) ** m / math.factorial(m) for m in range(size)])
+            if small.size:  # direct sums
+                owner, j, starts = self._ragged_distinct(small)
+                deviation = 1.0 / j - mean[small][owner]
+                power = deviation * deviation
+                for m in range(2, size):
+                    moment_series[m, small] = signs[m] * np.add.reduceat(power, starts) / c[small]
+                    power *= deviation
+            for begin in range(small.size, c.size, _INIT_ROWS):  # the rest, in blocks of rows
+                part = slice(begin, begin + _INIT_ROWS)
+                moment_series[:, part] = self._central_moments(c[part], mean[part]) * signs[:, None]
+            moment_series[:2] = 0.0
+            self._moment_series = moment_series
+        return self._moment_series
+
+    def series_row(self, m: int) -> FloatArray:
+        r"""The coefficient :math:`\lambda_m` of :math:`s^m` in every row's series of :math:`K`."""
+        if self._series is None:
+            moments = self.moment_series
+            series = np.empty_like(moments)
+            for begin in range(0, moments.shape[1], _INIT_ROWS):
+                part = slice(begin, begin + _INIT_ROWS)
+                series[:, part] = _log_series(moments[:, part])
+            self._series = series
+        out: FloatArray = self._series[m, self.inverse]
+        return out
 
     def _ragged(self, rows: IntArray) -> tuple[IntArray, FloatArray, IntArray]:
         """Owner (position in ``rows``), j and segment starts of j = 1..C for every row."""
@@ -397,7 +425,7 @@ class _HarmonicTask:
         """Power series for s <= 2, Euler-Maclaurin above, for rows with C > 256."""
         kind = self._kinds(s, rows)
         clipped = np.minimum(s, _SERIES_MAX)
-        coefficients = self.moment_series[:, rows]
+        coefficients = self.moment_series[:, self.inverse[rows]]
         q = np.zeros_like(s)
         for m in range(_SERIES_TERMS, 1, -1):
             q = (q + coefficients[m][:, None]) * clipped
@@ -520,7 +548,7 @@ class _Laplace:
         scale = np.exp2(level) / tau
         self.power_sums = np.zeros((_SERIES_TERMS + 1, levels.size))
         for m in range(2, _SERIES_TERMS + 1):
-            terms = multiplicity * task.series[m] * scale**m
+            terms = multiplicity * task.series_row(m) * scale**m
             self.power_sums[m] = np.bincount(bucket, weights=terms, minlength=levels.size)
         self.bucket_mean = np.bincount(bucket, weights=multiplicity * a * task.mean)
 
