@@ -39,6 +39,7 @@ from scipy import special
 
 from rankstats.arrays import BoolArray, FloatArray, IntArray
 from rankstats.null.interpolation import interpolation_pairs
+from rankstats.null.lattice import FLOOR, POINTS, STEP, LatticeSum
 from rankstats.null.tasks import Tasks
 from rankstats.weighting import pairwise_dot
 
@@ -64,6 +65,9 @@ _TAIL_TOLERANCE = 1e-16
 _BLOCK_ELEMENTS = 1 << 18
 #: rows per block when the series coefficients are set up
 _INIT_ROWS = 1 << 14
+#: sum the harmonic transform through lattice tables (rankstats.null.lattice) from this many
+#: distinct pairs (C, a) up, where that is estimated to cost less than pair by pair
+_LATTICE_PAIRS = 1024
 
 # --- harmonic transform -------------------------------------------------------------------------
 #: candidate counts up to this are summed directly
@@ -366,6 +370,34 @@ class _HarmonicTask:
             central[m] = np.sum(_BINOMIAL[m, : m + 1, None] * raw[: m + 1] * powers[m::-1], axis=0)
         return central
 
+    def tabulate(self, s: FloatArray, rows: IntArray) -> tuple[FloatArray, FloatArray]:
+        """``(K, ell)`` like calling the task, with the series of K wherever ``s <= 1``.
+
+        The series costs 23 terms per value where the direct sums of small counts cost
+        :math:`C`; it is the one the bucketed sums use, and its radius exceeds 1.2.
+        """
+        inside = s <= 1.0
+        centred = np.empty_like(s)
+        log_transform = np.empty_like(s)
+        if not np.all(inside):
+            rest = ~inside
+            row_index = np.broadcast_to(rows[:, None], s.shape)[rest]
+            k, ell = self(s[rest][:, None], row_index)
+            centred[rest], log_transform[rest] = k[:, 0], ell[:, 0]
+        if np.any(inside):
+            row_index = np.broadcast_to(rows[:, None], s.shape)[inside]
+            x = s[inside]
+            series = np.zeros_like(x)
+            distinct = self.inverse[row_index]
+            self.series_row(2)  # the coefficients, once
+            assert self._series is not None
+            for m in range(_SERIES_TERMS, 1, -1):
+                series = (series + self._series[m, distinct]) * x
+            series *= x
+            centred[inside] = series
+            log_transform[inside] = series - x * self.mean[row_index]
+        return centred, log_transform
+
     def __call__(self, s: FloatArray, rows: IntArray) -> tuple[FloatArray, FloatArray]:
         """``(K, ell)`` at ``s`` of shape (len(rows), nodes)."""
         centred = np.empty_like(s)
@@ -507,6 +539,34 @@ class _HarmonicTask:
 
 
 # --- the sum over tasks -------------------------------------------------------------------------
+def _pair_cost(task: _HarmonicTask, a: FloatArray, mu: float) -> float:
+    r"""Rough cost of the pair-by-pair sums: pairs beyond their series range at the first nodes.
+
+    Five nodes per unit of :math:`\log u` (the accepted step 0.2) from where
+    :math:`a t` reaches half the series range to the first range's end, each costing the
+    pair's row cost (:math:`C` for direct sums, about 100 for Euler-Maclaurin).
+    """
+    reach = np.log(a * (2.0 * math.exp(_STEP * _FIRST_HIGH) / mu) / task.limit)
+    return float(np.sum(np.maximum(reach, 0.0) * task.row_cost) / _STEP * 2.0)
+
+
+def _lattice_cost(lattice: LatticeSum, a: FloatArray, mu: float) -> float:
+    r"""Rough cost of the lattice sums, in the units of :func:`_pair_cost`.
+
+    Table values above the series range at their row cost, below it at the 23 terms of the
+    series, over the span of :math:`\log s` of the first nodes, per table; the fold at a
+    seventh of a unit per stencil term (measured).
+    """
+    counts = lattice.table_counts
+    row_cost = np.where(counts <= _DIRECT_MAX, counts, 4.0 * _EM_START)
+    high = math.log(float(np.max(a)) / mu) + _STEP * _FIRST_HIGH
+    low = max(math.log(float(np.min(a)) / mu) + _STEP * _FIRST_LOW, FLOOR)
+    above = (max(high, 0.0) + POINTS * STEP) / STEP
+    below = max(-low, 0.0) / STEP
+    tables = float(np.sum(above * row_cost + below * _SERIES_TERMS))
+    return tables + lattice.fold_terms / 7.0
+
+
 class _Laplace:
     r"""Centred CGF and log-transform of :math:`X = \sum_i a_i Y_i` at :math:`t = u / \mu`.
 
@@ -535,6 +595,14 @@ class _Laplace:
         mu: float,
     ) -> None:
         self.task, self.certain, self.mu = task, certain, mu
+        self.lattice: LatticeSum | None = None
+        if isinstance(task, _HarmonicTask) and a.size >= _LATTICE_PAIRS:
+            lattice = LatticeSum(
+                task.c.astype(np.int64), a, multiplicity, mu, lambda c: _HarmonicTask(c).tabulate
+            )
+            if _lattice_cost(lattice, a, mu) < _pair_cost(task, a, mu):
+                self.lattice = lattice
+                return
         tau = np.minimum(task.limit / a, 2.0**1000)  # a negligible weight: a huge tau
         level = np.floor(np.log2(tau))
         order = np.argsort(level, kind="stable")
@@ -554,6 +622,9 @@ class _Laplace:
 
     def __call__(self, u: FloatArray) -> tuple[FloatArray, FloatArray]:
         t = u / self.mu
+        if self.lattice is not None:
+            centred, log_transform = self.lattice(u)
+            return centred, log_transform - self.certain * t
         # the buckets within their series radius
         ratio = t[:, None] / self.bucket_threshold[None, :]
         inside = ratio <= 1.0
