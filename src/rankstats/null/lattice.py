@@ -130,6 +130,8 @@ class LatticeSum:
     evaluator : callable
         ``evaluator(table_counts)`` returns a function ``(s, rows) -> (K, ell)`` that evaluates
         the transform of ``table_counts[rows]`` at ``s`` of shape (len(rows), points).
+    grouped : tuple of numpy.ndarray, optional
+        ``numpy.unique(counts, return_inverse=True)``, when the caller has it.
     """
 
     def __init__(
@@ -139,31 +141,36 @@ class LatticeSum:
         multiplicity: FloatArray,
         mu: float,
         evaluator: Callable[[IntArray], Evaluator],
+        grouped: tuple[IntArray, IntArray] | None = None,
     ) -> None:
-        distinct, inverse = np.unique(counts, return_inverse=True)
+        if grouped is None:
+            distinct, inverse = np.unique(counts, return_inverse=True)
+        else:
+            distinct, inverse = grouped
         nodes, position, intervals = count_intervals(distinct, LOWEST)
         self.table_counts = nodes
         self._evaluate = evaluator(nodes)
         self.floor_index = math.ceil(FLOOR / STEP)
         self.cap_index = math.ceil(CAP / STEP)
-        # per pair: position of its count's table (-1: folded) and its interval
+        # per pair: position of its count's table (-1: folded), and the pairs of each interval
         inverse = inverse.reshape(-1)
-        pair_position = position[inverse]
-        interval_of = np.full(distinct.size, -1, dtype=np.int64)
+        self._pair_position = position[inverse]
+        interval_of = np.full(distinct.size, len(intervals), dtype=np.int64)
         for index, (members, _) in enumerate(intervals):
             interval_of[members] = index
-        self._pair_interval = interval_of[inverse]
-        self._pair_position = pair_position
-        self._intervals = intervals
+        pair_interval = interval_of[inverse]
+        self._by_interval = np.argsort(pair_interval, kind="stable")
+        sizes = np.bincount(pair_interval, minlength=len(intervals) + 1)
+        self._interval_bounds = np.concatenate(([0], np.cumsum(sizes)))
+        self._node_positions = [node_positions for _, node_positions in intervals]
         #: the number of stencil terms of the fold: POINTS per pair, times the interpolation
         #: counts of its interval for a folded count
         self.fold_terms = float(
             POINTS
             * (
-                np.count_nonzero(pair_position >= 0)
+                sizes[-1]
                 + sum(
-                    np.count_nonzero(self._pair_interval == index) * nodes.size
-                    for index, (_, nodes) in enumerate(intervals)
+                    int(size) * p.size for size, p in zip(sizes, self._node_positions, strict=False)
                 )
             )
         )
@@ -194,7 +201,8 @@ class LatticeSum:
         tables = self.table_counts.size
         fold_k = np.zeros((tables, width))
         fold_e = np.zeros((tables, width))
-        own = np.flatnonzero(self._pair_position >= 0)
+        bounds = self._interval_bounds
+        own = self._by_interval[bounds[-2] : bounds[-1]]
         for begin in range(0, own.size, _BLOCK):  # pairs standing for their own count
             pairs = own[begin : begin + _BLOCK]
             weights = _stencil_weights(delta[pairs])
@@ -210,8 +218,8 @@ class LatticeSum:
                 weights=(self._linear[pairs][:, None] * weights).ravel(),
                 minlength=tables * width,
             ).reshape(tables, width)
-        for index, (_, node_positions) in enumerate(self._intervals):  # folded counts
-            members = np.flatnonzero(self._pair_interval == index)
+        for index, node_positions in enumerate(self._node_positions):  # folded counts
+            members = self._by_interval[bounds[index] : bounds[index + 1]]
             log_nodes = self._log_nodes[node_positions]
             for begin in range(0, members.size, _BLOCK):
                 pairs = members[begin : begin + _BLOCK]
