@@ -56,6 +56,7 @@ LABELS = [
     "weights over six decades",
     "weights over 300 decades",
     "one count",
+    "counts 1..3 and zero weights",
 ]
 
 
@@ -76,6 +77,9 @@ def _inputs(label: str, n: int) -> tuple[np.ndarray, np.ndarray]:
         return rng.integers(2, 10**6, n), np.exp(rng.uniform(-690.0, 0.0, n))
     if label == "one count":
         return np.full(n, 10**6), weights
+    if label == "counts 1..3 and zero weights":  # tasks with C = 1 add to ell only
+        weights[::7] = 0.0
+        return rng.integers(1, 4, n), weights
     raise AssertionError(label)
 
 

@@ -159,7 +159,9 @@ class LatticeSum:
         for index, (members, _) in enumerate(intervals):
             interval_of[members] = index
         pair_interval = interval_of[inverse]
-        self._by_interval = np.argsort(pair_interval, kind="stable")
+        #: the pairs ordered by interval (their own counts last), sorted on the first fold
+        self._pair_interval = pair_interval
+        self._by_interval: IntArray | None = None
         sizes = np.bincount(pair_interval, minlength=len(intervals) + 1)
         self._interval_bounds = np.concatenate(([0], np.cumsum(sizes)))
         self._node_positions = [node_positions for _, node_positions in intervals]
@@ -201,8 +203,10 @@ class LatticeSum:
         tables = self.table_counts.size
         fold_k = np.zeros((tables, width))
         fold_e = np.zeros((tables, width))
-        bounds = self._interval_bounds
-        own = self._by_interval[bounds[-2] : bounds[-1]]
+        if self._by_interval is None:
+            self._by_interval = np.argsort(self._pair_interval, kind="stable")
+        by_interval, bounds = self._by_interval, self._interval_bounds
+        own = by_interval[bounds[-2] : bounds[-1]]
         for begin in range(0, own.size, _BLOCK):  # pairs standing for their own count
             pairs = own[begin : begin + _BLOCK]
             weights = _stencil_weights(delta[pairs])
@@ -219,7 +223,7 @@ class LatticeSum:
                 minlength=tables * width,
             ).reshape(tables, width)
         for index, node_positions in enumerate(self._node_positions):  # folded counts
-            members = self._by_interval[bounds[index] : bounds[index + 1]]
+            members = by_interval[bounds[index] : bounds[index + 1]]
             log_nodes = self._log_nodes[node_positions]
             for begin in range(0, members.size, _BLOCK):
                 pairs = members[begin : begin + _BLOCK]
