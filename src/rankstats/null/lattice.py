@@ -69,7 +69,7 @@ import numpy as np
 from scipy import sparse
 
 from rankstats.arrays import FloatArray, IntArray
-from rankstats.null.interpolation import count_intervals, lagrange_basis
+from rankstats.null.interpolation import count_intervals
 
 __all__ = ["CAP", "FLOOR", "LOWEST", "POINTS", "STEP", "LatticeSum"]
 
@@ -95,27 +95,51 @@ _OFFSETS = np.arange(-(POINTS // 2 - 1), POINTS // 2 + 1)
 _LOW = -(POINTS // 2 - 1)
 
 
+#: the barycentric weights of the stencil points, 1 / prod_{i != j} (j - i)
+_BARYCENTRIC = np.array(
+    [
+        (-1.0) ** (POINTS // 2 - j) / (math.factorial(j - _LOW) * math.factorial(POINTS // 2 - j))
+        for j in range(_LOW, POINTS // 2 + 1)
+    ]
+)
+
+
+def _lagrange(difference: FloatArray, barycentric: FloatArray, hit: IntArray) -> FloatArray:
+    r"""Lagrange weights :math:`\omega(x)\, b_k / (x - x_k)` from ``difference`` = x - x_k.
+
+    The first barycentric form (backward stable), :math:`\omega(x) = \prod_k (x - x_k)`, in
+    four passes; ``hit[i]`` is the node that row ``i`` lies on, or -1. ``difference`` is
+    overwritten.
+    """
+    rows = np.flatnonzero(hit >= 0)
+    difference[rows, hit[rows]] = 1.0
+    omega = np.prod(difference, axis=1)
+    out: FloatArray = np.multiply(omega[:, None], barycentric[None, :])
+    out /= difference
+    out[rows] = 0.0
+    out[rows, hit[rows]] = 1.0
+    return out
+
+
 def _stencil_weights(delta: FloatArray) -> FloatArray:
     r"""Lagrange weights :math:`\lambda_j(\delta)` on the points :data:`_OFFSETS`, (len, POINTS).
 
-    Barycentric form with the exact weights :math:`(-1)^{j} / ((j - j_0)!\,(j_1 - j)!)`; an
-    offset on a lattice point (:math:`\delta = 0`) gets the weight one there.
+    An offset on a lattice point (:math:`\delta = 0`) gets the weight one there.
     """
-    first, last = int(_OFFSETS[0]), int(_OFFSETS[-1])
-    barycentric = np.array(
-        [
-            (-1.0) ** (j - first) / (math.factorial(j - first) * math.factorial(last - j))
-            for j in range(first, last + 1)
-        ]
-    )
-    difference = delta[:, None] - _OFFSETS[None, :]
-    exact = difference == 0.0
-    difference[exact] = 1.0
-    terms = barycentric[None, :] / difference
-    out: FloatArray = terms / terms.sum(axis=1, keepdims=True)
-    hit = exact.any(axis=1)
-    out[hit] = exact[hit].astype(np.float64)
-    return out
+    hit = np.where(delta == 0.0, -_LOW, -1)
+    return _lagrange(delta[:, None] - _OFFSETS[None, :], _BARYCENTRIC, hit)
+
+
+def _interval_basis(
+    log_nodes: FloatArray, nodes: IntArray, log_counts: FloatArray, counts: IntArray
+) -> FloatArray:
+    """The Lagrange basis in log C of an interval's interpolation counts, (len(counts), nodes)."""
+    difference = log_nodes[:, None] - log_nodes[None, :]
+    np.fill_diagonal(difference, 1.0)
+    barycentric = 1.0 / np.prod(difference, axis=1)
+    where = np.minimum(np.searchsorted(nodes, counts), nodes.size - 1)
+    hit = np.where(nodes[where] == counts, where, -1)
+    return _lagrange(log_counts[:, None] - log_nodes[None, :], barycentric, hit)
 
 
 class LatticeSum:
@@ -176,6 +200,7 @@ class LatticeSum:
                 )
             )
         )
+        self._counts = counts
         self._log_counts = np.log(counts.astype(np.float64))
         self._log_nodes = np.log(nodes.astype(np.float64))
         self._cells = (np.log(shares) - math.log(mu)) / STEP
@@ -207,11 +232,12 @@ class LatticeSum:
             self._by_interval = np.argsort(self._pair_interval, kind="stable")
         by_interval, bounds = self._by_interval, self._interval_bounds
         own = by_interval[bounds[-2] : bounds[-1]]
+        clip = int(cell.min()) + _LOW < lowest
         for begin in range(0, own.size, _BLOCK):  # pairs standing for their own count
             pairs = own[begin : begin + _BLOCK]
             weights = _stencil_weights(delta[pairs])
-            columns = self._columns(cell[pairs], lowest) - r0
-            flat = (self._pair_position[pairs][:, None] * width + columns).ravel()
+            first = self._pair_position[pairs] * width - r0
+            flat = self._columns(cell[pairs], lowest, clip, first).ravel()
             fold_k += np.bincount(
                 flat,
                 weights=(self._square[pairs][:, None] * weights).ravel(),
@@ -225,11 +251,14 @@ class LatticeSum:
         for index, node_positions in enumerate(self._node_positions):  # folded counts
             members = by_interval[bounds[index] : bounds[index + 1]]
             log_nodes = self._log_nodes[node_positions]
+            nodes = self.table_counts[node_positions]
             for begin in range(0, members.size, _BLOCK):
                 pairs = members[begin : begin + _BLOCK]
-                basis = lagrange_basis(log_nodes, self._log_counts[pairs])
+                basis = _interval_basis(
+                    log_nodes, nodes, self._log_counts[pairs], self._counts[pairs]
+                )
                 weights = _stencil_weights(delta[pairs])
-                columns = self._columns(cell[pairs], lowest) - r0
+                columns = self._columns(cell[pairs], lowest, clip, np.full(pairs.size, -r0))
                 # the transpose of the (pairs, width) stencil matrix, built as such
                 stencil = sparse.csc_matrix(
                     (
@@ -239,21 +268,26 @@ class LatticeSum:
                     ),
                     shape=(width, pairs.size),
                 )
-                both = np.concatenate(
-                    (self._square[pairs][:, None] * basis, self._linear[pairs][:, None] * basis),
-                    axis=1,
-                )
+                size = node_positions.size
+                both = np.empty((pairs.size, 2 * size))
+                np.multiply(self._square[pairs][:, None], basis, out=both[:, :size])
+                np.multiply(self._linear[pairs][:, None], basis, out=both[:, size:])
                 product = np.asarray(stencil @ both).T
-                fold_k[node_positions] += product[: basis.shape[1]]
-                fold_e[node_positions] += product[basis.shape[1] :]
+                fold_k[node_positions] += product[:size]
+                fold_e[node_positions] += product[size:]
         self._folds[phase] = (r0, fold_k, fold_e)
         return self._folds[phase]
 
     @staticmethod
-    def _columns(cell: FloatArray, lowest: int) -> IntArray:
-        """Lattice columns ``q + j`` of the stencil of each pair, the low ones merged."""
-        columns: IntArray = np.maximum(cell.astype(np.int64)[:, None] + _OFFSETS[None, :], lowest)
-        return columns
+    def _columns(cell: FloatArray, lowest: int, clip: bool, shift: IntArray) -> IntArray:
+        """Columns ``q + j`` of the pairs' stencils (the low ones merged), plus ``shift``."""
+        start = cell.astype(np.int64) + _LOW
+        if clip:
+            columns = np.maximum(start[:, None] + np.arange(POINTS)[None, :], lowest)
+            out: IntArray = columns + shift[:, None]
+            return out
+        out = (start + shift)[:, None] + np.arange(POINTS)[None, :]
+        return out
 
     # --- the tables ------------------------------------------------------------------------------
     def _cover(self, low: int, high: int) -> None:
