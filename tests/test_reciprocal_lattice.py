@@ -140,31 +140,43 @@ def test_lattice_against_exact_enumeration(
 
 
 def _mp_moments(c: np.ndarray, w: np.ndarray) -> tuple[float, float]:
-    """E and V of 1/X by 30-digit quadrature, the transform of every task summed directly."""
+    """E and V of 1/X by 30-digit quadrature, the transform of every (C, w) summed directly."""
+    pairs, multiplicity = np.unique(np.stack([c, w]), axis=1, return_counts=True)
     with mp.workdps(30):
-        a = [mp.mpf(float(x)) / mp.fsum(mp.mpf(float(y)) for y in w) for x in w]
-        inverse = {int(k): [1 / mp.mpf(j) for j in range(1, int(k) + 1)] for k in set(c.tolist())}
+        total = mp.fsum(mp.mpf(float(x)) for x in w)
+        groups = [
+            (int(count), mp.mpf(float(weight)) / total, int(m))
+            for (count, weight), m in zip(pairs.T, multiplicity, strict=True)
+        ]
+        inverse = {k: [1 / mp.mpf(j) for j in range(1, k + 1)] for k, _, _ in groups}
 
         def transform(t: mp.mpf) -> mp.mpf:
-            total = mp.mpf(0)
-            for count, share in zip(c.tolist(), a, strict=True):
+            log = mp.mpf(0)
+            for count, share, m in groups:
                 s = t * share
-                total += mp.log(mp.fsum(mp.exp(-s * y) for y in inverse[count]) / count)
-            return mp.exp(total)
+                log += m * mp.log(mp.fsum(mp.exp(-s * y) for y in inverse[count]) / count)
+            return mp.exp(log)
 
-        mu = mp.fsum(
-            share * mp.fsum(inverse[k]) / k for k, share in zip(c.tolist(), a, strict=True)
-        )
+        mu = mp.fsum(m * share * mp.fsum(inverse[k]) / k for k, share, m in groups)
         points = [0, *(mp.mpf(x) / mu for x in (0.3, 1, 3, 10, 30, 100, 1e3, 1e4)), mp.inf]
         first = mp.quad(transform, points)
         second = mp.quad(lambda t: t * transform(t), points)
         return float(first), float(second - first**2)
 
 
-def test_lattice_against_mpmath_quadrature(monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize(
+    ("counts", "weights", "n"),
+    [
+        ([2, 3, 4, 5, 6, 7], None, 20),  # a distinct weight per task
+        ([3, 10, 50], [0.5, 1.3, 2.0], 100_000),  # many tasks, few distinct pairs
+    ],
+)
+def test_lattice_against_mpmath_quadrature(
+    monkeypatch: pytest.MonkeyPatch, counts: list[int], weights: list[float] | None, n: int
+) -> None:
     rng = np.random.default_rng(7)
-    c = rng.integers(2, 10, 30)
-    w = rng.uniform(0.5, 2.0, 30)
+    c = rng.choice(counts, n)
+    w = rng.uniform(0.5, 2.0, n) if weights is None else rng.choice(weights, n)
     mean, variance = _through_lattice(monkeypatch, c, w)
     exact_mean, exact_variance = _mp_moments(c, w)
     assert mean == pytest.approx(exact_mean, rel=BOUND_MEAN)
