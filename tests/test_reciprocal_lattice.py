@@ -15,6 +15,8 @@ import math
 import mpmath as mp
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from rankstats.null import interpolation, lattice, reciprocal
 from rankstats.null.interpolation import count_intervals, lagrange_basis
@@ -137,6 +139,29 @@ def test_lattice_against_exact_enumeration(
     exact_mean, exact_variance = _enumerated(candidates, weights)
     assert mean == pytest.approx(exact_mean, rel=BOUND_MEAN)
     assert variance == pytest.approx(exact_variance, rel=BOUND_VARIANCE)
+
+
+@settings(
+    max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    st.lists(
+        st.tuples(st.integers(1, 7), st.floats(0.01, 100.0)),
+        min_size=1,
+        max_size=5,
+    )
+)
+def test_lattice_against_enumeration_property(
+    monkeypatch: pytest.MonkeyPatch, tasks: list[tuple[int, float]]
+) -> None:
+    """Any few tasks with any positive weights, through the lattice: the exact moments."""
+    candidates, weights = [c for c, _ in tasks], [w for _, w in tasks]
+    if max(candidates) == 1:
+        return  # no spread: the lattice is not reached
+    mean, variance = _through_lattice(monkeypatch, np.array(candidates), np.array(weights))
+    exact_mean, exact_variance = _enumerated(candidates, weights)
+    assert mean == pytest.approx(exact_mean, rel=BOUND_MEAN)
+    assert variance == pytest.approx(exact_variance, rel=BOUND_VARIANCE, abs=1e-300)
 
 
 def _mp_moments(c: np.ndarray, w: np.ndarray) -> tuple[float, float]:
