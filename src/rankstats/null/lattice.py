@@ -220,14 +220,13 @@ class LatticeSum:
         """``(r0, V, V')`` for nodes at ``N + phase / 64`` lattice steps (columns r = r0 + i)."""
         if phase in self._folds:
             return self._folds[phase]
-        y = self._cells + phase / 64.0
-        cell = np.floor(y)
-        delta = y - cell
+        delta = self._cells + phase / 64.0
+        cell = np.floor(delta)
+        delta -= cell
         # cells below this are at the floor at every node up to CAP: one shared column
         lowest = self.floor_index - self.cap_index
-        cells = np.maximum(cell.astype(np.int64) + _LOW, lowest)
-        r0 = int(cells.min())
-        width = int(np.max(cell)) + POINTS // 2 - r0 + 1
+        r0 = max(int(cell.min()) + _LOW, lowest)
+        width = int(cell.max()) + POINTS // 2 - r0 + 1
         tables = self.table_counts.size
         fold_k = np.zeros((tables, width))
         fold_e = np.zeros((tables, width))
