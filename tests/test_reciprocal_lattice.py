@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import itertools
 import math
+from fractions import Fraction
 
 import mpmath as mp
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from rankstats.null import interpolation, lattice, reciprocal
@@ -146,11 +147,12 @@ def test_lattice_against_exact_enumeration(
 )
 @given(
     st.lists(
-        st.tuples(st.integers(1, 7), st.floats(0.01, 100.0)),
+        st.tuples(st.integers(1, 6), st.floats(0.01, 100.0)),
         min_size=1,
-        max_size=5,
+        max_size=4,
     )
 )
+@example([(1, 11.0), (2, 0.03125)])  # a dominant certain task: V far below rounding of values
 def test_lattice_against_enumeration_property(
     monkeypatch: pytest.MonkeyPatch, tasks: list[tuple[int, float]]
 ) -> None:
@@ -159,9 +161,17 @@ def test_lattice_against_enumeration_property(
     if max(candidates) == 1:
         return  # no spread: the lattice is not reached
     mean, variance = _through_lattice(monkeypatch, np.array(candidates), np.array(weights))
-    exact_mean, exact_variance = _enumerated(candidates, weights)
-    assert mean == pytest.approx(exact_mean, rel=BOUND_MEAN)
-    assert variance == pytest.approx(exact_variance, rel=BOUND_VARIANCE, abs=1e-300)
+    # in rational arithmetic: with a dominant certain task the variance is far below the
+    # rounding of the values themselves
+    w = [Fraction(x) for x in weights]
+    values = [
+        sum(w) / sum(x / r for x, r in zip(w, ranks, strict=True))
+        for ranks in itertools.product(*(range(1, c + 1) for c in candidates))
+    ]
+    exact_mean = sum(values) / len(values)
+    exact_variance = sum((x - exact_mean) ** 2 for x in values) / len(values)
+    assert mean == pytest.approx(float(exact_mean), rel=BOUND_MEAN)
+    assert variance == pytest.approx(float(exact_variance), rel=BOUND_VARIANCE, abs=1e-300)
 
 
 def _mp_moments(c: np.ndarray, w: np.ndarray) -> tuple[float, float]:
