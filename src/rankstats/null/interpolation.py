@@ -39,7 +39,17 @@ import numpy as np
 
 from rankstats.arrays import BoolArray, FloatArray, IntArray
 
-__all__ = ["DEGREE", "LOWEST", "MIN_DISTINCT", "MIN_GAIN", "WIDTH", "interpolation_pairs"]
+__all__ = [
+    "DEGREE",
+    "LOWEST",
+    "MIN_DISTINCT",
+    "MIN_GAIN",
+    "WIDTH",
+    "chebyshev_counts",
+    "count_intervals",
+    "interpolation_pairs",
+    "lagrange_basis",
+]
 
 #: counts below this are kept as they are
 LOWEST = 2**12
@@ -53,7 +63,7 @@ MIN_DISTINCT = 256
 MIN_GAIN = 4
 
 
-def _nodes(low: float, high: float) -> FloatArray:
+def chebyshev_counts(low: float, high: float) -> FloatArray:
     """Integer counts at the Chebyshev points of the second kind of [low, high] in log C."""
     k = np.arange(DEGREE + 1)
     points = 0.5 * (low + high) - 0.5 * (high - low) * np.cos(np.pi * k / DEGREE)
@@ -61,7 +71,7 @@ def _nodes(low: float, high: float) -> FloatArray:
     return counts
 
 
-def _basis(nodes: FloatArray, x: FloatArray) -> FloatArray:
+def lagrange_basis(nodes: FloatArray, x: FloatArray) -> FloatArray:
     """The Lagrange basis of ``nodes`` at ``x`` (rows: x, columns: nodes), barycentric form."""
     difference = nodes[:, None] - nodes[None, :]
     np.fill_diagonal(difference, 1.0)
@@ -88,14 +98,14 @@ def _fold(counts: IntArray, multiplicity: FloatArray) -> tuple[FloatArray, Float
         inside = piece == index
         if not inside.any():
             continue
-        nodes = _nodes(float(edges[index]), float(edges[index + 1]))
+        nodes = chebyshev_counts(float(edges[index]), float(edges[index + 1]))
         log_nodes = np.log(nodes)
         # whole blocks of the interval's counts at a time: bounded memory
         weights = np.zeros(nodes.size)
         members = np.flatnonzero(inside)
         for start in range(0, members.size, 1 << 14):
             block = members[start : start + (1 << 14)]
-            weights += multiplicity[block] @ _basis(log_nodes, log_counts[block])
+            weights += multiplicity[block] @ lagrange_basis(log_nodes, log_counts[block])
         node_counts.append(nodes)
         node_weights.append(weights)
     counts_all = np.concatenate(node_counts)
@@ -160,3 +170,58 @@ def interpolation_pairs(
         np.concatenate(out_shares),
         np.concatenate(out_multiplicity),
     )
+
+
+def count_intervals(
+    counts: IntArray, lowest: int
+) -> tuple[IntArray, IntArray, list[tuple[IntArray, IntArray]]]:
+    r"""Interpolation counts standing for many distinct counts, whatever their shares.
+
+    The counts from ``lowest`` up are put in the intervals
+    :math:`[\log(\text{lowest}) + k\,\text{WIDTH}, \log(\text{lowest}) + (k+1)\,\text{WIDTH}]`
+    (fixed edges, so neighbouring intervals share their end counts); an interval holding more
+    distinct counts than its :func:`chebyshev_counts` is folded into them, the others (and
+    the counts below ``lowest``) stand for themselves.
+
+    Parameters
+    ----------
+    counts : numpy.ndarray of shape (g,)
+        Sorted distinct counts :math:`\ge 1`.
+    lowest : int
+        The smallest count that may be folded.
+
+    Returns
+    -------
+    nodes : numpy.ndarray
+        The sorted distinct counts that stand for all of ``counts``.
+    position : numpy.ndarray of shape (g,)
+        For a count standing for itself, its index in ``nodes``; -1 for a folded one.
+    intervals : list of (members, node_positions)
+        For each folded interval, the indices of its counts in ``counts`` and of its
+        interpolation counts in ``nodes``; the weight of ``nodes[node_positions[k]]`` for
+        ``counts[members[i]]`` is ``lagrange_basis(log nodes[node_positions], log counts)[i, k]``.
+    """
+    log_low = math.log(lowest)
+    log_counts = np.log(counts.astype(np.float64))
+    interval = np.where(counts >= lowest, np.floor((log_counts - log_low) / WIDTH), -1.0)
+    interval = interval.astype(np.int64)
+    labels, starts, sizes = np.unique(interval, return_index=True, return_counts=True)
+    folded: list[tuple[IntArray, FloatArray]] = []
+    own = np.ones(counts.size, dtype=bool)
+    for label, start, size in zip(labels.tolist(), starts.tolist(), sizes.tolist(), strict=True):
+        if label < 0 or size <= DEGREE + 1:
+            continue
+        nodes = chebyshev_counts(log_low + WIDTH * label, log_low + WIDTH * (label + 1))
+        if size <= nodes.size:
+            continue
+        own[start : start + size] = False
+        folded.append((np.arange(start, start + size), nodes))
+    all_nodes = np.unique(
+        np.concatenate([counts[own].astype(np.float64), *(nodes for _, nodes in folded)])
+    ).astype(np.int64)
+    position = np.full(counts.size, -1, dtype=np.int64)
+    position[own] = np.searchsorted(all_nodes, counts[own])
+    intervals = [
+        (members, np.searchsorted(all_nodes, nodes.astype(np.int64))) for members, nodes in folded
+    ]
+    return all_nodes, position, intervals

@@ -19,17 +19,21 @@ factorises over the tasks; the two moments of :math:`1/X` are integrals of that 
 evaluated to about machine precision by a trapezoidal rule in :math:`\log t` on a centred
 integrand (see :func:`inverse_arithmetic_mean_moments`). The per-task transforms are evaluated once
 per distinct pair :math:`(C_i, a_i)` and node, vectorised, with memory independent of
-:math:`\max C` (see :func:`harmonic_mean_moments` for the harmonic one).
+:math:`\max C` (see :func:`harmonic_mean_moments` for the harmonic one); with many distinct
+pairs (a distinct weight per task), the harmonic transform is instead tabulated once per
+distinct count on a lattice in :math:`\log s` and interpolated (:mod:`rankstats.null.lattice`),
+so that its cost follows the number of distinct counts, not of pairs.
 
 The module is longer than most because it is one method: the per-task transforms, the
 quadrature that integrates their product and its error control are tuned together, and splitting
 them would separate each tolerance from the step it bounds. Constants of the series are computed
 once at import; folding many counts into interpolation nodes lives in
-:mod:`rankstats.null.interpolation`.
+:mod:`rankstats.null.interpolation`, the lattice tables in :mod:`rankstats.null.lattice`.
 """
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable
 
@@ -39,6 +43,7 @@ from scipy import special
 
 from rankstats.arrays import BoolArray, FloatArray, IntArray
 from rankstats.null.interpolation import interpolation_pairs
+from rankstats.null.lattice import FLOOR, POINTS, STEP, LatticeSum
 from rankstats.null.tasks import Tasks
 from rankstats.weighting import pairwise_dot
 
@@ -64,6 +69,11 @@ _TAIL_TOLERANCE = 1e-16
 _BLOCK_ELEMENTS = 1 << 18
 #: rows per block when the series coefficients are set up
 _INIT_ROWS = 1 << 14
+#: sum the harmonic transform through lattice tables (rankstats.null.lattice) from this many
+#: distinct pairs (C, a) up, where that is estimated to cost less than pair by pair
+_LATTICE_PAIRS = 1024
+#: the cost of a pair's power sums in the buckets, in units of one term of a transform
+_BUCKET_SETUP = 28.0
 
 # --- harmonic transform -------------------------------------------------------------------------
 #: candidate counts up to this are summed directly
@@ -229,11 +239,14 @@ class _ArithmeticTask:
         self.mean = 0.5 * (c + 1.0)
         #: the series is used for s <= limit; coefficients are in x = s / limit
         self.limit = 1.0 / c
-        self.series = np.zeros((_SERIES_TERMS + 1, c.size))
-        log_c = np.log(c)
-        for k, factor in enumerate(_ARITHMETIC_SERIES, start=1):
-            self.series[2 * k] = factor * -np.expm1(-2 * k * log_c)
         self.row_cost = np.ones(c.size)
+
+    def series_row(self, m: int) -> FloatArray:
+        """The coefficient of :math:`x^m` of every pair's series (zero for odd ``m``)."""
+        if m % 2 or m == 0:
+            return np.zeros(self.c.size)
+        out: FloatArray = _ARITHMETIC_SERIES[m // 2 - 1] * -np.expm1(-m * np.log(self.c))
+        return out
 
     def __call__(self, s: FloatArray, rows: IntArray) -> tuple[FloatArray, FloatArray]:
         """``(K, ell)`` at ``s`` of shape (len(rows), nodes)."""
@@ -263,46 +276,90 @@ class _HarmonicTask:
     def __init__(self, num_candidates: IntArray) -> None:
         values, inverse = np.unique(num_candidates, return_inverse=True)
         c = values.astype(np.float64)
-        self.c = c
-        small = np.flatnonzero(values <= _DIRECT_MAX)
+        #: the distinct counts, and each row's index into them
+        self.values, self.inverse = c, inverse.reshape(-1)
+        self.small = np.flatnonzero(values <= _DIRECT_MAX)
         harmonic = special.digamma(c + 1.0) + np.euler_gamma
-        size = _SERIES_TERMS + 1
-        # Taylor coefficients (-1)^m mu_m / m! of E[exp(-s (1/r - h))], mu_m = E[(1/r - h)^m]
-        moment_series = np.zeros((size, c.size))
-        signs = np.array([(-1) ** m / math.factorial(m) for m in range(size)])
-        if small.size:  # direct sums, and exact harmonic numbers
-            owner, j, starts = self._ragged(small)
-            harmonic[small] = np.add.reduceat(1.0 / j, starts)
-            deviation = 1.0 / j - (harmonic[small] / c[small])[owner]
-            power = deviation * deviation
-            for m in range(2, size):
-                moment_series[m, small] = signs[m] * np.add.reduceat(power, starts) / c[small]
-                power *= deviation
-        mean = harmonic / c
-        for begin in range(small.size, c.size, _INIT_ROWS):  # the rest, in blocks of rows
-            part = slice(begin, begin + _INIT_ROWS)
-            moment_series[:, part] = self._central_moments(c[part], mean[part]) * signs[:, None]
-        moment_series[:2] = 0.0
-        series = np.empty_like(moment_series)
-        for begin in range(0, c.size, _INIT_ROWS):
-            part = slice(begin, begin + _INIT_ROWS)
-            series[:, part] = _log_series(moment_series[:, part])
-        excess = (harmonic - 1.0) / c
-        if not np.array_equal(values, num_candidates):  # one row per entry of num_candidates
-            c, mean, excess = c[inverse], mean[inverse], excess[inverse]
-            moment_series, series = moment_series[:, inverse], series[:, inverse]
-        self.c = c
-        self.log_c = np.log(c)
+        if self.small.size:  # exact harmonic numbers
+            _, j, starts = self._ragged_distinct(self.small)
+            harmonic[self.small] = np.add.reduceat(1.0 / j, starts)
+        self.distinct_mean = harmonic / c
+        self._moment_series: FloatArray | None = None
+        self._series: FloatArray | None = None
+        self._distinct_excess = (harmonic - 1.0) / c
+        self.c = c[self.inverse]
         #: E[1/r] = H_C / C
-        self.mean = mean
-        #: (H_C - 1) / C = E[1/r] - 1/C, the drift of the sums scaled by their last term
-        self.excess = excess
-        #: used for C > 256 and s <= 2
-        self.moment_series = moment_series
-        #: the series of K itself is used for s <= 1 (its radius exceeds 1.2 for every C)
-        self.limit = np.ones(c.size)
-        self.series = series
-        self.row_cost = np.where(c <= _DIRECT_MAX, c, 4.0 * _EM_START)
+        self.mean = self.distinct_mean[self.inverse]
+
+    # per-row arrays that only the pair-by-pair sums need, made on first use
+    @functools.cached_property
+    def log_c(self) -> FloatArray:
+        r""":math:`\log C` of every row."""
+        out: FloatArray = np.log(self.c)
+        return out
+
+    @functools.cached_property
+    def excess(self) -> FloatArray:
+        r""":math:`(H_C - 1)/C = \mathbb{E}[1/r] - 1/C`, the drift of the scaled sums."""
+        out: FloatArray = self._distinct_excess[self.inverse]
+        return out
+
+    @functools.cached_property
+    def limit(self) -> FloatArray:
+        """The series of K is used for s <= 1 (its radius exceeds 1.2 for every C)."""
+        return np.ones(self.c.size)
+
+    @functools.cached_property
+    def row_cost(self) -> FloatArray:
+        """The cost of one value of a row: C for direct sums, about 100 for Euler-Maclaurin."""
+        out: FloatArray = np.where(self.c <= _DIRECT_MAX, self.c, 4.0 * _EM_START)
+        return out
+
+    def _ragged_distinct(self, rows: IntArray) -> tuple[IntArray, FloatArray, IntArray]:
+        """Owner (position in ``rows``), j and segment starts of j = 1..C per distinct count."""
+        lengths = self.values[rows].astype(np.int64)
+        owner = np.repeat(np.arange(rows.size), lengths)
+        starts = np.cumsum(lengths) - lengths
+        j = (np.arange(owner.size) - starts[owner] + 1).astype(np.float64)
+        return owner, j, starts
+
+    @property
+    def moment_series(self) -> FloatArray:
+        r"""Taylor coefficients :math:`(-1)^m \mu_m / m!` of the centred transform, per count.
+
+        One column per distinct count (index with :attr:`inverse`), computed on first use:
+        direct sums for :math:`C \le 256`, Hurwitz zeta sums above.
+        """
+        if self._moment_series is None:
+            c, mean, small = self.values, self.distinct_mean, self.small
+            size = _SERIES_TERMS + 1
+            moment_series = np.zeros((size, c.size))
+            signs = np.array([(-1) ** m / math.factorial(m) for m in range(size)])
+            if small.size:  # direct sums
+                owner, j, starts = self._ragged_distinct(small)
+                deviation = 1.0 / j - mean[small][owner]
+                power = deviation * deviation
+                for m in range(2, size):
+                    moment_series[m, small] = signs[m] * np.add.reduceat(power, starts) / c[small]
+                    power *= deviation
+            for begin in range(small.size, c.size, _INIT_ROWS):  # the rest, in blocks of rows
+                part = slice(begin, begin + _INIT_ROWS)
+                moment_series[:, part] = self._central_moments(c[part], mean[part]) * signs[:, None]
+            moment_series[:2] = 0.0
+            self._moment_series = moment_series
+        return self._moment_series
+
+    def series_row(self, m: int) -> FloatArray:
+        r"""The coefficient :math:`\lambda_m` of :math:`s^m` in every row's series of :math:`K`."""
+        if self._series is None:
+            moments = self.moment_series
+            series = np.empty_like(moments)
+            for begin in range(0, moments.shape[1], _INIT_ROWS):
+                part = slice(begin, begin + _INIT_ROWS)
+                series[:, part] = _log_series(moments[:, part])
+            self._series = series
+        out: FloatArray = self._series[m, self.inverse]
+        return out
 
     def _ragged(self, rows: IntArray) -> tuple[IntArray, FloatArray, IntArray]:
         """Owner (position in ``rows``), j and segment starts of j = 1..C for every row."""
@@ -337,6 +394,34 @@ class _HarmonicTask:
         for m in range(2, size):  # sum_{k <= m} binom(m, k) raw[k] (-h)^(m - k), k = 0..m
             central[m] = np.sum(_BINOMIAL[m, : m + 1, None] * raw[: m + 1] * powers[m::-1], axis=0)
         return central
+
+    def tabulate(self, s: FloatArray, rows: IntArray) -> tuple[FloatArray, FloatArray]:
+        """``(K, ell)`` like calling the task, with the series of K wherever ``s <= 1``.
+
+        The series costs 23 terms per value where the direct sums of small counts cost
+        :math:`C`; it is the one the bucketed sums use, and its radius exceeds 1.2.
+        """
+        inside = s <= 1.0
+        centred = np.empty_like(s)
+        log_transform = np.empty_like(s)
+        if not np.all(inside):
+            rest = ~inside
+            row_index = np.broadcast_to(rows[:, None], s.shape)[rest]
+            k, ell = self(s[rest][:, None], row_index)
+            centred[rest], log_transform[rest] = k[:, 0], ell[:, 0]
+        if np.any(inside):
+            row_index = np.broadcast_to(rows[:, None], s.shape)[inside]
+            x = s[inside]
+            series = np.zeros_like(x)
+            distinct = self.inverse[row_index]
+            self.series_row(2)  # the coefficients, once
+            assert self._series is not None
+            for m in range(_SERIES_TERMS, 1, -1):
+                series = (series + self._series[m, distinct]) * x
+            series *= x
+            centred[inside] = series
+            log_transform[inside] = series - x * self.mean[row_index]
+        return centred, log_transform
 
     def __call__(self, s: FloatArray, rows: IntArray) -> tuple[FloatArray, FloatArray]:
         """``(K, ell)`` at ``s`` of shape (len(rows), nodes)."""
@@ -397,7 +482,7 @@ class _HarmonicTask:
         """Power series for s <= 2, Euler-Maclaurin above, for rows with C > 256."""
         kind = self._kinds(s, rows)
         clipped = np.minimum(s, _SERIES_MAX)
-        coefficients = self.moment_series[:, rows]
+        coefficients = self.moment_series[:, self.inverse[rows]]
         q = np.zeros_like(s)
         for m in range(_SERIES_TERMS, 1, -1):
             q = (q + coefficients[m][:, None]) * clipped
@@ -479,6 +564,36 @@ class _HarmonicTask:
 
 
 # --- the sum over tasks -------------------------------------------------------------------------
+def _pair_cost(task: _HarmonicTask, a: FloatArray, mu: float) -> float:
+    r"""Rough cost of the pair-by-pair sums: pairs beyond their series range at the first nodes.
+
+    Five nodes per unit of :math:`\log u` (the accepted step 0.2) from where
+    :math:`a t` reaches half the series range to the first range's end, each costing the
+    pair's row cost (:math:`C` for direct sums, about 100 for Euler-Maclaurin), plus the power
+    sums of the buckets, :data:`_BUCKET_SETUP` per pair (measured).
+    """
+    reach = np.log(a * (2.0 * math.exp(_STEP * _FIRST_HIGH) / mu) / task.limit)
+    evaluations = float(np.sum(np.maximum(reach, 0.0) * task.row_cost) / _STEP * 2.0)
+    return evaluations + _BUCKET_SETUP * a.size
+
+
+def _lattice_cost(lattice: LatticeSum, a: FloatArray, mu: float) -> float:
+    r"""Rough cost of the lattice sums, in the units of :func:`_pair_cost`.
+
+    Table values above the series range at their row cost, below it at the 23 terms of the
+    series, over the span of :math:`\log s` of the first nodes, per table; the fold at a
+    seventh of a unit per stencil term (measured).
+    """
+    counts = lattice.table_counts
+    row_cost = np.where(counts <= _DIRECT_MAX, counts, 4.0 * _EM_START)
+    high = math.log(float(np.max(a)) / mu) + _STEP * _FIRST_HIGH
+    low = max(math.log(float(np.min(a)) / mu) + _STEP * _FIRST_LOW, FLOOR)
+    above = (max(high, 0.0) + POINTS * STEP) / STEP
+    below = max(-low, 0.0) / STEP
+    tables = float(np.sum(above * row_cost + below * _SERIES_TERMS))
+    return tables + lattice.fold_terms / 7.0
+
+
 class _Laplace:
     r"""Centred CGF and log-transform of :math:`X = \sum_i a_i Y_i` at :math:`t = u / \mu`.
 
@@ -496,6 +611,15 @@ class _Laplace:
     of the other buckets (:math:`a_g t > \hat s_g / 2`) are evaluated exactly. For large
     :math:`n` that is a small minority, so the cost follows the number of nodes more than the
     number of distinct pairs.
+
+    For the harmonic transform with at least :data:`_LATTICE_PAIRS` distinct pairs, both sums
+    come from :class:`rankstats.null.lattice.LatticeSum` instead whenever its estimated cost
+    (:func:`_lattice_cost`: tables per distinct count plus the fold) is below that of the
+    buckets and the pair-by-pair evaluations (:func:`_pair_cost`). There :math:`\ell` is taken as
+    :math:`K(t) - t \sum_g m_g a_g \mathbb{E}[Y_g]` wherever :math:`K` is at most half the
+    linear term, so that its interpolation error is that of :math:`K`, far smaller than that of
+    the interpolated :math:`\ell` where :math:`X` is concentrated (the variance is about six
+    times as sensitive to a relative error of :math:`\ell` as to one of :math:`K`).
     """
 
     def __init__(
@@ -507,6 +631,21 @@ class _Laplace:
         mu: float,
     ) -> None:
         self.task, self.certain, self.mu = task, certain, mu
+        self.lattice: LatticeSum | None = None
+        if isinstance(task, _HarmonicTask) and a.size >= _LATTICE_PAIRS:
+            lattice = LatticeSum(
+                task.c.astype(np.int64),
+                a,
+                multiplicity,
+                mu,
+                lambda c: _HarmonicTask(c).tabulate,
+                (task.values.astype(np.int64), task.inverse),
+            )
+            if _lattice_cost(lattice, a, mu) < _pair_cost(task, a, mu):
+                self.lattice = lattice
+                #: sum_g m_g a_g E[Y_g] over the pairs: the slope of ell - K
+                self.slope = pairwise_dot(multiplicity * a, task.mean)
+                return
         tau = np.minimum(task.limit / a, 2.0**1000)  # a negligible weight: a huge tau
         level = np.floor(np.log2(tau))
         order = np.argsort(level, kind="stable")
@@ -520,12 +659,19 @@ class _Laplace:
         scale = np.exp2(level) / tau
         self.power_sums = np.zeros((_SERIES_TERMS + 1, levels.size))
         for m in range(2, _SERIES_TERMS + 1):
-            terms = multiplicity * task.series[m] * scale**m
+            terms = multiplicity * task.series_row(m) * scale**m
             self.power_sums[m] = np.bincount(bucket, weights=terms, minlength=levels.size)
         self.bucket_mean = np.bincount(bucket, weights=multiplicity * a * task.mean)
 
     def __call__(self, u: FloatArray) -> tuple[FloatArray, FloatArray]:
         t = u / self.mu
+        if self.lattice is not None:
+            centred, log_transform = self.lattice(u)
+            # ell = K - t sum m a E[Y] exactly; from K, its error is that of K (small next to
+            # the slope where X is concentrated) rather than that of the interpolated ell
+            linear = self.slope * t
+            log_transform = np.where(centred <= 0.5 * linear, centred - linear, log_transform)
+            return centred, log_transform - self.certain * t
         # the buckets within their series radius
         ratio = t[:, None] / self.bucket_threshold[None, :]
         inside = ratio <= 1.0
@@ -710,7 +856,10 @@ def inverse_arithmetic_mean_moments(
     quadrature for :math:`n` in the thousands, the relative error is about 1e-16 on the
     expectation and below 2e-15 on the variance (``tests/test_reciprocal_null.py``). Memory is
     independent of :math:`\max C`; :math:`n = 10^5` tasks with 1000 distinct :math:`C` take a
-    few milliseconds.
+    few milliseconds. The closed-form transform is cheap enough to evaluate pair by pair even
+    with a distinct weight per task (:math:`n = 10^5` distinct weights: about 0.1 s;
+    :math:`10^6`: about 1.5 s, with :math:`O(n)` memory and no per-pair table of series
+    coefficients).
 
     The second-order delta method, :math:`\mathbb{E} \approx (1 + \sigma^2/\mu^2)/\mu` and
     :math:`\mathbb{V} \approx \sigma^2/\mu^4`, is close here (relative error :math:`O(n^{-2})`)
@@ -825,9 +974,33 @@ def harmonic_mean_moments(
     below 1e-14 for :math:`s` from 1e-2 to :math:`40 C^2`; the moments agree with exact
     enumeration to about 1e-16 (expectation) and 1e-15 (variance), and with 40-digit ``mpmath``
     quadrature at :math:`n = 300` and :math:`C` up to 5000 likewise. :math:`n = 10^5` tasks with
-    1000 distinct :math:`C` up to :math:`10^6` take a few tens of milliseconds; the cost grows
-    with the number of distinct :math:`(C_i, w_i)` whose argument leaves the series range
-    (about a second for :math:`10^5` distinct weights).
+    1000 distinct :math:`C` up to :math:`10^6` take a few tens of milliseconds.
+
+    *Many distinct weights.* Evaluated pair by pair, the cost grows with the number of distinct
+    :math:`(C_i, w_i)` whose argument leaves the series range (10 to 20 s for :math:`10^5`
+    distinct weights and :math:`C` up to :math:`10^9`). With many distinct pairs the sums over
+    the tasks are instead taken through tables (:mod:`rankstats.null.lattice`): the quadrature's
+    nodes lie on a lattice :math:`\log u = N h`, :math:`h = 0.05`, so
+    :math:`\log(a_i t) = (N + q_i + \delta_i) h` with an integer :math:`q_i` and an offset
+    :math:`\delta_i \in [0, 1)` fixed per task; :math:`K_C(s) / s^2` and :math:`\ell_C(s) / s`
+    are tabulated once per distinct count on the lattice and interpolated through 16 lattice
+    points, with Lagrange weights that depend on :math:`\delta_i` only, so they are folded over
+    the tasks once, and each node costs one short correlation per table. Distinct counts from 64
+    up are folded into Chebyshev counts of intervals of :math:`\log C` (degree 16, width 1/2;
+    :mod:`rankstats.null.interpolation`) whatever the weights, so there are a few hundred tables
+    even for :math:`10^6` distinct counts. Both interpolations reproduce :math:`K_C` to its own
+    rounding (measured: 1e-15 to 9e-15 relative for :math:`C` from 2 to :math:`10^9` and
+    :math:`s` from 1e-3 to :math:`50 C^2`; the stencil error falls about 60-fold per two points
+    and is about 1e-18 at 16). The summed transforms agree with every pair's transform summed
+    directly to 3e-15, and the moments with exact enumeration and 30-digit ``mpmath``
+    quadrature, with a distinct weight per task or :math:`10^5` tasks, to about 1e-15; with the
+    pair-by-pair sums to 1e-15 (expectation) and up to 1e-13 (variance, at :math:`n = 10^5`:
+    the bucketed power sums carry a systematic 5e-15 there, and the variance of a concentrated
+    :math:`X` amplifies the transforms' errors up to sixfold; see
+    ``tests/test_reciprocal_lattice.py``). Measured with weights :math:`\sim U(0.5, 2)` on an
+    idle machine: :math:`n = 10^5` in 0.06 to 0.2 s, :math:`n = 10^6` in 0.8 to 2 s (a third of
+    it grouping the pairs), whether there are 5 distinct counts or :math:`10^6` up to
+    :math:`10^{15}`; peak memory about 200 bytes per task, independent of :math:`C`.
 
     The second-order delta method, :math:`\mathbb{E} \approx (1 + \sigma^2/\mu^2)/\mu`, needs
     :math:`n \gg C / \log C` here, because :math:`1/r` is heavily skewed: at :math:`n = 10^4`
