@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -126,57 +126,75 @@ class _Side:
     def __init__(self, stats: SideStatistics, size: int) -> None:
         self.stats = stats
         self.size = size
-        # the start of each group's run of rows, per table column of group ids
-        self._starts: dict[int, tuple[IntArray, IntArray, IntArray, int]] = {}
+        # per table column of group ids: the start of each group's run of rows, the groups
+        # present, the longest run, and each group's row range (a CSR index pointer)
+        self._starts: dict[int, tuple[IntArray, IntArray, IntArray, int, IntArray]] = {}
         base = stats.pairs if stats.pairs is not None else next(iter(stats.ranks.values()))
         self.total = self._sum(base.columns[GROUP], base.weights())
         self.present = self.total > 0
         self._cells: dict[int, CellStatistics] = {}
         self._rows: dict[str, tuple[IntArray, FloatArray, FloatArray]] = {}
+        self._distinct: dict[str, tuple[IntArray, FloatArray, IntArray | None, FloatArray]] = {}
         self._squared: dict[int, tuple[Table, FloatArray]] = {}
-        self._matrices: dict[tuple[int, int], tuple[IntArray, FloatArray, Any]] = {}
+        self._matrices: dict[tuple[int, int, int], tuple[Any, ...]] = {}
 
-    def _layout(self, ids: IntArray) -> tuple[IntArray, IntArray, int]:
-        """The start of each group's run of rows, the groups present, and the longest run."""
+    def _layout(self, ids: IntArray) -> tuple[IntArray, IntArray, int, IntArray]:
+        """Each group's first row, the groups present, the longest run, the row ranges."""
         key = id(ids)
         found = self._starts.get(key)
         if found is None or found[0] is not ids:
             starts = np.flatnonzero(np.concatenate(([True], ids[1:] != ids[:-1])))
             longest = int(np.diff(starts, append=ids.size).max()) if ids.size else 0
-            found = self._starts[key] = (ids, starts, ids[starts], longest)
-        return found[1], found[2], found[3]
+            indptr = np.searchsorted(ids, np.arange(self.size + 1))
+            found = self._starts[key] = (ids, starts, ids[starts], longest, indptr)
+        return found[1], found[2], found[3], found[4]
 
     def weighted_sums(
-        self, ids: IntArray, weights: FloatArray, terms: Sequence[FloatArray]
+        self,
+        ids: IntArray,
+        weights: FloatArray,
+        terms: Sequence[FloatArray],
+        inverse: IntArray | None = None,
     ) -> list[FloatArray]:
-        r"""Per-group sums of ``weights * t`` for every ``t`` of ``terms``.
+        r"""Per-group sums of ``weights * t[inverse]`` for every ``t`` of ``terms``.
+
+        With ``inverse``, each term holds one value per distinct key (rank or candidate count)
+        and ``inverse`` gives each row's key; without, one value per row.
 
         The same sums as :meth:`_sum` of each product, in the same order: where every group has
-        at most 128 rows, a product with one sparse (groups x rows) matrix of the weights, built
-        once per table (each group's products added in row order, as ``np.bincount`` does, at
-        half its cost); otherwise by :meth:`_sum`, pairwise within each group.
+        at most 128 rows, one product of a sparse (groups x keys) matrix of the weights, built
+        once per table, with all terms side by side (each group's products added in row order,
+        as ``np.bincount`` does, at a fifth of its cost for ten terms); otherwise by
+        :meth:`_sum`, pairwise within each group.
         """
         if not terms:
             return []
-        longest = self._layout(ids)[2]
-        if longest <= _SEQUENTIAL_ROWS and ids.size:
-            matrix = self._matrix(ids, weights)
-            return [np.asarray(matrix @ t, dtype=np.float64) for t in terms]
-        return [self._sum(ids, t * weights) for t in terms]
+        if ids.size and self._layout(ids)[2] <= _SEQUENTIAL_ROWS:
+            stacked = np.empty((terms[0].size, len(terms)))
+            for j, term in enumerate(terms):
+                stacked[:, j] = term
+            matrix = self._matrix(ids, weights, inverse, stacked.shape[0])
+            summed = np.asarray(matrix @ stacked, dtype=np.float64)
+            return list(np.ascontiguousarray(summed.T))
+        rows = terms if inverse is None else [t[inverse] for t in terms]
+        return [self._sum(ids, t * weights) for t in rows]
 
-    def _matrix(self, ids: IntArray, weights: FloatArray) -> Any:
-        """The sparse (groups x rows) matrix of the rows' weights, built once per table."""
-        key = (id(ids), id(weights))
+    def _matrix(
+        self, ids: IntArray, weights: FloatArray, inverse: IntArray | None, width: int
+    ) -> Any:
+        """The sparse (groups x keys) matrix of the rows' weights, built once per table."""
+        key = (id(ids), id(weights), id(inverse))
         found = self._matrices.get(key)
-        if found is None or found[0] is not ids or found[1] is not weights:
+        if found is None or any(
+            a is not b for a, b in zip(found[:3], (ids, weights, inverse), strict=True)
+        ):
             from scipy import sparse
 
-            indptr = np.searchsorted(ids, np.arange(self.size + 1))
-            matrix = sparse.csr_matrix(
-                (weights, np.arange(ids.size), indptr), shape=(self.size, ids.size)
-            )
-            found = self._matrices[key] = (ids, weights, matrix)
-        return found[2]
+            indptr = self._layout(ids)[3]
+            columns = np.arange(ids.size) if inverse is None else inverse
+            matrix = sparse.csr_matrix((weights, columns, indptr), shape=(self.size, width))
+            found = self._matrices[key] = (ids, weights, inverse, matrix)
+        return found[3]
 
     def _sum(self, ids: IntArray, values: FloatArray) -> FloatArray:
         r"""Per-group sums of ``values`` over rows sorted by group id ``ids``.
@@ -186,7 +204,7 @@ class _Side:
         ``np.add.reduceat`` over each group's run of rows, which sums pairwise (error
         :math:`O(\log n)` ulps where a sequential sum has :math:`O(n)`).
         """
-        starts, present, longest = self._layout(ids)
+        starts, present, longest, _ = self._layout(ids)
         values = np.asarray(values, dtype=np.float64)
         if longest <= _SEQUENTIAL_ROWS:
             summed = np.bincount(ids, weights=values, minlength=self.size)
@@ -212,16 +230,41 @@ class _Side:
         if rank_type in self.stats.ranks:
             table = self.stats.ranks[rank_type]
             return table.columns[GROUP], table.columns["rank"], table.weights()
+        ids, distinct, inverse, weights = self.distinct_rows(rank_type)
+        return ids, distinct if inverse is None else distinct[inverse], weights
+
+    def distinct_rows(
+        self, rank_type: str
+    ) -> tuple[IntArray, FloatArray, IntArray | None, FloatArray]:
+        """Group id and total weight of each table row, the distinct ranks, each row's index.
+
+        The index into the distinct ranks is ``None`` where the ranks are taken row by row:
+        ranks given directly (floats), or spread over more than four values per row.
+        """
+        found = self._distinct.get(rank_type)
+        if found is None:
+            found = self._distinct[rank_type] = self._compute_distinct_rows(rank_type)
+        return found
+
+    def _compute_distinct_rows(
+        self, rank_type: str
+    ) -> tuple[IntArray, FloatArray, IntArray | None, FloatArray]:
+        if rank_type in self.stats.ranks:
+            return (*self._compute_rows(rank_type)[:2], None, self.stats.ranks[rank_type].weights())
         assert self.stats.pairs is not None
         pairs = self.stats.pairs
         optimistic, pessimistic = pairs.columns["optimistic"], pairs.columns["pessimistic"]
+        ids, weights = pairs.columns[GROUP], pairs.weights()
         if rank_type == "optimistic":
-            values = optimistic.astype(np.float64)
+            key, scale = optimistic, 1.0
         elif rank_type == "pessimistic":
-            values = pessimistic.astype(np.float64)
+            key, scale = pessimistic, 1.0
         else:
-            values = 0.5 * (optimistic + pessimistic).astype(np.float64)
-        return pairs.columns[GROUP], values, pairs.weights()
+            key, scale = optimistic + pessimistic, 0.5
+        if key.size and int(key.max()) - int(key.min()) <= 4 * key.size:
+            distinct, inverse = distinct_inverse(key)
+            return ids, scale * distinct.astype(np.float64), inverse, weights
+        return ids, scale * key.astype(np.float64), None, weights
 
     def mean(self, ids: IntArray, terms: FloatArray, weights: FloatArray) -> FloatArray:
         """The weighted mean of per-row terms in every group (NaN where a group is empty)."""
@@ -279,17 +322,11 @@ class _Builder:
         if rank_type == RANK_EXPECTED:
             tie = tie_terms(metric)
             if tie is not None:
-                assert data.stats.pairs is not None
-                pairs = data.stats.pairs
-                terms = tie(pairs.columns["optimistic"], pairs.columns["pessimistic"])
-                return data.mean(pairs.columns[GROUP], terms, pairs.weights())
+                return self._means(rank_type, [(tie, identity)])[0]
         else:
             terms_of = value_terms(metric)
             if terms_of is not None:
-                term, finish = terms_of
-                ids, ranks, weights = data.rows(rank_type)
-                with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-                    return finish(data.mean(ids, term(ranks), weights))
+                return self._means(rank_type, [terms_of])[0]
             if kind in (Variance, StandardDeviation):
                 ids, ranks, weights = data.rows(rank_type)
                 mean = data.mean(ids, ranks, weights)
@@ -304,41 +341,61 @@ class _Builder:
                 bar.update(1)
         return values
 
+    def _means(
+        self, rank_type: str, terms: Sequence[tuple[Callable[..., FloatArray], Transform]]
+    ) -> list[FloatArray]:
+        """``f(mean of t)`` in every group for each ``(t, f)`` of ``terms``, in one batch.
+
+        ``t`` is a per-task term of the ranks, or of the optimistic and pessimistic ranks for
+        the expectation over tie-breaking; it is evaluated once per distinct rank where the
+        ranks are integers (or half-integers) of a narrow range.
+        """
+        data = self.data
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            if rank_type == RANK_EXPECTED:
+                pairs = data.stats.pairs
+                assert pairs is not None
+                ids, weights, inverse = pairs.columns[GROUP], pairs.weights(), None
+                low, high = pairs.columns["optimistic"], pairs.columns["pessimistic"]
+                values = [term(low, high) for term, _ in terms]
+            else:
+                ids, ranks, inverse, weights = data.distinct_rows(rank_type)
+                values = [term(ranks) for term, _ in terms]
+            sums = data.weighted_sums(ids, weights, values, inverse)
+            return [
+                finish(summed / data.total) for (_, finish), summed in zip(terms, sums, strict=True)
+            ]
+
     def prefetch(self, plan: Plan) -> None:
         """The values (and gaps ``1 - M``) of every mean-type base metric: one batch per type."""
         gapped = {m.base for _, ms in plan for m in ms if isinstance(m, DerivedRankBasedMetric)}
-        data = self.data
         for rank_type, chosen in plan:
+            if rank_type == RANK_EXPECTED and self.data.stats.pairs is None:
+                continue
             bases = dict.fromkeys(
                 m.base if isinstance(m, DerivedRankBasedMetric) else m for m in chosen
             )
-            wanted: list[tuple[tuple[RankBasedMetric, str], FloatArray, Transform]] = []
-            with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            keys: list[tuple[RankBasedMetric, str]] = []
+            terms: list[tuple[Callable[..., FloatArray], Transform]] = []
+            for metric in bases:
+                key = (metric, rank_type)
+                gap_key = (metric, f"gap.{rank_type}")
                 if rank_type == RANK_EXPECTED:
-                    if data.stats.pairs is None:
-                        continue
-                    pairs = data.stats.pairs
-                    ids, weights = pairs.columns[GROUP], pairs.weights()
-                    low, high = pairs.columns["optimistic"], pairs.columns["pessimistic"]
-                    for metric in bases:
-                        tie = tie_terms(metric)
-                        if tie is not None and (metric, rank_type) not in self._values:
-                            wanted.append(((metric, rank_type), tie(low, high), identity))
-                else:
-                    ids, ranks, weights = data.rows(rank_type)
-                    for metric in bases:
-                        terms_of = value_terms(metric)
-                        if terms_of is not None and (metric, rank_type) not in self._values:
-                            term, finish = terms_of
-                            wanted.append(((metric, rank_type), term(ranks), finish))
-                        gap_terms = value_gap_terms(metric) if metric in gapped else None
-                        gap_key = (metric, f"gap.{rank_type}")
-                        if gap_terms is not None and gap_key not in self._values:
-                            term, finish = gap_terms
-                            wanted.append((gap_key, term(ranks), finish))
-                sums = data.weighted_sums(ids, weights, [terms for _, terms, _ in wanted])
-                for (key, _, finish), summed in zip(wanted, sums, strict=True):
-                    self._values[key] = finish(summed / data.total)
+                    tie = tie_terms(metric)
+                    if tie is not None and key not in self._values:
+                        keys.append(key)
+                        terms.append((tie, identity))
+                    continue
+                terms_of = value_terms(metric)
+                if terms_of is not None and key not in self._values:
+                    keys.append(key)
+                    terms.append(terms_of)
+                gap_terms = value_gap_terms(metric) if metric in gapped else None
+                if gap_terms is not None and gap_key not in self._values:
+                    keys.append(gap_key)
+                    terms.append(gap_terms)
+            if terms:
+                self._values.update(zip(keys, self._means(rank_type, terms), strict=True))
 
     def value_gap(self, metric: RankBasedMetric, rank_type: str) -> FloatArray:
         """``1 - M`` of a base metric in every group, computed directly (NaN where it is not)."""
@@ -355,10 +412,7 @@ class _Builder:
             return gaps
         terms_of = value_gap_terms(metric)
         if terms_of is not None:
-            term, finish = terms_of
-            ids, ranks, weights = data.rows(rank_type)
-            with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-                return finish(data.mean(ids, term(ranks), weights))
+            return self._means(rank_type, [terms_of])[0]
         if value_terms(metric) is not None or type(metric) in (Count, Variance, StandardDeviation):
             return gaps  # vectorised values without a gap form: 1 - M
         for g in self._groups:
@@ -376,12 +430,9 @@ class _Builder:
         )
         # the bases whose gap 1 - E a derived metric uses
         gapped = {m.base for m in metrics if isinstance(m, DerivedRankBasedMetric)}
-        looped = []
-        for metric in bases:
-            if type(metric) is Count or null_terms(metric) is not None:
-                self._nulls[metric] = self._vectorised_null(metric, metric in gapped)
-            else:
-                looped.append(metric)
+        vectorised = [m for m in bases if type(m) is Count or null_terms(m) is not None]
+        self._nulls.update(self._vectorised_nulls(vectorised, gapped))
+        looped = [m for m in bases if m not in self._nulls]
         if not looped:
             return
         columns: dict[RankBasedMetric, NullColumn] = {
@@ -418,32 +469,62 @@ class _Builder:
             if found.note is not None:
                 notes[g] = found.note
 
-    def _vectorised_null(self, metric: RankBasedMetric, with_gap: bool) -> NullColumn:
+    def _vectorised_nulls(
+        self, metrics: Sequence[RankBasedMetric], gapped: Collection[RankBasedMetric]
+    ) -> dict[RankBasedMetric, NullColumn]:
+        """The null columns of the count and the mean-type metrics, from one batch of sums.
+
+        The per-task terms are evaluated once per distinct candidate count; the gap ``1 - E`` is
+        summed for the bases in ``gapped`` only.
+        """
+        if not metrics:
+            return {}
         data = self.data
         table = data.stats.candidates
         assert table is not None
         ids = table.columns[GROUP]
         distinct, inverse = self._distinct_candidates()
-        gaps = np.full(self.size, math.nan)
-        if type(metric) is Count:
-            counts = data._sum(ids, table.count.astype(np.float64))
-            expected, variance = counts, np.zeros(self.size)
-        else:
+        weights, squared = table.weights(), data.squared_weights(table)
+        # E and gap terms (summed with the weights), V terms (with the squared weights)
+        first: list[FloatArray] = []
+        second: list[FloatArray] = []
+        for metric in metrics:
             terms = null_terms(metric)
-            assert terms is not None
+            if terms is None:
+                continue  # the count
             mean_of, variance_of = terms
-            # the per-task terms of each distinct count, spread to the rows
-            expected = data.mean(ids, mean_of(distinct)[inverse], table.weights())
-            with np.errstate(invalid="ignore", divide="ignore"):
-                (summed,) = data.weighted_sums(
-                    ids, data.squared_weights(table), [variance_of(distinct)[inverse]]
-                )
-                variance = summed / data.squared_total
-            gap_of = null_gap_term(metric) if with_gap else None
+            first.append(mean_of(distinct))
+            second.append(variance_of(distinct))
+            gap_of = null_gap_term(metric) if metric in gapped else None
             if gap_of is not None:
-                gaps = data.mean(ids, gap_of(distinct)[inverse], table.weights())
+                first.append(gap_of(distinct))
+        if squared is weights:  # unweighted: one batch
+            sums = data.weighted_sums(ids, weights, first + second, inverse)
+            first_sums, second_sums = sums[: len(first)], sums[len(first) :]
+        else:
+            first_sums = data.weighted_sums(ids, weights, first, inverse)
+            second_sums = data.weighted_sums(ids, squared, second, inverse)
+        # every column shares its methods and standard errors (read-only)
         methods = np.full(self.size, _EXACT, dtype=np.int8)
-        return expected, variance, methods, np.full(self.size, math.nan), {}, gaps
+        errors = np.full(self.size, math.nan)
+        no_gaps = np.full(self.size, math.nan)
+        for array in (methods, errors, no_gaps):
+            array.flags.writeable = False
+        columns: dict[RankBasedMetric, NullColumn] = {}
+        sums_of, variances_of = iter(first_sums), iter(second_sums)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            for metric in metrics:
+                if null_terms(metric) is None:
+                    counts = data._sum(ids, table.count.astype(np.float64))
+                    columns[metric] = (counts, np.zeros(self.size), methods, errors, {}, no_gaps)
+                    continue
+                expected = next(sums_of) / data.total
+                variance = next(variances_of) / data.squared_total
+                gaps = no_gaps
+                if metric in gapped and null_gap_term(metric) is not None:
+                    gaps = next(sums_of) / data.total
+                columns[metric] = (expected, variance, methods, errors, {}, gaps)
+        return columns
 
     def _distinct_candidates(self) -> tuple[IntArray, IntArray]:
         """The distinct candidate counts over all groups, and each table row's index into them."""
