@@ -233,13 +233,15 @@ class _Side:
         ids, distinct, inverse, weights = self.distinct_rows(rank_type)
         return ids, distinct if inverse is None else distinct[inverse], weights
 
-    def distinct_rows(
-        self, rank_type: str
-    ) -> tuple[IntArray, FloatArray, IntArray | None, FloatArray]:
-        """Group id and total weight of each table row, the distinct ranks, each row's index.
+    def distinct_rows(self, rank_type: str) -> tuple[IntArray, Any, IntArray | None, FloatArray]:
+        """Group id and total weight of each table row, the ranks' keys, each row's key.
 
-        The index into the distinct ranks is ``None`` where the ranks are taken row by row:
-        ranks given directly (floats), or spread over more than four values per row.
+        Terms are evaluated once per key and summed through each row's index into the keys:
+        for a rank type other than ``"expected"`` the keys are the ranks of a narrow range (every
+        value in it), for ``"expected"`` a pair ``(optimistic, pessimistic)`` of arrays, the
+        untied ranks of that range followed by the tied rows. Where the ranks are not integers
+        (given directly) or spread wider than the rows, the keys are the rows' own (index
+        ``None``).
         """
         found = self._distinct.get(rank_type)
         if found is None:
@@ -248,23 +250,37 @@ class _Side:
 
     def _compute_distinct_rows(
         self, rank_type: str
-    ) -> tuple[IntArray, FloatArray, IntArray | None, FloatArray]:
+    ) -> tuple[IntArray, Any, IntArray | None, FloatArray]:
         if rank_type in self.stats.ranks:
-            return (*self._compute_rows(rank_type)[:2], None, self.stats.ranks[rank_type].weights())
+            table = self.stats.ranks[rank_type]
+            return table.columns[GROUP], table.columns["rank"], None, table.weights()
         assert self.stats.pairs is not None
         pairs = self.stats.pairs
         optimistic, pessimistic = pairs.columns["optimistic"], pairs.columns["pessimistic"]
         ids, weights = pairs.columns[GROUP], pairs.weights()
+        if rank_type == RANK_EXPECTED:
+            _, keys, inverse, _ = self.distinct_rows("optimistic")
+            if inverse is None:
+                return ids, (optimistic, pessimistic), None, weights
+            # an untied row's term is the term of its rank: one per value of the range
+            untied = keys.astype(np.int64)
+            tied = np.flatnonzero(optimistic != pessimistic)
+            inverse = inverse.copy()
+            inverse[tied] = np.arange(untied.size, untied.size + tied.size)
+            lows = np.concatenate((untied, optimistic[tied]))
+            highs = np.concatenate((untied, pessimistic[tied]))
+            return ids, (lows, highs), inverse, weights
         if rank_type == "optimistic":
             key, scale = optimistic, 1.0
         elif rank_type == "pessimistic":
             key, scale = pessimistic, 1.0
         else:
             key, scale = optimistic + pessimistic, 0.5
-        if key.size and int(key.max()) - int(key.min()) <= 4 * key.size:
-            distinct, inverse = distinct_inverse(key)
-            return ids, scale * distinct.astype(np.float64), inverse, weights
-        return ids, scale * key.astype(np.float64), None, weights
+        spread = _value_range(key)
+        if spread is None:
+            return ids, scale * key.astype(np.float64), None, weights
+        low, high = spread
+        return ids, scale * np.arange(low, high + 1, dtype=np.float64), key - low, weights
 
     def mean(self, ids: IntArray, terms: FloatArray, weights: FloatArray) -> FloatArray:
         """The weighted mean of per-row terms in every group (NaN where a group is empty)."""
@@ -352,15 +368,11 @@ class _Builder:
         """
         data = self.data
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            ids, keys, inverse, weights = data.distinct_rows(rank_type)
             if rank_type == RANK_EXPECTED:
-                pairs = data.stats.pairs
-                assert pairs is not None
-                ids, weights, inverse = pairs.columns[GROUP], pairs.weights(), None
-                low, high = pairs.columns["optimistic"], pairs.columns["pessimistic"]
-                values = [term(low, high) for term, _ in terms]
+                values = [term(*keys) for term, _ in terms]
             else:
-                ids, ranks, inverse, weights = data.distinct_rows(rank_type)
-                values = [term(ranks) for term, _ in terms]
+                values = [term(keys) for term, _ in terms]
             sums = data.weighted_sums(ids, weights, values, inverse)
             return [
                 finish(summed / data.total) for (_, finish), summed in zip(terms, sums, strict=True)
@@ -531,7 +543,13 @@ class _Builder:
         if self._distinct is None:
             table = self.data.stats.candidates
             assert table is not None
-            self._distinct = distinct_inverse(table.columns["num_candidates"])
+            candidates = table.columns["num_candidates"]
+            spread = _value_range(candidates)
+            if spread is None:
+                self._distinct = distinct_inverse(candidates)
+            else:  # every count of a narrow range: no lookup table to build
+                low, high = spread
+                self._distinct = np.arange(low, high + 1, dtype=candidates.dtype), candidates - low
         return self._distinct
 
     def null_column(self, metric: RankBasedMetric) -> NullColumn:
@@ -623,6 +641,14 @@ class _Builder:
                         f"{metric.base.key}"
                     )
         return scale, offset, expected, variance, gap, methods, notes
+
+
+def _value_range(values: IntArray) -> tuple[int, int] | None:
+    """The least and greatest of integers spread over at most as many values as there are."""
+    if not values.size:
+        return None
+    low, high = int(values.min()), int(values.max())
+    return (low, high) if high - low < values.size else None
 
 
 def _nan(value: float | None) -> float:
