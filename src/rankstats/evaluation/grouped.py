@@ -797,8 +797,29 @@ def macro_rows(columns: Sequence[Column]) -> list[ResultRow]:
     single candidate) are left out of that metric's average, and its row says so.
     """
     rows = []
-    # the columns of a side share one array of the groups present
+    every_group = slice(None)  # every group, in order: a view of each array, the same sums
+    # the columns of a side share one array of the groups present, and the columns of a metric's
+    # rank types its arrays of null moments and methods: each is reduced once
     found: dict[int, tuple[BoolArray, IntArray]] = {}
+    reduced: dict[tuple[int, int, str], tuple[Any, Any, Any]] = {}
+
+    def reduce(array: Any, chosen: slice | IntArray, how: str) -> Any:
+        key = (id(array), id(chosen), how)
+        known = reduced.get(key)
+        if known is None or known[0] is not array or known[1] is not chosen:
+            part = array[chosen]
+            result: Any
+            if how == "sum":  # NaN where any entry is
+                result = float(part.sum())
+            elif how == "method":
+                low, high = int(part.min()), int(part.max())
+                result = METHODS[_MONTE_CARLO if high == _MONTE_CARLO else int(low > _NONE)]
+            else:  # the standard errors of Monte-Carlo estimates, where there are
+                errors = part[~np.isnan(part)]
+                result = math.sqrt(float((errors * errors).sum())) if errors.size else None
+            known = reduced[key] = (array, chosen, result)
+        return known[2]
+
     for column in columns:
         known = found.get(id(column.present))
         if known is None or known[0] is not column.present:
@@ -806,15 +827,15 @@ def macro_rows(columns: Sequence[Column]) -> list[ResultRow]:
         groups = known[1]
         if groups.size == 0:
             continue
-        every = groups.size == column.value.size
-        undefined = np.isnan(column.value if every else column.value[groups])
-        if undefined.any():
-            defined, left_out = groups[~undefined], groups[undefined]
-            every = False
-        else:
-            defined, left_out = groups, groups[:0]
-        # every group, in order: a view of each array, with the same sums as a copy
-        chosen: slice | IntArray = slice(None) if every else defined
+        chosen: slice | IntArray = every_group if groups.size == column.value.size else groups
+        value = reduce(column.value, chosen, "sum")
+        defined, left_out = groups, groups[:0]
+        if math.isnan(value):  # the value is undefined (NaN) in some groups
+            undefined = np.isnan(column.value[chosen])
+            if undefined.any():
+                defined, left_out = groups[~undefined], groups[undefined]
+                chosen = defined
+                value = float(column.value[chosen].sum())
         key = (column.side, column.rank_type, column.metric)
         if defined.size == 0:
             reasons = "; ".join(dict.fromkeys(column.note.values()))
@@ -830,39 +851,46 @@ def macro_rows(columns: Sequence[Column]) -> list[ResultRow]:
             )
             continue
         count = defined.size
-        expected = column.expected_value[chosen]
-        variance = column.variance[chosen]
-        errors = column.standard_error[chosen]
-        errors = errors[~np.isnan(errors)]
-        codes = column.method[chosen]
-        method = METHODS[
-            _MONTE_CARLO if (codes == _MONTE_CARLO).any() else int(codes.min() > _NONE)
-        ]
-        is_defined = np.zeros(column.value.size, dtype=bool)
-        if column.note:
-            is_defined[defined] = True
-        note = "; ".join(dict.fromkeys(n for g, n in column.note.items() if is_defined[g]))
-        if left_out.size:
-            reasons = "; ".join(
-                dict.fromkeys(
-                    n for g, n in column.note.items() if column.present[g] and not is_defined[g]
-                )
-            )
-            note = (
-                f"macro average over the {count} of {groups.size} groups where it is defined; "
-                f"{left_out.size} left out ({reasons})" + (f"; {note}" if note else "")
-            )
+        expected = reduce(column.expected_value, chosen, "sum")
+        variance = reduce(column.variance, chosen, "sum")
+        method = reduce(column.method, chosen, "method")
+        error = (
+            reduce(column.standard_error, chosen, "errors")
+            if method == METHOD_MONTE_CARLO
+            else None
+        )
+        note = None
+        if column.note or left_out.size:
+            note = _macro_note(column, groups, defined, left_out)
         rows.append(
             ResultRow(
                 *key,
-                float(column.value[chosen].sum()) / count,
-                None if np.isnan(expected).any() else float(expected.sum()) / count,
-                None if np.isnan(variance).any() else float(variance.sum()) / count**2,
+                value / count,
+                None if math.isnan(expected) else expected / count,
+                None if math.isnan(variance) else variance / count**2,
                 method=method,
-                standard_error=math.sqrt(float((errors * errors).sum())) / count
-                if errors.size
-                else None,
-                note=note or None,
+                standard_error=None if error is None else error / count,
+                note=note,
             )
         )
     return rows
+
+
+def _macro_note(
+    column: Column, groups: IntArray, defined: IntArray, left_out: IntArray
+) -> str | None:
+    """The note of a macro-averaged row: the groups' notes, and those left out and why."""
+    is_defined = np.zeros(column.value.size, dtype=bool)
+    is_defined[defined] = True
+    note = "; ".join(dict.fromkeys(n for g, n in column.note.items() if is_defined[g]))
+    if left_out.size:
+        reasons = "; ".join(
+            dict.fromkeys(
+                n for g, n in column.note.items() if column.present[g] and not is_defined[g]
+            )
+        )
+        note = (
+            f"macro average over the {defined.size} of {groups.size} groups where it is "
+            f"defined; {left_out.size} left out ({reasons})" + (f"; {note}" if note else "")
+        )
+    return note or None
