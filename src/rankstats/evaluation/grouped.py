@@ -28,7 +28,7 @@ import functools
 import math
 from collections.abc import Callable, Collection, Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -69,6 +69,9 @@ __all__ = ["Column", "LazyGroups", "group_columns", "macro_rows"]
 _SEQUENTIAL_ROWS = 128
 
 Plan = Sequence[tuple[str, Sequence[RankBasedMetric]]]
+#: a per-task term of the ranks (or of the optimistic and pessimistic ranks) and the transform
+#: of its mean that gives a metric's value
+MeanTerms = tuple[Callable[..., FloatArray], Transform]
 BoolArray = npt.NDArray[np.bool_]
 CodeArray = npt.NDArray[np.int8]
 #: a row's method by its code in a column: no statistics, closed forms, Monte-Carlo
@@ -77,10 +80,23 @@ _NONE, _EXACT, _MONTE_CARLO = 0, 1, 2
 #: a base metric's null moments in every group: E, V, method, standard error, notes by group,
 #: and the gap 1 - E computed directly (NaN where it is not)
 NullColumn = tuple[FloatArray, FloatArray, CodeArray, FloatArray, dict[int, str], FloatArray]
-#: a derived metric's scale, offset, E, V, base gap 1 - E, methods and notes in every group
-DerivedColumn = tuple[
-    FloatArray, FloatArray, FloatArray, FloatArray, FloatArray, CodeArray, dict[int, str]
-]
+
+
+class DerivedColumn(NamedTuple):
+    """What a derived metric's columns of every rank type share, in every group."""
+
+    scale: FloatArray
+    offset: FloatArray
+    expected: FloatArray
+    variance: FloatArray
+    #: the base's gap 1 - E
+    gap: FloatArray
+    methods: CodeArray
+    notes: dict[int, str]
+    #: the groups where the metric is undefined (NaN coefficients)
+    undefined: IntArray
+    #: the base's null standard deviation (z-scores only)
+    std: FloatArray | None
 
 
 @dataclass
@@ -317,8 +333,13 @@ class _Builder:
         self._nulls: dict[RankBasedMetric, NullColumn] = {}
         self._derived_columns: dict[RankBasedMetric, DerivedColumn] = {}
         self._values: dict[tuple[RankBasedMetric, str], FloatArray] = {}
+        # 1 - M computed directly, or None where there is no such form (then 1 - M)
+        self._value_gaps: dict[tuple[RankBasedMetric, str], FloatArray | None] = {}
         self._groups = np.flatnonzero(data.present)
         self._distinct: tuple[IntArray, IntArray] | None = None
+        # NaN in every group, shared (read-only) by the columns without standard errors or gaps
+        self._nan = np.full(size, math.nan)
+        self._nan.flags.writeable = False
 
     # --- values ------------------------------------------------------------------------------
 
@@ -357,9 +378,7 @@ class _Builder:
                 bar.update(1)
         return values
 
-    def _means(
-        self, rank_type: str, terms: Sequence[tuple[Callable[..., FloatArray], Transform]]
-    ) -> list[FloatArray]:
+    def _means(self, rank_type: str, terms: Sequence[MeanTerms]) -> list[FloatArray]:
         """``f(mean of t)`` in every group for each ``(t, f)`` of ``terms``, in one batch.
 
         ``t`` is a per-task term of the ranks, or of the optimistic and pessimistic ranks for
@@ -387,48 +406,52 @@ class _Builder:
             bases = dict.fromkeys(
                 m.base if isinstance(m, DerivedRankBasedMetric) else m for m in chosen
             )
-            keys: list[tuple[RankBasedMetric, str]] = []
-            terms: list[tuple[Callable[..., FloatArray], Transform]] = []
+            # the values, then the gaps 1 - M
+            keys: tuple[list[RankBasedMetric], list[RankBasedMetric]] = ([], [])
+            terms: tuple[list[MeanTerms], list[MeanTerms]] = ([], [])
             for metric in bases:
                 key = (metric, rank_type)
-                gap_key = (metric, f"gap.{rank_type}")
                 if rank_type == RANK_EXPECTED:
                     tie = tie_terms(metric)
                     if tie is not None and key not in self._values:
-                        keys.append(key)
-                        terms.append((tie, identity))
+                        keys[0].append(metric)
+                        terms[0].append((tie, identity))
                     continue
                 terms_of = value_terms(metric)
                 if terms_of is not None and key not in self._values:
-                    keys.append(key)
-                    terms.append(terms_of)
+                    keys[0].append(metric)
+                    terms[0].append(terms_of)
                 gap_terms = value_gap_terms(metric) if metric in gapped else None
-                if gap_terms is not None and gap_key not in self._values:
-                    keys.append(gap_key)
-                    terms.append(gap_terms)
-            if terms:
-                self._values.update(zip(keys, self._means(rank_type, terms), strict=True))
+                if gap_terms is not None and key not in self._value_gaps:
+                    keys[1].append(metric)
+                    terms[1].append(gap_terms)
+            if terms[0] or terms[1]:
+                means = iter(self._means(rank_type, terms[0] + terms[1]))
+                for target, metrics in ((self._values, keys[0]), (self._value_gaps, keys[1])):
+                    target.update(((m, rank_type), next(means)) for m in metrics)
 
     def value_gap(self, metric: RankBasedMetric, rank_type: str) -> FloatArray:
-        """``1 - M`` of a base metric in every group, computed directly (NaN where it is not)."""
-        key = (metric, f"gap.{rank_type}")
-        found = self._values.get(key)
-        if found is None:
-            found = self._values[key] = self._compute_value_gap(metric, rank_type)
-        return found
+        """``1 - M`` of a base metric in every group, computed directly where it can be."""
+        key = (metric, rank_type)
+        if key not in self._value_gaps:
+            self._value_gaps[key] = self._compute_value_gap(metric, rank_type)
+        found = self._value_gaps[key]
+        return 1.0 - self.value(metric, rank_type) if found is None else found
 
-    def _compute_value_gap(self, metric: RankBasedMetric, rank_type: str) -> FloatArray:
-        data = self.data
-        gaps = np.full(self.size, math.nan)
+    def _compute_value_gap(self, metric: RankBasedMetric, rank_type: str) -> FloatArray | None:
+        """``1 - M`` computed directly, or ``None`` where no group has such a form."""
         if rank_type == RANK_EXPECTED:
-            return gaps
+            return None
         terms_of = value_gap_terms(metric)
         if terms_of is not None:
             return self._means(rank_type, [terms_of])[0]
         if value_terms(metric) is not None or type(metric) in (Count, Variance, StandardDeviation):
-            return gaps  # vectorised values without a gap form: 1 - M
+            return None  # vectorised values without a gap form
+        gaps = np.full(self.size, math.nan)
         for g in self._groups:
-            gaps[g] = _nan(base_value_gap(metric, data.cell(int(g)), rank_type))
+            gaps[g] = _nan(base_value_gap(metric, self.data.cell(int(g)), rank_type))
+        missing = np.isnan(gaps)  # 1 - M where a group's metric has no direct form
+        gaps[missing] = 1.0 - self.value(metric, rank_type)[missing]
         return gaps
 
     # --- null moments ------------------------------------------------------------------------
@@ -518,10 +541,8 @@ class _Builder:
             second_sums = data.weighted_sums(ids, squared, second, inverse)
         # every column shares its methods and standard errors (read-only)
         methods = np.full(self.size, _EXACT, dtype=np.int8)
-        errors = np.full(self.size, math.nan)
-        no_gaps = np.full(self.size, math.nan)
-        for array in (methods, errors, no_gaps):
-            array.flags.writeable = False
+        methods.flags.writeable = False
+        errors = no_gaps = self._nan
         columns: dict[RankBasedMetric, NullColumn] = {}
         sums_of, variances_of = iter(first_sums), iter(second_sums)
         with np.errstate(invalid="ignore", divide="ignore"):
@@ -585,32 +606,32 @@ class _Builder:
                 errors,
                 notes,
             )
-        base_value = self.value(metric.base, rank_type)
-        base_variance = self.null_column(metric.base)[1]
-        scale, offset, expected, variance, gap, methods, notes = self._derived(metric)
-        value = scale * base_value + offset
-        if metric._uses_value_gap:  # from the gaps 1 - M and 1 - E, which carry the digits
-            value_gap = self.value_gap(metric.base, rank_type)
-            value_gap = np.where(np.isnan(value_gap), 1.0 - base_value, value_gap)
-            with np.errstate(divide="ignore", invalid="ignore"):
-                if isinstance(metric, ReindexedMetric):
-                    value = np.where(np.isnan(scale), math.nan, 1.0 - value_gap / gap)
-                elif isinstance(metric, ZMetric):
-                    sign = 1.0 if metric.base.increasing else -1.0
-                    difference = gap - value_gap
-                    value = sign * difference / np.sqrt(base_variance) + 0.0
-                    value = np.where(np.isnan(scale), math.nan, value)
+        derived = self._derived(metric)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            # the metric's own transformation, from the gaps 1 - M and 1 - E (which carry the
+            # digits M and E share with 1) where it uses them
+            if isinstance(metric, ReindexedMetric) and metric._uses_value_gap:
+                value = 1.0 - self.value_gap(metric.base, rank_type) / derived.gap
+                value[derived.undefined] = math.nan
+            elif isinstance(metric, ZMetric) and metric._uses_value_gap:
+                assert derived.std is not None
+                sign = 1.0 if metric.base.increasing else -1.0
+                difference = derived.gap - self.value_gap(metric.base, rank_type)
+                value = sign * difference / derived.std + 0.0
+                value[derived.undefined] = math.nan
+            else:
+                value = derived.scale * self.value(metric.base, rank_type) + derived.offset
         return Column(
             self.side,
             rank_type,
             metric,
             present,
             value,
-            expected,
-            variance,
-            methods,
-            np.full(self.size, math.nan),
-            notes,
+            derived.expected,
+            derived.variance,
+            derived.methods,
+            self._nan,
+            derived.notes,
         )
 
     def _derived(self, metric: DerivedRankBasedMetric) -> DerivedColumn:
@@ -640,7 +661,11 @@ class _Builder:
                         f"coefficients from a Monte-Carlo estimate of the null moments of "
                         f"{metric.base.key}"
                     )
-        return scale, offset, expected, variance, gap, methods, notes
+        std = np.sqrt(base_variance) if isinstance(metric, ZMetric) else None
+        undefined_groups = np.flatnonzero(np.isnan(scale))
+        return DerivedColumn(
+            scale, offset, expected, variance, gap, methods, notes, undefined_groups, std
+        )
 
 
 def _value_range(values: IntArray) -> tuple[int, int] | None:
