@@ -118,6 +118,36 @@ def test_large_groups_sum_pairwise() -> None:
             _same_row(results.by_group[label].row(key), alone.row(key))
 
 
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("num_groups", [3, 60], ids=["few-large", "many-small"])
+def test_micro_average_equals_evaluating_all_tasks_together(
+    weighted: bool, num_groups: int
+) -> None:
+    """The micro rows come from the sums over the groups (mean-type metrics) or from the merged
+    tables (the rest): both equal the ungrouped table, value, E and V of every metric."""
+    rng = np.random.default_rng(21)
+    sides = {"head": _side(rng, 1_500), "tail": _side(rng, 1_200)}
+    groups = {
+        side: rng.integers(0, num_groups, size=len(r.optimistic)) for side, r in sides.items()
+    }
+    weights = None
+    if weighted:
+        weights = {side: rng.random(len(r.optimistic)) + 0.1 for side, r in sides.items()}
+    metrics = [m for m in METRICS if not (weighted and m == "count")] + ["count"] * (not weighted)
+    micro = evaluate(sides, metrics=metrics, groups=groups, weights=weights)
+    plain = evaluate(sides, metrics=metrics, weights=weights)
+    assert set(micro) == set(plain)
+    for key in plain:
+        got, want = micro.row(key), plain.row(key)
+        for name in ("value", "expected_value", "variance"):
+            a, b = getattr(got, name), getattr(want, name)
+            if b is None:
+                assert a is None, (key, name)
+            else:
+                assert a == pytest.approx(b, rel=1e-13, abs=1e-15), (key, name)
+        assert got.method == want.method, key
+
+
 def test_macro_rows_average_the_groups() -> None:
     rng = np.random.default_rng(3)
     ranks = _side(rng, 200)

@@ -3,23 +3,30 @@ r"""Results of many groups at once: one column per row of the table, over all gr
 With thousands of groups (relations, queries, ...), a Python pass per group costs far more than
 the arithmetic. Here every group is computed together: for a mean-type metric
 :math:`M_g = \sum_{i \in g} a_i t(r_i)` (the mean rank, MRR, Hits@k, and through :math:`\ln r` the
-geometric mean) the value of every group is one ``np.add.reduceat`` over each group's run of
-rows in the tables (sorted by group; pairwise sums, as :func:`numpy.sum`), and so are the null
-moments
+geometric mean) the value of every group is a sum over each group's run of rows in the tables
+(sorted by group), and so are the null moments
 :math:`\mathbb{E}_g = \sum_{i \in g} a_i \mathbb{E}[t(r_i)]` and
 :math:`\mathbb{V}_g = \sum_{i \in g} a_i^2 \mathbb{V}[t(r_i)]` from the per-task terms of
-:mod:`rankstats.null.harmonic` and :func:`rankstats.metrics.hits.hit_probability`. The ranks'
-variance takes two such passes. Derived metrics (adjusted, z-scored) transform their base's
-columns element-wise. Only metrics without such a form (the median, the MAD, ...) take a pass
-per group, through the same code as a single cell.
+:mod:`rankstats.null.harmonic` and :func:`rankstats.metrics.hits.hit_probability`. A term depends
+on the rank (or the candidate count) only, so it is evaluated once per value of the ranks' range
+(or per distinct count), and all terms of a rank type (all null moments of a side) are summed in
+one product with a sparse (groups x values) matrix of the rows' weights. Where a group has more
+than 128 rows, ``np.add.reduceat`` sums each term pairwise instead, as :func:`numpy.sum` does.
+The ranks' variance takes two such passes. Derived metrics (adjusted, z-scored) transform their
+base's columns element-wise. Only metrics without such a form (the median, the MAD, ...) take a
+pass per group, through the same code as a single cell.
+
+The micro average (all groups as one) sums the groups' sums: no second pass over the tables for
+the mean-type metrics, whose sums then differ from the ungrouped evaluation's by rounding only
+(a few ulps); the others are computed from the merged tables, built only for them.
 
 The result for each group is built only when it is looked up (:class:`LazyGroups`), so a table
 of 10,000 groups costs a few vectorised passes until someone reads a group.
 
 The per-task terms of each mean-type metric are in :mod:`rankstats.evaluation.terms`. This module
 stays one piece, longer than most, because its builder caches the sums that the columns of all
-metrics of a side share (values, gaps, squared weights): split, the cache would have to be passed
-between modules.
+metrics of a side share (values, gaps, squared weights, and the sums behind the micro average):
+split, the cache would have to be passed between modules.
 """
 
 from __future__ import annotations
@@ -139,20 +146,42 @@ class Column:
 class _Side:
     """The group-wise sums of one side's tables."""
 
-    def __init__(self, stats: SideStatistics, size: int) -> None:
-        self.stats = stats
+    def __init__(
+        self,
+        stats: SideStatistics | Callable[[], SideStatistics],
+        size: int,
+        total: FloatArray | None = None,
+        like: SideStatistics | None = None,
+    ) -> None:
+        """The sums over ``size`` groups of the tables ``stats``.
+
+        ``stats`` may be a function that builds the tables when first needed; ``total`` is
+        then the total weight of each group, and ``like`` tables of the same layout.
+        """
+        self._source = stats
         self.size = size
+        layout = stats if isinstance(stats, SideStatistics) else like
+        assert layout is not None
+        self.has_pairs = layout.pairs is not None
+        self.has_candidates = layout.candidates is not None
         # per table column of group ids: the start of each group's run of rows, the groups
         # present, the longest run, and each group's row range (a CSR index pointer)
         self._starts: dict[int, tuple[IntArray, IntArray, IntArray, int, IntArray]] = {}
-        base = stats.pairs if stats.pairs is not None else next(iter(stats.ranks.values()))
-        self.total = self._sum(base.columns[GROUP], base.weights())
+        if total is None:
+            base = self.stats.pairs or next(iter(self.stats.ranks.values()))
+            total = self._sum(base.columns[GROUP], base.weights())
+        self.total = total
         self.present = self.total > 0
         self._cells: dict[int, CellStatistics] = {}
         self._rows: dict[str, tuple[IntArray, FloatArray, FloatArray]] = {}
         self._distinct: dict[str, tuple[IntArray, FloatArray, IntArray | None, FloatArray]] = {}
         self._squared: dict[int, tuple[Table, FloatArray]] = {}
         self._matrices: dict[tuple[int, int, int], tuple[Any, ...]] = {}
+
+    @functools.cached_property
+    def stats(self) -> SideStatistics:
+        """The side's tables."""
+        return self._source if isinstance(self._source, SideStatistics) else self._source()
 
     def _layout(self, ids: IntArray) -> tuple[IntArray, IntArray, int, IntArray]:
         """Each group's first row, the groups present, the longest run, the row ranges."""
@@ -340,6 +369,14 @@ class _Builder:
         # NaN in every group, shared (read-only) by the columns without standard errors or gaps
         self._nan = np.full(size, math.nan)
         self._nan.flags.writeable = False
+        # the per-group sums behind the values, gaps and null moments, for the micro average:
+        # the values' and gaps' by (metric, rank type) with the transform of the mean (None for a
+        # sum), the null moments' (E, V, gap 1 - E or None) by metric
+        self._value_sums: dict[tuple[RankBasedMetric, str], tuple[FloatArray, Transform | None]]
+        self._value_sums = {}
+        self._gap_sums: dict[tuple[RankBasedMetric, str], tuple[FloatArray, Transform]] = {}
+        self._null_sums: dict[RankBasedMetric, tuple[FloatArray, FloatArray, FloatArray | None]]
+        self._null_sums = {}
 
     # --- values ------------------------------------------------------------------------------
 
@@ -355,15 +392,17 @@ class _Builder:
         kind = type(metric)
         if kind is Count:
             table = data.stats.pairs or next(iter(data.stats.ranks.values()))
-            return data._sum(table.columns[GROUP], table.count.astype(np.float64))
+            counts = data._sum(table.columns[GROUP], table.count.astype(np.float64))
+            self._value_sums[(metric, rank_type)] = (counts, None)
+            return counts
         if rank_type == RANK_EXPECTED:
             tie = tie_terms(metric)
             if tie is not None:
-                return self._means(rank_type, [(tie, identity)])[0]
+                return self._means(rank_type, [(metric, tie, identity)])[0]
         else:
             terms_of = value_terms(metric)
             if terms_of is not None:
-                return self._means(rank_type, [terms_of])[0]
+                return self._means(rank_type, [(metric, *terms_of)])[0]
             if kind in (Variance, StandardDeviation):
                 ids, ranks, weights = data.rows(rank_type)
                 mean = data.mean(ids, ranks, weights)
@@ -378,57 +417,62 @@ class _Builder:
                 bar.update(1)
         return values
 
-    def _means(self, rank_type: str, terms: Sequence[MeanTerms]) -> list[FloatArray]:
-        """``f(mean of t)`` in every group for each ``(t, f)`` of ``terms``, in one batch.
+    def _means(
+        self,
+        rank_type: str,
+        values: Sequence[tuple[RankBasedMetric, Callable[..., FloatArray], Transform]],
+        gaps: Sequence[tuple[RankBasedMetric, Callable[..., FloatArray], Transform]] = (),
+    ) -> list[FloatArray]:
+        """``f(mean of t)`` in every group for each ``(metric, t, f)``, in one batch.
 
-        ``t`` is a per-task term of the ranks, or of the optimistic and pessimistic ranks for
-        the expectation over tie-breaking; it is evaluated once per distinct rank where the
-        ranks are integers (or half-integers) of a narrow range.
+        ``values`` give the metrics' values, ``gaps`` their gaps ``1 - M``. ``t`` is a per-task
+        term of the ranks, or of the optimistic and pessimistic ranks for the expectation over
+        tie-breaking; it is evaluated once per distinct rank where the ranks are integers (or
+        half-integers) of a narrow range. The sums are kept for the micro average.
         """
         data = self.data
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             ids, keys, inverse, weights = data.distinct_rows(rank_type)
-            if rank_type == RANK_EXPECTED:
-                values = [term(*keys) for term, _ in terms]
-            else:
-                values = [term(keys) for term, _ in terms]
-            sums = data.weighted_sums(ids, weights, values, inverse)
-            return [
-                finish(summed / data.total) for (_, finish), summed in zip(terms, sums, strict=True)
-            ]
+            expected = rank_type == RANK_EXPECTED
+            terms = [term(*keys) if expected else term(keys) for _, term, _ in (*values, *gaps)]
+            sums = data.weighted_sums(ids, weights, terms, inverse)
+            means: list[FloatArray] = []
+            for (metric, _, finish), summed in zip((*values, *gaps), sums, strict=True):
+                if len(means) < len(values):
+                    self._value_sums[(metric, rank_type)] = (summed, finish)
+                else:
+                    self._gap_sums[(metric, rank_type)] = (summed, finish)
+                means.append(finish(summed / data.total))
+            return means
 
     def prefetch(self, plan: Plan) -> None:
         """The values (and gaps ``1 - M``) of every mean-type base metric: one batch per type."""
         gapped = {m.base for _, ms in plan for m in ms if isinstance(m, DerivedRankBasedMetric)}
         for rank_type, chosen in plan:
-            if rank_type == RANK_EXPECTED and self.data.stats.pairs is None:
+            if rank_type == RANK_EXPECTED and not self.data.has_pairs:
                 continue
             bases = dict.fromkeys(
                 m.base if isinstance(m, DerivedRankBasedMetric) else m for m in chosen
             )
-            # the values, then the gaps 1 - M
-            keys: tuple[list[RankBasedMetric], list[RankBasedMetric]] = ([], [])
-            terms: tuple[list[MeanTerms], list[MeanTerms]] = ([], [])
+            values: list[tuple[RankBasedMetric, Callable[..., FloatArray], Transform]] = []
+            gaps: list[tuple[RankBasedMetric, Callable[..., FloatArray], Transform]] = []
             for metric in bases:
                 key = (metric, rank_type)
                 if rank_type == RANK_EXPECTED:
                     tie = tie_terms(metric)
                     if tie is not None and key not in self._values:
-                        keys[0].append(metric)
-                        terms[0].append((tie, identity))
+                        values.append((metric, tie, identity))
                     continue
                 terms_of = value_terms(metric)
                 if terms_of is not None and key not in self._values:
-                    keys[0].append(metric)
-                    terms[0].append(terms_of)
+                    values.append((metric, *terms_of))
                 gap_terms = value_gap_terms(metric) if metric in gapped else None
                 if gap_terms is not None and key not in self._value_gaps:
-                    keys[1].append(metric)
-                    terms[1].append(gap_terms)
-            if terms[0] or terms[1]:
-                means = iter(self._means(rank_type, terms[0] + terms[1]))
-                for target, metrics in ((self._values, keys[0]), (self._value_gaps, keys[1])):
-                    target.update(((m, rank_type), next(means)) for m in metrics)
+                    gaps.append((metric, *gap_terms))
+            if values or gaps:
+                means = iter(self._means(rank_type, values, gaps))
+                for target, entries in ((self._values, values), (self._value_gaps, gaps)):
+                    target.update(((metric, rank_type), next(means)) for metric, _, _ in entries)
 
     def value_gap(self, metric: RankBasedMetric, rank_type: str) -> FloatArray:
         """``1 - M`` of a base metric in every group, computed directly where it can be."""
@@ -444,7 +488,7 @@ class _Builder:
             return None
         terms_of = value_gap_terms(metric)
         if terms_of is not None:
-            return self._means(rank_type, [terms_of])[0]
+            return self._means(rank_type, [], [(metric, *terms_of)])[0]
         if value_terms(metric) is not None or type(metric) in (Count, Variance, StandardDeviation):
             return None  # vectorised values without a gap form
         gaps = np.full(self.size, math.nan)
@@ -458,14 +502,18 @@ class _Builder:
 
     def prepare(self, metrics: Sequence[RankBasedMetric]) -> None:
         """Compute the null columns of the base metrics; sample once per group for the rest."""
-        if self.data.stats.candidates is None:
+        if not self.data.has_candidates:
             return
         bases = list(
             dict.fromkeys(m.base if isinstance(m, DerivedRankBasedMetric) else m for m in metrics)
         )
         # the bases whose gap 1 - E a derived metric uses
         gapped = {m.base for m in metrics if isinstance(m, DerivedRankBasedMetric)}
-        vectorised = [m for m in bases if type(m) is Count or null_terms(m) is not None]
+        vectorised = [
+            m
+            for m in bases
+            if m not in self._nulls and (type(m) is Count or null_terms(m) is not None)
+        ]
         self._nulls.update(self._vectorised_nulls(vectorised, gapped))
         looped = [m for m in bases if m not in self._nulls]
         if not looped:
@@ -551,11 +599,14 @@ class _Builder:
                     counts = data._sum(ids, table.count.astype(np.float64))
                     columns[metric] = (counts, np.zeros(self.size), methods, errors, {}, no_gaps)
                     continue
-                expected = next(sums_of) / data.total
-                variance = next(variances_of) / data.squared_total
+                expected_sum, variance_sum, gap_sum = next(sums_of), next(variances_of), None
                 gaps = no_gaps
                 if metric in gapped and null_gap_term(metric) is not None:
-                    gaps = next(sums_of) / data.total
+                    gap_sum = next(sums_of)
+                    gaps = gap_sum / data.total
+                self._null_sums[metric] = (expected_sum, variance_sum, gap_sum)
+                expected = expected_sum / data.total
+                variance = variance_sum / data.squared_total
                 columns[metric] = (expected, variance, methods, errors, {}, gaps)
         return columns
 
@@ -575,7 +626,7 @@ class _Builder:
 
     def null_column(self, metric: RankBasedMetric) -> NullColumn:
         """E, V, method, standard error and notes of a metric in every group."""
-        if self.data.stats.candidates is None:
+        if not self.data.has_candidates:
             note = NO_CANDIDATES.note
             assert note is not None
             return (
@@ -587,6 +638,47 @@ class _Builder:
                 np.full(self.size, math.nan),
             )
         return self._nulls[metric]
+
+    # --- the micro average ---------------------------------------------------------------------
+
+    def micro(self, merged: Callable[[], SideStatistics]) -> _Builder:
+        """The builder of the one group of all tasks (the micro average), from this one's sums.
+
+        Each mean-type value, gap and null moment is a sum over the tasks: the sum over the
+        groups of this builder's per-group sums (pairwise, as :func:`numpy.sum`), with no second
+        pass over the tables. Anything else (the median, the variance of the ranks, ...) is
+        computed from ``merged()``, the tables of all groups merged, built when first needed.
+        """
+        total = np.array([self.data.total.sum()])
+        micro = _Builder(self.side, _Side(merged, 1, total, self.data.stats), self.null, 1)
+        squared_total = micro.data.squared_total
+        methods = np.full(1, _EXACT, dtype=np.int8)
+        methods.flags.writeable = False
+
+        def summed(sums: FloatArray) -> FloatArray:
+            return np.array([sums.sum()])
+
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            for key, (sums, finish) in self._value_sums.items():
+                micro._values[key] = (
+                    summed(sums) if finish is None else finish(summed(sums) / total)
+                )
+            for key, (sums, finish) in self._gap_sums.items():
+                micro._value_gaps[key] = finish(summed(sums) / total)
+            for metric, (expected, variance, gap) in self._null_sums.items():
+                micro._nulls[metric] = (
+                    summed(expected) / total,
+                    summed(variance) / squared_total,
+                    methods,
+                    micro._nan,
+                    {},
+                    micro._nan if gap is None else summed(gap) / total,
+                )
+            for metric, column in self._nulls.items():
+                if type(metric) is Count:
+                    count = summed(column[0])
+                    micro._nulls[metric] = (count, np.zeros(1), methods, micro._nan, {}, micro._nan)
+        return micro
 
     # --- columns -----------------------------------------------------------------------------
 
@@ -757,17 +849,31 @@ def group_columns(
     plan: Plan,
     null: NullModels,
     progress: bool | None = False,
-) -> list[Column]:
-    """Every column (side, rank type, metric) over ``size`` groups, in table order."""
+    *,
+    micro: bool = False,
+) -> tuple[list[Column], list[ResultRow]]:
+    """Every column (side, rank type, metric) over ``size`` groups, in table order.
+
+    With ``micro``, also the rows of all groups together (the micro average), in table order;
+    otherwise no rows.
+    """
     metrics = list(dict.fromkeys(m for _, ms in plan for m in ms))
     columns: list[Column] = []
+    rows: list[ResultRow] = []
     for side, side_stats in stats.items():
         builder = _Builder(side, _Side(side_stats, size), null, size, progress)
         builder.prepare(metrics)
         builder.prefetch(plan)
         for rank_type, chosen in plan:
             columns.extend(builder.column(rank_type, metric) for metric in chosen)
-    return columns
+        if micro:
+            everything = builder.micro(side_stats.merged_one_group)
+            if everything.data.present[0]:
+                everything.prepare(metrics)
+                everything.prefetch(plan)
+                for rank_type, chosen in plan:
+                    rows.extend(everything.column(rank_type, m).row(0) for m in chosen)
+    return columns, rows
 
 
 class LazyGroups(Mapping[Hashable, EvaluationResults]):
