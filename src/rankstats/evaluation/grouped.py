@@ -220,7 +220,7 @@ class _Side:
                 stacked[:, j] = term
             matrix = self._matrix(ids, weights, inverse, stacked.shape[0])
             summed = np.asarray(matrix @ stacked, dtype=np.float64)
-            return list(np.ascontiguousarray(summed.T))
+            return list(summed.T)  # views: callers derive new arrays from them
         rows = terms if inverse is None else [t[inverse] for t in terms]
         return [self._sum(ids, t * weights) for t in rows]
 
