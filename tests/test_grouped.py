@@ -118,6 +118,23 @@ def test_large_groups_sum_pairwise() -> None:
             _same_row(results.by_group[label].row(key), alone.row(key))
 
 
+def test_large_groups_with_many_ties() -> None:
+    """More than 128 distinct tied and untied rows per group: both summed pairwise."""
+    rng = np.random.default_rng(8)
+    n = 6_000
+    candidates = rng.integers(400, 600, size=n)
+    optimistic = rng.integers(1, 400, size=n)
+    pessimistic = optimistic + rng.binomial(1, 0.5, size=n) * rng.integers(1, 9, size=n)
+    ranks = Ranks(optimistic, pessimistic, candidates)
+    groups = (rng.random(n) < 0.4).astype(int)
+    metrics = [*METRICS[:12], "amri", "zmrr"]
+    results = evaluate(ranks, metrics=metrics, groups=groups)
+    for label in (0, 1):
+        alone = evaluate(_subset(ranks, groups == label), metrics=metrics)
+        for key in alone:
+            _same_row(results.by_group[label].row(key), alone.row(key))
+
+
 @pytest.mark.parametrize("weighted", [False, True])
 @pytest.mark.parametrize("num_groups", [3, 60], ids=["few-large", "many-small"])
 def test_micro_average_equals_evaluating_all_tasks_together(

@@ -76,9 +76,9 @@ __all__ = ["Column", "LazyGroups", "group_columns", "macro_rows"]
 _SEQUENTIAL_ROWS = 128
 
 Plan = Sequence[tuple[str, Sequence[RankBasedMetric]]]
-#: a per-task term of the ranks (or of the optimistic and pessimistic ranks) and the transform
-#: of its mean that gives a metric's value
-MeanTerms = tuple[Callable[..., FloatArray], Transform]
+#: a metric, a per-task term of the ranks (or of the optimistic and pessimistic ranks) and the
+#: transform of its mean that gives the metric's value (or its gap 1 - M)
+MeanEntry = tuple[RankBasedMetric, Callable[..., FloatArray], Transform]
 BoolArray = npt.NDArray[np.bool_]
 CodeArray = npt.NDArray[np.int8]
 #: a row's method by its code in a column: no statistics, closed forms, Monte-Carlo
@@ -141,6 +141,30 @@ class Column:
             standard_error=None if math.isnan(error) else error,
             note=self.note.get(g),
         )
+
+
+class _TieSplit(NamedTuple):
+    """The rows of a pairs table as untied (optimistic = pessimistic) and tied ones.
+
+    An untied row has one rank for every rank type, so each mean-type term of it is the same
+    for all four; its terms are evaluated once per value of the optimistic ranks' range
+    (``keys``, the row's index into them ``inverse``) and summed with ``untied_weights`` (0 for
+    the tied rows). The tied rows (a few, in practice) are summed row by row.
+    """
+
+    ids: IntArray
+    keys: FloatArray
+    inverse: IntArray
+    untied_weights: FloatArray
+    #: the groups with tied rows, each one's first tied row, each tied row's index into them,
+    #: and whether a group has more than 128 tied rows (then summed pairwise)
+    tied_groups: IntArray
+    tied_starts: IntArray
+    tied_local: IntArray
+    tied_long: bool
+    tied_weights: FloatArray
+    tied_optimistic: IntArray
+    tied_pessimistic: IntArray
 
 
 class _Side:
@@ -304,17 +328,7 @@ class _Side:
         optimistic, pessimistic = pairs.columns["optimistic"], pairs.columns["pessimistic"]
         ids, weights = pairs.columns[GROUP], pairs.weights()
         if rank_type == RANK_EXPECTED:
-            _, keys, inverse, _ = self.distinct_rows("optimistic")
-            if inverse is None:
-                return ids, (optimistic, pessimistic), None, weights
-            # an untied row's term is the term of its rank: one per value of the range
-            untied = keys.astype(np.int64)
-            tied = np.flatnonzero(optimistic != pessimistic)
-            inverse = inverse.copy()
-            inverse[tied] = np.arange(untied.size, untied.size + tied.size)
-            lows = np.concatenate((untied, optimistic[tied]))
-            highs = np.concatenate((untied, pessimistic[tied]))
-            return ids, (lows, highs), inverse, weights
+            return ids, (optimistic, pessimistic), None, weights
         if rank_type == "optimistic":
             key, scale = optimistic, 1.0
         elif rank_type == "pessimistic":
@@ -326,6 +340,44 @@ class _Side:
             return ids, scale * key.astype(np.float64), None, weights
         low, high = spread
         return ids, scale * np.arange(low, high + 1, dtype=np.float64), key - low, weights
+
+    @functools.cached_property
+    def tie_split(self) -> _TieSplit | None:
+        """The pairs' rows split into untied and tied ones, or ``None``.
+
+        ``None`` without pairs (ranks given directly) or where the optimistic ranks spread wider
+        than the rows.
+        """
+        if not self.has_pairs:
+            return None
+        ids, keys, inverse, weights = self.distinct_rows("optimistic")
+        if inverse is None:
+            return None
+        pairs = self.stats.pairs
+        assert pairs is not None
+        optimistic, pessimistic = pairs.columns["optimistic"], pairs.columns["pessimistic"]
+        tied = np.flatnonzero(optimistic != pessimistic)
+        untied_weights = weights.copy()
+        untied_weights[tied] = 0.0  # adds an exact 0 in the untied rows' sums
+        tied_ids = ids[tied]  # sorted, as the rows
+        new = np.empty(tied_ids.size, dtype=np.bool_)
+        new[:1] = True
+        np.not_equal(tied_ids[1:], tied_ids[:-1], out=new[1:])
+        starts = np.flatnonzero(new)
+        longest = int(np.diff(starts, append=tied_ids.size).max()) if tied_ids.size else 0
+        return _TieSplit(
+            ids,
+            keys,
+            inverse,
+            untied_weights,
+            tied_ids[starts],
+            starts,
+            np.cumsum(new) - 1,
+            longest > _SEQUENTIAL_ROWS,
+            weights[tied],
+            optimistic[tied],
+            pessimistic[tied],
+        )
 
     def mean(self, ids: IntArray, terms: FloatArray, weights: FloatArray) -> FloatArray:
         """The weighted mean of per-row terms in every group (NaN where a group is empty)."""
@@ -420,8 +472,8 @@ class _Builder:
     def _means(
         self,
         rank_type: str,
-        values: Sequence[tuple[RankBasedMetric, Callable[..., FloatArray], Transform]],
-        gaps: Sequence[tuple[RankBasedMetric, Callable[..., FloatArray], Transform]] = (),
+        values: Sequence[MeanEntry],
+        gaps: Sequence[MeanEntry] = (),
     ) -> list[FloatArray]:
         """``f(mean of t)`` in every group for each ``(metric, t, f)``, in one batch.
 
@@ -431,6 +483,8 @@ class _Builder:
         half-integers) of a narrow range. The sums are kept for the micro average.
         """
         data = self.data
+        if data.tie_split is not None:
+            return self._pair_means({rank_type: (values, gaps)})[rank_type]
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             ids, keys, inverse, weights = data.distinct_rows(rank_type)
             expected = rank_type == RANK_EXPECTED
@@ -445,17 +499,88 @@ class _Builder:
                 means.append(finish(summed / data.total))
             return means
 
+    def _pair_means(
+        self, requests: Mapping[str, tuple[Sequence[MeanEntry], Sequence[MeanEntry]]]
+    ) -> dict[str, list[FloatArray]]:
+        """:meth:`_means` of several rank types of the pairs, two batches of sums in all.
+
+        ``requests`` gives each rank type's values and gaps as :meth:`_means` takes them. The
+        untied rows' terms are the same for every rank type (the term of a rank ``r`` for the
+        optimistic, pessimistic and realistic rank ``r``, and over ties broken in ``[r, r]``):
+        one batch sums each distinct term over the untied rows, one sums every rank type's terms
+        over the tied rows, and a group's sum is the two added.
+        """
+        data = self.data
+        split = data.tie_split
+        assert split is not None
+        integer_keys = split.keys.astype(np.int64)
+        low, high = split.tied_optimistic, split.tied_pessimistic
+        tied_ranks = {
+            "optimistic": low.astype(np.float64),
+            "pessimistic": high.astype(np.float64),
+            "realistic": 0.5 * (low + high).astype(np.float64),
+        }
+        untied: dict[tuple[RankBasedMetric, bool], int] = {}
+        untied_terms: list[FloatArray] = []
+        tied_terms: list[FloatArray] = []
+        # per rank type: (metric, is gap, transform, index of the untied sum), in the order of
+        # tied_terms
+        entries: dict[str, list[tuple[RankBasedMetric, bool, Transform, int]]] = {}
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            for rank_type, (values, gaps) in requests.items():
+                expected = rank_type == RANK_EXPECTED
+                listed = entries[rank_type] = []
+                for is_gap, chosen in ((False, values), (True, gaps)):
+                    for metric, term, finish in chosen:
+                        index = untied.get((metric, is_gap))
+                        if index is None:
+                            index = untied[(metric, is_gap)] = len(untied_terms)
+                            untied_terms.append(
+                                term(integer_keys, integer_keys) if expected else term(split.keys)
+                            )
+                        tied_terms.append(
+                            term(low, high) if expected else term(tied_ranks[rank_type])
+                        )
+                        listed.append((metric, is_gap, finish, index))
+            untied_sums = data.weighted_sums(
+                split.ids, split.untied_weights, untied_terms, split.inverse
+            )
+            # the few tied rows, only for the groups that have some: each group's in row order
+            # (as np.bincount adds), pairwise where a group has more than 128 (as _sum)
+            groups, local, count = split.tied_groups, split.tied_local, split.tied_groups.size
+            tied_terms.reverse()
+            means: dict[str, list[FloatArray]] = {}
+            for rank_type, listed in entries.items():
+                means[rank_type] = []
+                for metric, is_gap, finish, index in listed:
+                    summed = untied_sums[index]
+                    tied_term = tied_terms.pop()
+                    if count:
+                        weighted = tied_term * split.tied_weights
+                        summed = summed.copy()
+                        if split.tied_long:
+                            summed[groups] += np.add.reduceat(weighted, split.tied_starts)
+                        else:
+                            summed[groups] += np.bincount(local, weights=weighted, minlength=count)
+                    if is_gap:
+                        self._gap_sums[(metric, rank_type)] = (summed, finish)
+                    else:
+                        self._value_sums[(metric, rank_type)] = (summed, finish)
+                    means[rank_type].append(finish(summed / data.total))
+        return means
+
     def prefetch(self, plan: Plan) -> None:
         """The values (and gaps ``1 - M``) of every mean-type base metric: one batch per type."""
         gapped = {m.base for _, ms in plan for m in ms if isinstance(m, DerivedRankBasedMetric)}
+        requests: dict[str, tuple[list[MeanEntry], list[MeanEntry]]] = {}
         for rank_type, chosen in plan:
             if rank_type == RANK_EXPECTED and not self.data.has_pairs:
                 continue
             bases = dict.fromkeys(
                 m.base if isinstance(m, DerivedRankBasedMetric) else m for m in chosen
             )
-            values: list[tuple[RankBasedMetric, Callable[..., FloatArray], Transform]] = []
-            gaps: list[tuple[RankBasedMetric, Callable[..., FloatArray], Transform]] = []
+            values: list[MeanEntry] = []
+            gaps: list[MeanEntry] = []
             for metric in bases:
                 key = (metric, rank_type)
                 if rank_type == RANK_EXPECTED:
@@ -470,9 +595,17 @@ class _Builder:
                 if gap_terms is not None and key not in self._value_gaps:
                     gaps.append((metric, *gap_terms))
             if values or gaps:
-                means = iter(self._means(rank_type, values, gaps))
-                for target, entries in ((self._values, values), (self._value_gaps, gaps)):
-                    target.update(((metric, rank_type), next(means)) for metric, _, _ in entries)
+                requests[rank_type] = (values, gaps)
+        if not requests:
+            return
+        if self.data.tie_split is not None:
+            found = self._pair_means(requests)
+        else:
+            found = {rt: self._means(rt, *request) for rt, request in requests.items()}
+        for rank_type, (values, gaps) in requests.items():
+            means = iter(found[rank_type])
+            for target, entries in ((self._values, values), (self._value_gaps, gaps)):
+                target.update(((metric, rank_type), next(means)) for metric, _, _ in entries)
 
     def value_gap(self, metric: RankBasedMetric, rank_type: str) -> FloatArray:
         """``1 - M`` of a base metric in every group, computed directly where it can be."""
