@@ -21,7 +21,7 @@ NUM_RANKS = 100_000
 NUM_GROUPS = 10_000
 
 
-def run(rounds: int = 9) -> list[Row]:
+def run(rounds: int = 15) -> list[Row]:
     rng = np.random.default_rng(1)
     ranks = make_side(rng, NUM_RANKS)
     labels = rng.integers(0, NUM_GROUPS, size=NUM_RANKS)
