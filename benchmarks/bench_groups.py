@@ -4,12 +4,17 @@ The target (issue 9): ``evaluate(..., groups=...)`` with 10,000 groups over 10^5
 metrics, every rank type, null moments of every group) within 3x the time of the same ranks
 without groups, for the micro and for the macro average.
 
-The three calls are timed in turn, round after round, and each keeps its best round: on a
-shared machine a burst of load then slows all three alike instead of one, and the printed ratios
-stay put from run to run (``python benchmarks/run.py groups``).
+The three calls are timed in turn, round after round, and each keeps its best round, in CPU
+time of this process (:func:`time.process_time`): the work is single-threaded, so on an idle
+machine that is the wall time, and on a shared one (2 cores, several processes) it is what other
+processes' load does not inflate. Wall-time ratios there swing by +-0.5 from run to run (a 15 ms
+call finds a quiet moment more often than a 40 ms one); CPU-time ratios stay within a few percent
+(``python benchmarks/run.py groups``).
 """
 
 from __future__ import annotations
+
+import time
 
 import numpy as np
 
@@ -32,10 +37,11 @@ def run(rounds: int = 15) -> list[Row]:
             "macro": lambda: evaluate(ranks, groups=labels, average="macro"),
         },
         rounds=rounds,
+        timer=time.process_time,
     )
     return [
         Row(
-            f"evaluate: {NUM_GROUPS:,} groups over 1e5 ranks, default metrics, {average}",
+            f"evaluate: {NUM_GROUPS:,} groups over 1e5 ranks, default metrics, {average} (CPU s)",
             best[average],
             "the same ranks as one group",
             best["one group"],
