@@ -305,12 +305,12 @@ class _Side:
     def distinct_rows(self, rank_type: str) -> tuple[IntArray, Any, IntArray | None, FloatArray]:
         """Group id and total weight of each table row, the ranks' keys, each row's key.
 
-        Terms are evaluated once per key and summed through each row's index into the keys:
-        for a rank type other than ``"expected"`` the keys are the ranks of a narrow range (every
-        value in it), for ``"expected"`` a pair ``(optimistic, pessimistic)`` of arrays, the
-        untied ranks of that range followed by the tied rows. Where the ranks are not integers
-        (given directly) or spread wider than the rows, the keys are the rows' own (index
-        ``None``).
+        Terms are evaluated once per key and summed through each row's index into the keys: the
+        keys are every value of the ranks' range where it is narrow (no wider than the rows).
+        Where the ranks are not integers (given directly) or spread wider, the keys are the
+        rows' own ranks (index ``None``); for ``"expected"``, a pair ``(optimistic,
+        pessimistic)`` of the rows' arrays (the pairs' untied rows share the optimistic keys
+        through :attr:`tie_split` instead).
         """
         found = self._distinct.get(rank_type)
         if found is None:
