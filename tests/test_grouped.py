@@ -137,22 +137,27 @@ def test_large_groups_with_many_ties() -> None:
 
 @pytest.mark.parametrize("weighted", [False, True])
 @pytest.mark.parametrize("num_groups", [3, 60], ids=["few-large", "many-small"])
+@pytest.mark.parametrize("given", ["pairs", "realistic"])
 def test_micro_average_equals_evaluating_all_tasks_together(
-    weighted: bool, num_groups: int
+    weighted: bool, num_groups: int, given: str
 ) -> None:
     """The micro rows come from the sums over the groups (mean-type metrics) or from the merged
     tables (the rest): both equal the ungrouped table, value, E and V of every metric."""
     rng = np.random.default_rng(21)
-    sides = {"head": _side(rng, 1_500), "tail": _side(rng, 1_200)}
-    groups = {
-        side: rng.integers(0, num_groups, size=len(r.optimistic)) for side, r in sides.items()
-    }
+    pairs = {"head": _side(rng, 1_500), "tail": _side(rng, 1_200)}
+    sizes = {side: len(r.optimistic) for side, r in pairs.items()}
+    groups = {side: rng.integers(0, num_groups, size=size) for side, size in sizes.items()}
     weights = None
     if weighted:
-        weights = {side: rng.random(len(r.optimistic)) + 0.1 for side, r in sides.items()}
-    metrics = [m for m in METRICS if not (weighted and m == "count")] + ["count"] * (not weighted)
-    micro = evaluate(sides, metrics=metrics, groups=groups, weights=weights)
-    plain = evaluate(sides, metrics=metrics, weights=weights)
+        weights = {side: rng.random(size) + 0.1 for side, size in sizes.items()}
+    sides: dict[str, object] = dict(pairs)
+    candidates = None
+    if given == "realistic":  # ranks given directly: no optimistic and pessimistic pairs
+        sides = {side: r.realistic for side, r in pairs.items()}
+        candidates = {side: r.num_candidates for side, r in pairs.items()}
+    metrics = METRICS if weighted else [*METRICS, "count"]
+    micro = evaluate(sides, candidates, metrics=metrics, groups=groups, weights=weights)
+    plain = evaluate(sides, candidates, metrics=metrics, weights=weights)
     assert set(micro) == set(plain)
     for key in plain:
         got, want = micro.row(key), plain.row(key)

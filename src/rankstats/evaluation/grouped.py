@@ -992,20 +992,23 @@ def group_columns(
     """
     metrics = list(dict.fromkeys(m for _, ms in plan for m in ms))
     columns: list[Column] = []
-    rows: list[ResultRow] = []
+    builders = []
     for side, side_stats in stats.items():
         builder = _Builder(side, _Side(side_stats, size), null, size, progress)
         builder.prepare(metrics)
         builder.prefetch(plan)
         for rank_type, chosen in plan:
             columns.extend(builder.column(rank_type, metric) for metric in chosen)
-        if micro:
-            everything = builder.micro(side_stats.merged_one_group)
-            if everything.data.present[0]:
-                everything.prepare(metrics)
-                everything.prefetch(plan)
-                for rank_type, chosen in plan:
-                    rows.extend(everything.column(rank_type, m).row(0) for m in chosen)
+        builders.append(builder)
+    rows: list[ResultRow] = []
+    # after every side's groups, as Monte-Carlo estimates draw from one generator in turn
+    for builder, side_stats in zip(builders, stats.values(), strict=True) if micro else ():
+        everything = builder.micro(side_stats.merged_one_group)
+        if everything.data.present[0]:
+            everything.prepare(metrics)
+            everything.prefetch(plan)
+            for rank_type, chosen in plan:
+                rows.extend(everything.column(rank_type, m).row(0) for m in chosen)
     return columns, rows
 
 
