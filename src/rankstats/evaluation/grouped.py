@@ -9,48 +9,53 @@ geometric mean) the value of every group is a sum over each group's run of rows 
 :math:`\mathbb{V}_g = \sum_{i \in g} a_i^2 \mathbb{V}[t(r_i)]` from the per-task terms of
 :mod:`rankstats.null.harmonic` and :func:`rankstats.metrics.hits.hit_probability`. A term depends
 on the rank (or the candidate count) only, so it is evaluated once per value of the ranks' range
-(or per distinct count), and all terms of a rank type (all null moments of a side) are summed in
-one product with a sparse (groups x values) matrix of the rows' weights. Where a group has more
-than 128 rows, ``np.add.reduceat`` sums each term pairwise instead, as :func:`numpy.sum` does.
-The ranks' variance takes two such passes. Derived metrics (adjusted, z-scored) transform their
-base's columns element-wise. Only metrics without such a form (the median, the MAD, ...) take a
-pass per group, through the same code as a single cell.
+(or per distinct count), and all the values of a side (all its null moments) are summed in one
+batch (:mod:`rankstats.evaluation.group_sums`): an untied pair of optimistic and pessimistic
+ranks has one rank for every rank type, so the untied rows are summed once for all four and the
+few tied rows apart. The ranks' variance takes two such passes. Derived metrics (adjusted,
+z-scored) transform their base's columns element-wise. Only metrics without such a form (the
+median, the MAD, ...) take a pass per group, through the same code as a single cell.
 
 The micro average (all groups as one) sums the groups' sums: no second pass over the tables for
 the mean-type metrics, whose sums then differ from the ungrouped evaluation's by rounding only
 (a few ulps); the others are computed from the merged tables, built only for them.
 
-The result for each group is built only when it is looked up (:class:`LazyGroups`), so a table
-of 10,000 groups costs a few vectorised passes until someone reads a group.
+The result for each group is built only when it is looked up
+(:class:`~rankstats.evaluation.group_rows.LazyGroups`), so a table of 10,000 groups costs a few
+vectorised passes until someone reads a group; :mod:`rankstats.evaluation.group_rows` also
+holds the macro average.
 
 The per-task terms of each mean-type metric are in :mod:`rankstats.evaluation.terms`. This module
-stays one piece, longer than most, because its builder caches the sums that the columns of all
-metrics of a side share (values, gaps, squared weights, and the sums behind the micro average):
-split, the cache would have to be passed between modules.
+(the builder of a side's columns) stays one piece, a little longer than most, because the
+builder caches what the columns of all metrics of a side share (values, gaps, null moments, and
+the sums behind the micro average): split, the cache would have to be passed between modules.
 """
 
 from __future__ import annotations
 
-import functools
 import math
-from collections.abc import Callable, Collection, Hashable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from collections.abc import Callable, Collection, Mapping, Sequence
+from typing import NamedTuple
 
 import numpy as np
-import numpy.typing as npt
 
 from rankstats.arrays import FloatArray, IntArray
 from rankstats.base import RankBasedMetric
 from rankstats.evaluation.cells import NO_CANDIDATES, NullModels, base_value, base_value_gap
-from rankstats.evaluation.results import (
-    METHOD_EXACT,
-    METHOD_MONTE_CARLO,
-    EvaluationResults,
-    ResultRow,
+from rankstats.evaluation.group_rows import (
+    CODE_EXACT,
+    CODE_MONTE_CARLO,
+    CODE_NONE,
+    METHODS,
+    CodeArray,
+    Column,
+    LazyGroups,
+    macro_rows,
 )
+from rankstats.evaluation.group_sums import GroupSums, value_range
+from rankstats.evaluation.results import ResultRow
 from rankstats.evaluation.scores import RANK_EXPECTED
-from rankstats.evaluation.tables import GROUP, WEIGHT, CellStatistics, SideStatistics, Table
+from rankstats.evaluation.tables import GROUP, SideStatistics
 from rankstats.evaluation.terms import (
     Transform,
     identity,
@@ -72,18 +77,10 @@ from rankstats.progress import progress_bar
 
 __all__ = ["Column", "LazyGroups", "group_columns", "macro_rows"]
 
-#: groups of at most this many table rows are summed in sequence (numpy.sum's unrolled block)
-_SEQUENTIAL_ROWS = 128
-
 Plan = Sequence[tuple[str, Sequence[RankBasedMetric]]]
 #: a metric, a per-task term of the ranks (or of the optimistic and pessimistic ranks) and the
 #: transform of its mean that gives the metric's value (or its gap 1 - M)
 MeanEntry = tuple[RankBasedMetric, Callable[..., FloatArray], Transform]
-BoolArray = npt.NDArray[np.bool_]
-CodeArray = npt.NDArray[np.int8]
-#: a row's method by its code in a column: no statistics, closed forms, Monte-Carlo
-METHODS: tuple[str | None, ...] = (None, METHOD_EXACT, METHOD_MONTE_CARLO)
-_NONE, _EXACT, _MONTE_CARLO = 0, 1, 2
 #: a base metric's null moments in every group: E, V, method, standard error, notes by group,
 #: and the gap 1 - E computed directly (NaN where it is not)
 NullColumn = tuple[FloatArray, FloatArray, CodeArray, FloatArray, dict[int, str], FloatArray]
@@ -106,305 +103,11 @@ class DerivedColumn(NamedTuple):
     std: FloatArray | None
 
 
-@dataclass
-class Column:
-    """One row of the table (side, rank type, metric) for every group, as arrays of length G.
-
-    ``expected_value`` and ``variance`` are NaN where there is none (``None`` in a row);
-    ``present`` marks the groups that have tasks of positive weight on this side.
-    """
-
-    side: str
-    rank_type: str
-    metric: RankBasedMetric
-    present: BoolArray
-    value: FloatArray
-    expected_value: FloatArray
-    variance: FloatArray
-    method: CodeArray
-    standard_error: FloatArray
-    note: dict[int, str] = field(default_factory=dict)
-
-    def row(self, g: int) -> ResultRow:
-        """The result row of group ``g``."""
-        expected = float(self.expected_value[g])
-        variance = float(self.variance[g])
-        error = float(self.standard_error[g])
-        return ResultRow(
-            self.side,
-            self.rank_type,
-            self.metric,
-            float(self.value[g]),
-            None if math.isnan(expected) else expected,
-            None if math.isnan(variance) else variance,
-            method=METHODS[self.method[g]],
-            standard_error=None if math.isnan(error) else error,
-            note=self.note.get(g),
-        )
-
-
-class _TieSplit(NamedTuple):
-    """The rows of a pairs table as untied (optimistic = pessimistic) and tied ones.
-
-    An untied row has one rank for every rank type, so each mean-type term of it is the same
-    for all four; its terms are evaluated once per value of the optimistic ranks' range
-    (``keys``, the row's index into them ``inverse``) and summed with ``untied_weights`` (0 for
-    the tied rows). The tied rows (a few, in practice) are summed row by row.
-    """
-
-    ids: IntArray
-    keys: FloatArray
-    inverse: IntArray
-    untied_weights: FloatArray
-    #: the groups with tied rows, each one's first tied row, each tied row's index into them,
-    #: and whether a group has more than 128 tied rows (then summed pairwise)
-    tied_groups: IntArray
-    tied_starts: IntArray
-    tied_local: IntArray
-    tied_long: bool
-    tied_weights: FloatArray
-    tied_optimistic: IntArray
-    tied_pessimistic: IntArray
-
-
-class _Side:
-    """The group-wise sums of one side's tables."""
-
-    def __init__(
-        self,
-        stats: SideStatistics | Callable[[], SideStatistics],
-        size: int,
-        total: FloatArray | None = None,
-        like: SideStatistics | None = None,
-    ) -> None:
-        """The sums over ``size`` groups of the tables ``stats``.
-
-        ``stats`` may be a function that builds the tables when first needed; ``total`` is
-        then the total weight of each group, and ``like`` tables of the same layout.
-        """
-        self._source = stats
-        self.size = size
-        layout = stats if isinstance(stats, SideStatistics) else like
-        assert layout is not None
-        self.has_pairs = layout.pairs is not None
-        self.has_candidates = layout.candidates is not None
-        # per table column of group ids: the start of each group's run of rows, the groups
-        # present, the longest run, and each group's row range (a CSR index pointer)
-        self._starts: dict[int, tuple[IntArray, IntArray, IntArray, int, IntArray]] = {}
-        if total is None:
-            base = self.stats.pairs or next(iter(self.stats.ranks.values()))
-            total = self._sum(base.columns[GROUP], base.weights())
-        self.total = total
-        self.present = self.total > 0
-        self._cells: dict[int, CellStatistics] = {}
-        self._rows: dict[str, tuple[IntArray, FloatArray, FloatArray]] = {}
-        self._distinct: dict[str, tuple[IntArray, FloatArray, IntArray | None, FloatArray]] = {}
-        self._squared: dict[int, tuple[Table, FloatArray]] = {}
-        self._matrices: dict[tuple[int, int, int], tuple[Any, ...]] = {}
-
-    @functools.cached_property
-    def stats(self) -> SideStatistics:
-        """The side's tables."""
-        return self._source if isinstance(self._source, SideStatistics) else self._source()
-
-    def _layout(self, ids: IntArray) -> tuple[IntArray, IntArray, int, IntArray]:
-        """Each group's first row, the groups present, the longest run, the row ranges."""
-        key = id(ids)
-        found = self._starts.get(key)
-        if found is None or found[0] is not ids:
-            starts = np.flatnonzero(np.concatenate(([True], ids[1:] != ids[:-1])))
-            longest = int(np.diff(starts, append=ids.size).max()) if ids.size else 0
-            indptr = np.searchsorted(ids, np.arange(self.size + 1))
-            found = self._starts[key] = (ids, starts, ids[starts], longest, indptr)
-        return found[1], found[2], found[3], found[4]
-
-    def weighted_sums(
-        self,
-        ids: IntArray,
-        weights: FloatArray,
-        terms: Sequence[FloatArray],
-        inverse: IntArray | None = None,
-    ) -> list[FloatArray]:
-        r"""Per-group sums of ``weights * t[inverse]`` for every ``t`` of ``terms``.
-
-        With ``inverse``, each term holds one value per distinct key (rank or candidate count)
-        and ``inverse`` gives each row's key; without, one value per row.
-
-        The same sums as :meth:`_sum` of each product, in the same order: where every group has
-        at most 128 rows, one product of a sparse (groups x keys) matrix of the weights, built
-        once per table, with all terms side by side (each group's products added in row order,
-        as ``np.bincount`` does, at a fifth of its cost for ten terms); otherwise by
-        :meth:`_sum`, pairwise within each group.
-        """
-        if not terms:
-            return []
-        if ids.size and self._layout(ids)[2] <= _SEQUENTIAL_ROWS:
-            stacked = np.empty((terms[0].size, len(terms)))
-            for j, term in enumerate(terms):
-                stacked[:, j] = term
-            matrix = self._matrix(ids, weights, inverse, stacked.shape[0])
-            summed = np.asarray(matrix @ stacked, dtype=np.float64)
-            return list(summed.T)  # views: callers derive new arrays from them
-        rows = terms if inverse is None else [t[inverse] for t in terms]
-        return [self._sum(ids, t * weights) for t in rows]
-
-    def _matrix(
-        self, ids: IntArray, weights: FloatArray, inverse: IntArray | None, width: int
-    ) -> Any:
-        """The sparse (groups x keys) matrix of the rows' weights, built once per table."""
-        key = (id(ids), id(weights), id(inverse))
-        found = self._matrices.get(key)
-        if found is None or any(
-            a is not b for a, b in zip(found[:3], (ids, weights, inverse), strict=True)
-        ):
-            from scipy import sparse
-
-            indptr = self._layout(ids)[3]
-            columns = np.arange(ids.size) if inverse is None else inverse
-            matrix = sparse.csr_matrix((weights, columns, indptr), shape=(self.size, width))
-            found = self._matrices[key] = (ids, weights, inverse, matrix)
-        return found[3]
-
-    def _sum(self, ids: IntArray, values: FloatArray) -> FloatArray:
-        r"""Per-group sums of ``values`` over rows sorted by group id ``ids``.
-
-        As accurate as :func:`numpy.sum` of each group: where every group has at most 128 rows
-        (numpy's own unrolled block, summed in sequence), one ``np.bincount``; otherwise
-        ``np.add.reduceat`` over each group's run of rows, which sums pairwise (error
-        :math:`O(\log n)` ulps where a sequential sum has :math:`O(n)`).
-        """
-        starts, present, longest, _ = self._layout(ids)
-        values = np.asarray(values, dtype=np.float64)
-        if longest <= _SEQUENTIAL_ROWS:
-            summed = np.bincount(ids, weights=values, minlength=self.size)
-            return np.asarray(summed[: self.size], dtype=np.float64)
-        total = np.zeros(self.size)
-        total[present] = np.add.reduceat(values, starts)
-        return total
-
-    def cell(self, g: int) -> CellStatistics:
-        found = self._cells.get(g)
-        if found is None:
-            found = self._cells[g] = self.stats.cell(g)
-        return found
-
-    def rows(self, rank_type: str) -> tuple[IntArray, FloatArray, FloatArray]:
-        """Group id, rank and total weight of each table row of a rank type."""
-        found = self._rows.get(rank_type)
-        if found is None:
-            found = self._rows[rank_type] = self._compute_rows(rank_type)
-        return found
-
-    def _compute_rows(self, rank_type: str) -> tuple[IntArray, FloatArray, FloatArray]:
-        if rank_type in self.stats.ranks:
-            table = self.stats.ranks[rank_type]
-            return table.columns[GROUP], table.columns["rank"], table.weights()
-        ids, distinct, inverse, weights = self.distinct_rows(rank_type)
-        return ids, distinct if inverse is None else distinct[inverse], weights
-
-    def distinct_rows(self, rank_type: str) -> tuple[IntArray, Any, IntArray | None, FloatArray]:
-        """Group id and total weight of each table row, the ranks' keys, each row's key.
-
-        Terms are evaluated once per key and summed through each row's index into the keys: the
-        keys are every value of the ranks' range where it is narrow (no wider than the rows).
-        Where the ranks are not integers (given directly) or spread wider, the keys are the
-        rows' own ranks (index ``None``); for ``"expected"``, a pair ``(optimistic,
-        pessimistic)`` of the rows' arrays (the pairs' untied rows share the optimistic keys
-        through :attr:`tie_split` instead).
-        """
-        found = self._distinct.get(rank_type)
-        if found is None:
-            found = self._distinct[rank_type] = self._compute_distinct_rows(rank_type)
-        return found
-
-    def _compute_distinct_rows(
-        self, rank_type: str
-    ) -> tuple[IntArray, Any, IntArray | None, FloatArray]:
-        if rank_type in self.stats.ranks:
-            table = self.stats.ranks[rank_type]
-            return table.columns[GROUP], table.columns["rank"], None, table.weights()
-        assert self.stats.pairs is not None
-        pairs = self.stats.pairs
-        optimistic, pessimistic = pairs.columns["optimistic"], pairs.columns["pessimistic"]
-        ids, weights = pairs.columns[GROUP], pairs.weights()
-        if rank_type == RANK_EXPECTED:
-            return ids, (optimistic, pessimistic), None, weights
-        if rank_type == "optimistic":
-            key, scale = optimistic, 1.0
-        elif rank_type == "pessimistic":
-            key, scale = pessimistic, 1.0
-        else:
-            key, scale = optimistic + pessimistic, 0.5
-        spread = _value_range(key)
-        if spread is None:
-            return ids, scale * key.astype(np.float64), None, weights
-        low, high = spread
-        return ids, scale * np.arange(low, high + 1, dtype=np.float64), key - low, weights
-
-    @functools.cached_property
-    def tie_split(self) -> _TieSplit | None:
-        """The pairs' rows split into untied and tied ones, or ``None``.
-
-        ``None`` without pairs (ranks given directly) or where the optimistic ranks spread wider
-        than the rows.
-        """
-        if not self.has_pairs:
-            return None
-        ids, keys, inverse, weights = self.distinct_rows("optimistic")
-        if inverse is None:
-            return None
-        pairs = self.stats.pairs
-        assert pairs is not None
-        optimistic, pessimistic = pairs.columns["optimistic"], pairs.columns["pessimistic"]
-        tied = np.flatnonzero(optimistic != pessimistic)
-        untied_weights = weights.copy()
-        untied_weights[tied] = 0.0  # adds an exact 0 in the untied rows' sums
-        tied_ids = ids[tied]  # sorted, as the rows
-        new = np.empty(tied_ids.size, dtype=np.bool_)
-        new[:1] = True
-        np.not_equal(tied_ids[1:], tied_ids[:-1], out=new[1:])
-        starts = np.flatnonzero(new)
-        longest = int(np.diff(starts, append=tied_ids.size).max()) if tied_ids.size else 0
-        return _TieSplit(
-            ids,
-            keys,
-            inverse,
-            untied_weights,
-            tied_ids[starts],
-            starts,
-            np.cumsum(new) - 1,
-            longest > _SEQUENTIAL_ROWS,
-            weights[tied],
-            optimistic[tied],
-            pessimistic[tied],
-        )
-
-    def mean(self, ids: IntArray, terms: FloatArray, weights: FloatArray) -> FloatArray:
-        """The weighted mean of per-row terms in every group (NaN where a group is empty)."""
-        with np.errstate(invalid="ignore", divide="ignore"):
-            return self.weighted_sums(ids, weights, [terms])[0] / self.total
-
-    def squared_weights(self, table: Table) -> FloatArray:
-        """Each row's count times its squared weight, the weight of a variance term."""
-        if WEIGHT not in table.columns:
-            return table.weights()  # the counts
-        found = self._squared.get(id(table))
-        if found is None or found[0] is not table:
-            squared = table.count.astype(np.float64) * table.columns[WEIGHT] ** 2
-            found = self._squared[id(table)] = (table, squared)
-        return found[1]
-
-    @functools.cached_property
-    def squared_total(self) -> FloatArray:
-        """The square of each group's total weight."""
-        return self.total * self.total
-
-
 class _Builder:
     """Computes the columns of one side."""
 
     def __init__(
-        self, side: str, data: _Side, null: NullModels, size: int, progress: bool | None = False
+        self, side: str, data: GroupSums, null: NullModels, size: int, progress: bool | None = False
     ) -> None:
         self.side = side
         self.progress = progress
@@ -721,7 +424,7 @@ class _Builder:
             first_sums = data.weighted_sums(ids, weights, first, inverse)
             second_sums = data.weighted_sums(ids, squared, second, inverse)
         # every column shares its methods and standard errors (read-only)
-        methods = np.full(self.size, _EXACT, dtype=np.int8)
+        methods = np.full(self.size, CODE_EXACT, dtype=np.int8)
         methods.flags.writeable = False
         errors = no_gaps = self._nan
         columns: dict[RankBasedMetric, NullColumn] = {}
@@ -749,7 +452,7 @@ class _Builder:
             table = self.data.stats.candidates
             assert table is not None
             candidates = table.columns["num_candidates"]
-            spread = _value_range(candidates)
+            spread = value_range(candidates)
             if spread is None:
                 self._distinct = distinct_inverse(candidates)
             else:  # every count of a narrow range: no lookup table to build
@@ -783,9 +486,9 @@ class _Builder:
         computed from ``merged()``, the tables of all groups merged, built when first needed.
         """
         total = np.array([self.data.total.sum()])
-        micro = _Builder(self.side, _Side(merged, 1, total, self.data.stats), self.null, 1)
+        micro = _Builder(self.side, GroupSums(merged, 1, total, self.data.stats), self.null, 1)
         squared_total = micro.data.squared_total
-        methods = np.full(1, _EXACT, dtype=np.int8)
+        methods = np.full(1, CODE_EXACT, dtype=np.int8)
         methods.flags.writeable = False
 
         def summed(sums: FloatArray) -> FloatArray:
@@ -877,10 +580,10 @@ class _Builder:
         methods = base_methods.copy()
         notes = dict(base_notes)
         for g, reason in undefined.items():
-            methods[g] = _NONE
+            methods[g] = CODE_NONE
             notes[g] = reason
-        if (base_methods == _MONTE_CARLO).any():
-            for g in np.flatnonzero(methods == _MONTE_CARLO).tolist():
+        if (base_methods == CODE_MONTE_CARLO).any():
+            for g in np.flatnonzero(methods == CODE_MONTE_CARLO).tolist():
                 if g not in undefined:
                     notes[g] = (
                         f"coefficients from a Monte-Carlo estimate of the null moments of "
@@ -891,14 +594,6 @@ class _Builder:
         return DerivedColumn(
             scale, offset, expected, variance, gap, methods, notes, undefined_groups, std
         )
-
-
-def _value_range(values: IntArray) -> tuple[int, int] | None:
-    """The least and greatest of integers spread over at most as many values as there are."""
-    if not values.size:
-        return None
-    low, high = int(values.min()), int(values.max())
-    return (low, high) if high - low < values.size else None
 
 
 def _nan(value: float | None) -> float:
@@ -994,7 +689,7 @@ def group_columns(
     columns: list[Column] = []
     builders = []
     for side, side_stats in stats.items():
-        builder = _Builder(side, _Side(side_stats, size), null, size, progress)
+        builder = _Builder(side, GroupSums(side_stats, size), null, size, progress)
         builder.prepare(metrics)
         builder.prefetch(plan)
         for rank_type, chosen in plan:
@@ -1010,154 +705,3 @@ def group_columns(
             for rank_type, chosen in plan:
                 rows.extend(everything.column(rank_type, m).row(0) for m in chosen)
     return columns, rows
-
-
-class LazyGroups(Mapping[Hashable, EvaluationResults]):
-    """The results of each group, by label, each built when first looked up."""
-
-    def __init__(
-        self,
-        labels: Sequence[Hashable],
-        columns: Sequence[Column],
-        present: BoolArray,
-        make: Callable[[list[ResultRow]], EvaluationResults],
-    ) -> None:
-        self._columns = list(columns)
-        self._labels = list(labels)  # the results stay as they are if the caller changes these
-        self._present = present.copy()
-        self._make = make
-        self._built: dict[int, EvaluationResults] = {}
-
-    @functools.cached_property
-    def _ids(self) -> dict[Hashable, int]:
-        """The id of each label's group, built on first use (thousands of labels)."""
-        ids = np.flatnonzero(self._present).tolist()
-        return dict(zip([self._labels[g] for g in ids], ids, strict=True))
-
-    def __getitem__(self, label: Hashable) -> EvaluationResults:
-        g = self._ids[label]
-        found = self._built.get(g)
-        if found is None:
-            rows = [column.row(g) for column in self._columns if column.present[g]]
-            found = self._built.setdefault(g, self._make(rows))
-        return found
-
-    def __iter__(self) -> Iterator[Hashable]:
-        return iter(self._ids)
-
-    def __len__(self) -> int:
-        return len(self._ids)
-
-    def __contains__(self, label: object) -> bool:
-        try:
-            return label in self._ids
-        except TypeError:
-            return False
-
-
-def macro_rows(columns: Sequence[Column]) -> list[ResultRow]:
-    r"""Average every column over its groups (each group counts once).
-
-    The value and :math:`\mathbb{E}` average, and :math:`\mathbb{V}` becomes
-    :math:`\sum_g \mathbb{V}_g / G^2`: groups hold disjoint tasks, independent under the null.
-    Groups where a metric is undefined (an adjusted index of a group whose tasks all have a
-    single candidate) are left out of that metric's average, and its row says so.
-    """
-    rows = []
-    every_group = slice(None)  # every group, in order: a view of each array, the same sums
-    # the columns of a side share one array of the groups present, and the columns of a metric's
-    # rank types its arrays of null moments and methods: each is reduced once
-    found: dict[int, tuple[BoolArray, IntArray]] = {}
-    reduced: dict[tuple[int, int, str], tuple[Any, Any, Any]] = {}
-
-    def reduce(array: Any, chosen: slice | IntArray, how: str) -> Any:
-        key = (id(array), id(chosen), how)
-        known = reduced.get(key)
-        if known is None or known[0] is not array or known[1] is not chosen:
-            part = array[chosen]
-            result: Any
-            if how == "sum":  # NaN where any entry is
-                result = float(part.sum())
-            elif how == "method":
-                low, high = int(part.min()), int(part.max())
-                result = METHODS[_MONTE_CARLO if high == _MONTE_CARLO else int(low > _NONE)]
-            else:  # the standard errors of Monte-Carlo estimates, where there are
-                errors = part[~np.isnan(part)]
-                result = math.sqrt(float((errors * errors).sum())) if errors.size else None
-            known = reduced[key] = (array, chosen, result)
-        return known[2]
-
-    for column in columns:
-        known = found.get(id(column.present))
-        if known is None or known[0] is not column.present:
-            known = found[id(column.present)] = (column.present, np.flatnonzero(column.present))
-        groups = known[1]
-        if groups.size == 0:
-            continue
-        chosen: slice | IntArray = every_group if groups.size == column.value.size else groups
-        value = reduce(column.value, chosen, "sum")
-        defined, left_out = groups, groups[:0]
-        if math.isnan(value):  # the value is undefined (NaN) in some groups
-            undefined = np.isnan(column.value[chosen])
-            if undefined.any():
-                defined, left_out = groups[~undefined], groups[undefined]
-                chosen = defined
-                value = float(column.value[chosen].sum())
-        key = (column.side, column.rank_type, column.metric)
-        if defined.size == 0:
-            reasons = "; ".join(dict.fromkeys(column.note.values()))
-            rows.append(
-                ResultRow(
-                    *key,
-                    math.nan,
-                    None,
-                    None,
-                    method=None,
-                    note=f"undefined in every one of the {groups.size} groups: {reasons}",
-                )
-            )
-            continue
-        count = defined.size
-        expected = reduce(column.expected_value, chosen, "sum")
-        variance = reduce(column.variance, chosen, "sum")
-        method = reduce(column.method, chosen, "method")
-        error = (
-            reduce(column.standard_error, chosen, "errors")
-            if method == METHOD_MONTE_CARLO
-            else None
-        )
-        note = None
-        if column.note or left_out.size:
-            note = _macro_note(column, groups, defined, left_out)
-        rows.append(
-            ResultRow(
-                *key,
-                value / count,
-                None if math.isnan(expected) else expected / count,
-                None if math.isnan(variance) else variance / count**2,
-                method=method,
-                standard_error=None if error is None else error / count,
-                note=note,
-            )
-        )
-    return rows
-
-
-def _macro_note(
-    column: Column, groups: IntArray, defined: IntArray, left_out: IntArray
-) -> str | None:
-    """The note of a macro-averaged row: the groups' notes, and those left out and why."""
-    is_defined = np.zeros(column.value.size, dtype=bool)
-    is_defined[defined] = True
-    note = "; ".join(dict.fromkeys(n for g, n in column.note.items() if is_defined[g]))
-    if left_out.size:
-        reasons = "; ".join(
-            dict.fromkeys(
-                n for g, n in column.note.items() if column.present[g] and not is_defined[g]
-            )
-        )
-        note = (
-            f"macro average over the {defined.size} of {groups.size} groups where it is "
-            f"defined; {left_out.size} left out ({reasons})" + (f"; {note}" if note else "")
-        )
-    return note or None
