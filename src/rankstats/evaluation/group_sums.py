@@ -98,10 +98,13 @@ class GroupSums:
         key = id(ids)
         found = self._starts.get(key)
         if found is None or found[0] is not ids:
-            starts = np.flatnonzero(np.concatenate(([True], ids[1:] != ids[:-1])))
-            longest = int(np.diff(starts, append=ids.size).max()) if ids.size else 0
-            indptr = np.searchsorted(ids, np.arange(self.size + 1))
-            found = self._starts[key] = (ids, starts, ids[starts], longest, indptr)
+            # from each group's number of rows: the ids are sorted and below the size
+            counts = np.bincount(ids, minlength=self.size)
+            indptr = np.zeros(self.size + 1, dtype=np.int64)
+            np.cumsum(counts, out=indptr[1:])
+            present = np.flatnonzero(counts)
+            longest = int(counts.max()) if ids.size else 0
+            found = self._starts[key] = (ids, indptr[present], present, longest, indptr)
         return found[1], found[2], found[3], found[4]
 
     def weighted_sums(
