@@ -251,13 +251,13 @@ class _Builder:
             # the few tied rows, only for the groups that have some: each group's in row order
             # (as np.bincount adds), pairwise where a group has more than 128 (as _sum)
             groups, local, count = split.tied_groups, split.tied_local, split.tied_groups.size
-            tied_terms.reverse()
+            tied = iter(tied_terms)
             means: dict[str, list[FloatArray]] = {}
             for rank_type, listed in entries.items():
                 means[rank_type] = []
                 for metric, is_gap, finish, index in listed:
                     summed = untied_sums[index]
-                    tied_term = tied_terms.pop()
+                    tied_term = next(tied)
                     if count:
                         weighted = tied_term * split.tied_weights
                         summed = summed.copy()
