@@ -7,8 +7,9 @@ without groups, for the micro and for the macro average.
 The three calls are timed in turn, round after round, and each keeps its best round, in CPU
 time of this process (:func:`time.process_time`): the work is single-threaded, so on an idle
 machine that is the wall time, and on a shared one (2 cores, several processes) it is what other
-processes' load does not inflate. Wall-time ratios there swing by +-0.5 from run to run (a 15 ms
-call finds a quiet moment more often than a 40 ms one); CPU-time ratios stay within a few percent
+processes' time slices do not inflate (a 15 ms call finds a quiet moment more often than a 40 ms
+one). Caches shared with other processes still move it: under a load of ~5 on 2 cores the ratios
+varied between runs by about +-0.4 in CPU time, +-0.6 in wall time
 (``python benchmarks/run.py groups``).
 """
 
