@@ -28,8 +28,8 @@ def interleaved_best_times(
     Each round calls every function once, in turn, after one untimed warm-up call of each: a
     burst of load on a shared machine then slows every function of that round alike, and the
     best of several rounds is what the ratio of two of them is read from. ``timer`` is the
-    clock: wall time by default; :func:`time.process_time` (this process's CPU time, which
-    other processes' load does not inflate) for single-threaded work on a busy machine.
+    clock: wall time by default; :func:`time.process_time` (this process's CPU time, which other
+    processes' time slices do not inflate) for single-threaded work on a busy machine.
     """
     for func in funcs.values():
         func()
