@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -15,6 +15,30 @@ def best_time(func: Callable[[], Any], repeat: int = 3) -> float:
         start = time.perf_counter()
         func()
         best = min(best, time.perf_counter() - start)
+    return best
+
+
+def interleaved_best_times(
+    funcs: Mapping[str, Callable[[], Any]],
+    rounds: int = 7,
+    timer: Callable[[], float] = time.perf_counter,
+) -> dict[str, float]:
+    """Return the best time of each function over ``rounds`` interleaved rounds, in seconds.
+
+    Each round calls every function once, in turn, after one untimed warm-up call of each: a
+    burst of load on a shared machine then slows every function of that round alike, and the
+    best of several rounds is what the ratio of two of them is read from. ``timer`` is the
+    clock: wall time by default; :func:`time.process_time` (this process's CPU time, which other
+    processes' time slices do not inflate) for single-threaded work on a busy machine.
+    """
+    for func in funcs.values():
+        func()
+    best = dict.fromkeys(funcs, float("inf"))
+    for _ in range(rounds):
+        for name, func in funcs.items():
+            start = timer()
+            func()
+            best[name] = min(best[name], timer() - start)
     return best
 
 

@@ -10,8 +10,9 @@ FB15k-237's test set has 20,466 triples, so 2 x 20,466 ranks (head and tail pred
   statistics cost on top of the bare minimum. Measured with and without the median, whose
   even-n null model is the slow part;
 - no small-n cliff: the table at 4,000 ranks per side no slower than at 20,466;
-- 10,000 groups over 10^5 ranks within 3x the time of the same ranks as one group;
 - Monte-Carlo memory independent of the number of samples.
+
+The groups' target is in ``bench_groups.py``.
 """
 
 from __future__ import annotations
@@ -171,21 +172,6 @@ def run() -> list[Row]:
             max_ratio=1.0,
         )
     )
-
-    many = make_side(rng, 100_000)
-    labels = rng.integers(0, 10_000, size=100_000)
-    one_group_s = best_time(lambda: evaluate(many))
-    for average in ("micro", "macro"):
-        grouped_s = best_time(lambda a=average: evaluate(many, groups=labels, average=a))
-        rows.append(
-            Row(
-                f"evaluate: 10,000 groups over 1e5 ranks, default metrics, {average}",
-                grouped_s,
-                "the same ranks as one group",
-                one_group_s,
-                max_ratio=3.0,
-            )
-        )
 
     mad = metric_resolver.make("mad")
     candidates = sides["head"].num_candidates[:1_000]

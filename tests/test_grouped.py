@@ -118,6 +118,58 @@ def test_large_groups_sum_pairwise() -> None:
             _same_row(results.by_group[label].row(key), alone.row(key))
 
 
+def test_large_groups_with_many_ties() -> None:
+    """More than 128 distinct tied and untied rows per group: both summed pairwise."""
+    rng = np.random.default_rng(8)
+    n = 6_000
+    candidates = rng.integers(400, 600, size=n)
+    optimistic = rng.integers(1, 400, size=n)
+    pessimistic = optimistic + rng.binomial(1, 0.5, size=n) * rng.integers(1, 9, size=n)
+    ranks = Ranks(optimistic, pessimistic, candidates)
+    groups = (rng.random(n) < 0.4).astype(int)
+    metrics = [*METRICS[:12], "amri", "zmrr"]
+    results = evaluate(ranks, metrics=metrics, groups=groups)
+    for label in (0, 1):
+        alone = evaluate(_subset(ranks, groups == label), metrics=metrics)
+        for key in alone:
+            _same_row(results.by_group[label].row(key), alone.row(key))
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("num_groups", [3, 60], ids=["few-large", "many-small"])
+@pytest.mark.parametrize("given", ["pairs", "realistic"])
+def test_micro_average_equals_evaluating_all_tasks_together(
+    weighted: bool, num_groups: int, given: str
+) -> None:
+    """The micro rows come from the sums over the groups (mean-type metrics) or from the merged
+    tables (the rest): both equal the ungrouped table, value, E and V of every metric."""
+    rng = np.random.default_rng(21)
+    pairs = {"head": _side(rng, 1_500), "tail": _side(rng, 1_200)}
+    sizes = {side: len(r.optimistic) for side, r in pairs.items()}
+    groups = {side: rng.integers(0, num_groups, size=size) for side, size in sizes.items()}
+    weights = None
+    if weighted:
+        weights = {side: rng.random(size) + 0.1 for side, size in sizes.items()}
+    sides: dict[str, object] = dict(pairs)
+    candidates = None
+    if given == "realistic":  # ranks given directly: no optimistic and pessimistic pairs
+        sides = {side: r.realistic for side, r in pairs.items()}
+        candidates = {side: r.num_candidates for side, r in pairs.items()}
+    metrics = METRICS if weighted else [*METRICS, "count"]
+    micro = evaluate(sides, candidates, metrics=metrics, groups=groups, weights=weights)
+    plain = evaluate(sides, candidates, metrics=metrics, weights=weights)
+    assert set(micro) == set(plain)
+    for key in plain:
+        got, want = micro.row(key), plain.row(key)
+        for name in ("value", "expected_value", "variance"):
+            a, b = getattr(got, name), getattr(want, name)
+            if b is None:
+                assert a is None, (key, name)
+            else:
+                assert a == pytest.approx(b, rel=1e-13, abs=1e-15), (key, name)
+        assert got.method == want.method, key
+
+
 def test_macro_rows_average_the_groups() -> None:
     rng = np.random.default_rng(3)
     ranks = _side(rng, 200)

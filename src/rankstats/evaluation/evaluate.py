@@ -33,6 +33,7 @@ from rankstats.evaluation.inputs import prepare_input
 from rankstats.evaluation.results import (
     SIDE_BOTH,
     EvaluationResults,
+    ResultRow,
 )
 from rankstats.evaluation.scores import EVALUATION_RANK_TYPES, RANK_EXPECTED
 from rankstats.evaluation.tables import (
@@ -267,9 +268,12 @@ def compute_results(
     used_samples = None if monte_carlo is None else monte_carlo.num_samples
     by_group: Mapping[Hashable, EvaluationResults] = {}
     columns: list[Column] = []
+    micro_rows: list[ResultRow] = []
     if labels is not None:
         # bars over the groups where a metric has to be computed group by group
-        columns = group_columns(stats, len(labels), plan, null, progress)
+        columns, micro_rows = group_columns(
+            stats, len(labels), plan, null, progress, micro=average == "micro"
+        )
         present = np.zeros(len(labels), dtype=bool)
         for column in columns:
             present |= column.present
@@ -294,10 +298,8 @@ def compute_results(
     if labels is not None and average == "macro":
         rows = macro_rows(columns)
     elif labels is not None:
-        # the micro average is the one group of all tasks: the same vectorised passes over the
-        # tables with every group id set to 0, without sorting them again
-        merged = {side: s.merged_one_group() for side, s in stats.items()}
-        rows = [c.row(0) for c in group_columns(merged, 1, plan, null) if c.present[0]]
+        # the micro average is the one group of all tasks, from the sums over the groups
+        rows = micro_rows
     else:
         rows = [
             row for side, s in stats.items() for row in cell_rows(side, s.cell(None), plan, null)

@@ -3,54 +3,59 @@ r"""Results of many groups at once: one column per row of the table, over all gr
 With thousands of groups (relations, queries, ...), a Python pass per group costs far more than
 the arithmetic. Here every group is computed together: for a mean-type metric
 :math:`M_g = \sum_{i \in g} a_i t(r_i)` (the mean rank, MRR, Hits@k, and through :math:`\ln r` the
-geometric mean) the value of every group is one ``np.add.reduceat`` over each group's run of
-rows in the tables (sorted by group; pairwise sums, as :func:`numpy.sum`), and so are the null
-moments
+geometric mean) the value of every group is a sum over each group's run of rows in the tables
+(sorted by group), and so are the null moments
 :math:`\mathbb{E}_g = \sum_{i \in g} a_i \mathbb{E}[t(r_i)]` and
 :math:`\mathbb{V}_g = \sum_{i \in g} a_i^2 \mathbb{V}[t(r_i)]` from the per-task terms of
-:mod:`rankstats.null.harmonic` and :func:`rankstats.metrics.hits.hit_probability`. The ranks'
-variance takes two such passes. Derived metrics (adjusted, z-scored) transform their base's
-columns element-wise. Only metrics without such a form (the median, the MAD, ...) take a pass
-per group, through the same code as a single cell.
+:mod:`rankstats.null.harmonic` and :func:`rankstats.metrics.hits.hit_probability`. A term depends
+on the rank (or the candidate count) only, so it is evaluated once per value of the ranks' range
+(or per distinct count), and all the values of a side (all its null moments) are summed in one
+batch (:mod:`rankstats.evaluation.group_sums`): an untied pair of optimistic and pessimistic
+ranks has one rank for every rank type, so the untied rows are summed once for all four and the
+few tied rows apart. The ranks' variance takes two such passes. Derived metrics (adjusted,
+z-scored) transform their base's columns element-wise. Only metrics without such a form (the
+median, the MAD, ...) take a pass per group, through the same code as a single cell.
 
-The result for each group is built only when it is looked up (:class:`LazyGroups`), so a table
-of 10,000 groups costs a few vectorised passes until someone reads a group.
+The micro average (all groups as one) sums the groups' sums: no second pass over the tables for
+the mean-type metrics, whose sums then differ from the ungrouped evaluation's by rounding only
+(a few ulps); the others are computed from the merged tables, built only for them.
+
+The result for each group is built only when it is looked up
+(:class:`~rankstats.evaluation.group_rows.LazyGroups`), so a table of 10,000 groups costs a few
+vectorised passes until someone reads a group; :mod:`rankstats.evaluation.group_rows` also
+holds the macro average.
 
 The per-task terms of each mean-type metric are in :mod:`rankstats.evaluation.terms`. This module
-stays one piece, longer than most, because its builder caches the sums that the columns of all
-metrics of a side share (values, gaps, squared weights): split, the cache would have to be passed
-between modules.
+(the builder of a side's columns) stays one piece, a little longer than most, because the
+builder caches what the columns of all metrics of a side share (values, gaps, null moments, and
+the sums behind the micro average): split, the cache would have to be passed between modules.
 """
 
 from __future__ import annotations
 
-import functools
 import math
-from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any
+from collections.abc import Callable, Collection, Mapping, Sequence
+from typing import NamedTuple
 
 import numpy as np
-import numpy.typing as npt
 
 from rankstats.arrays import FloatArray, IntArray
 from rankstats.base import RankBasedMetric
 from rankstats.evaluation.cells import NO_CANDIDATES, NullModels, base_value, base_value_gap
-from rankstats.evaluation.results import (
-    METHOD_EXACT,
-    METHOD_MONTE_CARLO,
-    EvaluationResults,
-    ResultRow,
+from rankstats.evaluation.group_rows import (
+    CODE_EXACT,
+    CODE_MONTE_CARLO,
+    CODE_NONE,
+    METHODS,
+    CodeArray,
+    Column,
+    LazyGroups,
+    macro_rows,
 )
+from rankstats.evaluation.group_sums import GroupSums, value_range
+from rankstats.evaluation.results import ResultRow
 from rankstats.evaluation.scores import RANK_EXPECTED
-from rankstats.evaluation.tables import (
-    GROUP,
-    WEIGHT,
-    WEIGHT_SQUARED,
-    CellStatistics,
-    SideStatistics,
-    Table,
-)
+from rankstats.evaluation.tables import GROUP, SideStatistics
 from rankstats.evaluation.terms import (
     Transform,
     identity,
@@ -72,193 +77,37 @@ from rankstats.progress import progress_bar
 
 __all__ = ["Column", "LazyGroups", "group_columns", "macro_rows"]
 
-#: groups of at most this many table rows are summed in sequence (numpy.sum's unrolled block)
-_SEQUENTIAL_ROWS = 128
-
 Plan = Sequence[tuple[str, Sequence[RankBasedMetric]]]
-BoolArray = npt.NDArray[np.bool_]
-CodeArray = npt.NDArray[np.int8]
-#: a row's method by its code in a column: no statistics, closed forms, Monte-Carlo
-METHODS: tuple[str | None, ...] = (None, METHOD_EXACT, METHOD_MONTE_CARLO)
-_NONE, _EXACT, _MONTE_CARLO = 0, 1, 2
+#: a metric, a per-task term of the ranks (or of the optimistic and pessimistic ranks) and the
+#: transform of its mean that gives the metric's value (or its gap 1 - M)
+MeanEntry = tuple[RankBasedMetric, Callable[..., FloatArray], Transform]
 #: a base metric's null moments in every group: E, V, method, standard error, notes by group,
 #: and the gap 1 - E computed directly (NaN where it is not)
 NullColumn = tuple[FloatArray, FloatArray, CodeArray, FloatArray, dict[int, str], FloatArray]
-#: a derived metric's scale, offset, E, V, base gap 1 - E, methods and notes in every group
-DerivedColumn = tuple[
-    FloatArray, FloatArray, FloatArray, FloatArray, FloatArray, CodeArray, dict[int, str]
-]
 
 
-@dataclass
-class Column:
-    """One row of the table (side, rank type, metric) for every group, as arrays of length G.
+class DerivedColumn(NamedTuple):
+    """What a derived metric's columns of every rank type share, in every group."""
 
-    ``expected_value`` and ``variance`` are NaN where there is none (``None`` in a row);
-    ``present`` marks the groups that have tasks of positive weight on this side.
-    """
-
-    side: str
-    rank_type: str
-    metric: RankBasedMetric
-    present: BoolArray
-    value: FloatArray
-    expected_value: FloatArray
+    scale: FloatArray
+    offset: FloatArray
+    expected: FloatArray
     variance: FloatArray
-    method: CodeArray
-    standard_error: FloatArray
-    note: dict[int, str] = field(default_factory=dict)
-
-    def row(self, g: int) -> ResultRow:
-        """The result row of group ``g``."""
-        expected = float(self.expected_value[g])
-        variance = float(self.variance[g])
-        error = float(self.standard_error[g])
-        return ResultRow(
-            self.side,
-            self.rank_type,
-            self.metric,
-            float(self.value[g]),
-            None if math.isnan(expected) else expected,
-            None if math.isnan(variance) else variance,
-            method=METHODS[self.method[g]],
-            standard_error=None if math.isnan(error) else error,
-            note=self.note.get(g),
-        )
-
-
-class _Side:
-    """The group-wise sums of one side's tables."""
-
-    def __init__(self, stats: SideStatistics, size: int) -> None:
-        self.stats = stats
-        self.size = size
-        # the start of each group's run of rows, per table column of group ids
-        self._starts: dict[int, tuple[IntArray, IntArray, IntArray, int]] = {}
-        base = stats.pairs if stats.pairs is not None else next(iter(stats.ranks.values()))
-        self.total = self._sum(base.columns[GROUP], base.weights())
-        self.present = self.total > 0
-        self._cells: dict[int, CellStatistics] = {}
-        self._rows: dict[str, tuple[IntArray, FloatArray, FloatArray]] = {}
-        self._squared: dict[int, tuple[Table, FloatArray]] = {}
-        self._matrices: dict[tuple[int, int], tuple[IntArray, FloatArray, Any]] = {}
-
-    def _layout(self, ids: IntArray) -> tuple[IntArray, IntArray, int]:
-        """The start of each group's run of rows, the groups present, and the longest run."""
-        key = id(ids)
-        found = self._starts.get(key)
-        if found is None or found[0] is not ids:
-            starts = np.flatnonzero(np.concatenate(([True], ids[1:] != ids[:-1])))
-            longest = int(np.diff(starts, append=ids.size).max()) if ids.size else 0
-            found = self._starts[key] = (ids, starts, ids[starts], longest)
-        return found[1], found[2], found[3]
-
-    def weighted_sums(
-        self, ids: IntArray, weights: FloatArray, terms: Sequence[FloatArray]
-    ) -> list[FloatArray]:
-        r"""Per-group sums of ``weights * t`` for every ``t`` of ``terms``.
-
-        The same sums as :meth:`_sum` of each product, in the same order: where every group has
-        at most 128 rows, a product with one sparse (groups x rows) matrix of the weights, built
-        once per table (each group's products added in row order, as ``np.bincount`` does, at
-        half its cost); otherwise by :meth:`_sum`, pairwise within each group.
-        """
-        if not terms:
-            return []
-        longest = self._layout(ids)[2]
-        if longest <= _SEQUENTIAL_ROWS and ids.size:
-            matrix = self._matrix(ids, weights)
-            return [np.asarray(matrix @ t, dtype=np.float64) for t in terms]
-        return [self._sum(ids, t * weights) for t in terms]
-
-    def _matrix(self, ids: IntArray, weights: FloatArray) -> Any:
-        """The sparse (groups x rows) matrix of the rows' weights, built once per table."""
-        key = (id(ids), id(weights))
-        found = self._matrices.get(key)
-        if found is None or found[0] is not ids or found[1] is not weights:
-            from scipy import sparse
-
-            indptr = np.searchsorted(ids, np.arange(self.size + 1))
-            matrix = sparse.csr_matrix(
-                (weights, np.arange(ids.size), indptr), shape=(self.size, ids.size)
-            )
-            found = self._matrices[key] = (ids, weights, matrix)
-        return found[2]
-
-    def _sum(self, ids: IntArray, values: FloatArray) -> FloatArray:
-        r"""Per-group sums of ``values`` over rows sorted by group id ``ids``.
-
-        As accurate as :func:`numpy.sum` of each group: where every group has at most 128 rows
-        (numpy's own unrolled block, summed in sequence), one ``np.bincount``; otherwise
-        ``np.add.reduceat`` over each group's run of rows, which sums pairwise (error
-        :math:`O(\log n)` ulps where a sequential sum has :math:`O(n)`).
-        """
-        starts, present, longest = self._layout(ids)
-        values = np.asarray(values, dtype=np.float64)
-        if longest <= _SEQUENTIAL_ROWS:
-            summed = np.bincount(ids, weights=values, minlength=self.size)
-            return np.asarray(summed[: self.size], dtype=np.float64)
-        total = np.zeros(self.size)
-        total[present] = np.add.reduceat(values, starts)
-        return total
-
-    def cell(self, g: int) -> CellStatistics:
-        found = self._cells.get(g)
-        if found is None:
-            found = self._cells[g] = self.stats.cell(g)
-        return found
-
-    def rows(self, rank_type: str) -> tuple[IntArray, FloatArray, FloatArray]:
-        """Group id, rank and total weight of each table row of a rank type."""
-        found = self._rows.get(rank_type)
-        if found is None:
-            found = self._rows[rank_type] = self._compute_rows(rank_type)
-        return found
-
-    def _compute_rows(self, rank_type: str) -> tuple[IntArray, FloatArray, FloatArray]:
-        if rank_type in self.stats.ranks:
-            table = self.stats.ranks[rank_type]
-            return table.columns[GROUP], table.columns["rank"], table.weights()
-        assert self.stats.pairs is not None
-        pairs = self.stats.pairs
-        optimistic, pessimistic = pairs.columns["optimistic"], pairs.columns["pessimistic"]
-        if rank_type == "optimistic":
-            values = optimistic.astype(np.float64)
-        elif rank_type == "pessimistic":
-            values = pessimistic.astype(np.float64)
-        else:
-            values = 0.5 * (optimistic + pessimistic).astype(np.float64)
-        return pairs.columns[GROUP], values, pairs.weights()
-
-    def mean(self, ids: IntArray, terms: FloatArray, weights: FloatArray) -> FloatArray:
-        """The weighted mean of per-row terms in every group (NaN where a group is empty)."""
-        with np.errstate(invalid="ignore", divide="ignore"):
-            return self.weighted_sums(ids, weights, [terms])[0] / self.total
-
-    def squared_weights(self, table: Table) -> FloatArray:
-        """Each row's count times its squared weight, the weight of a variance term."""
-        if WEIGHT not in table.columns:
-            return table.weights()  # the counts
-        found = self._squared.get(id(table))
-        if found is None or found[0] is not table:
-            if WEIGHT_SQUARED in table.columns:  # weight sums: the sum of the squares is kept
-                squared = table.count.astype(np.float64) * table.columns[WEIGHT_SQUARED]
-            else:
-                squared = table.count.astype(np.float64) * table.columns[WEIGHT] ** 2
-            found = self._squared[id(table)] = (table, squared)
-        return found[1]
-
-    @functools.cached_property
-    def squared_total(self) -> FloatArray:
-        """The square of each group's total weight."""
-        return self.total * self.total
+    #: the base's gap 1 - E
+    gap: FloatArray
+    methods: CodeArray
+    notes: dict[int, str]
+    #: the groups where the metric is undefined (NaN coefficients)
+    undefined: IntArray
+    #: the base's null standard deviation (z-scores only)
+    std: FloatArray | None
 
 
 class _Builder:
     """Computes the columns of one side."""
 
     def __init__(
-        self, side: str, data: _Side, null: NullModels, size: int, progress: bool | None = False
+        self, side: str, data: GroupSums, null: NullModels, size: int, progress: bool | None = False
     ) -> None:
         self.side = side
         self.progress = progress
@@ -268,8 +117,21 @@ class _Builder:
         self._nulls: dict[RankBasedMetric, NullColumn] = {}
         self._derived_columns: dict[RankBasedMetric, DerivedColumn] = {}
         self._values: dict[tuple[RankBasedMetric, str], FloatArray] = {}
+        # 1 - M computed directly, or None where there is no such form (then 1 - M)
+        self._value_gaps: dict[tuple[RankBasedMetric, str], FloatArray | None] = {}
         self._groups = np.flatnonzero(data.present)
         self._distinct: tuple[IntArray, IntArray] | None = None
+        # NaN in every group, shared (read-only) by the columns without standard errors or gaps
+        self._nan = np.full(size, math.nan)
+        self._nan.flags.writeable = False
+        # the per-group sums behind the values, gaps and null moments, for the micro average:
+        # the values' and gaps' by (metric, rank type) with the transform of the mean (None for a
+        # sum), the null moments' (E, V, gap 1 - E or None) by metric
+        self._value_sums: dict[tuple[RankBasedMetric, str], tuple[FloatArray, Transform | None]]
+        self._value_sums = {}
+        self._gap_sums: dict[tuple[RankBasedMetric, str], tuple[FloatArray, Transform]] = {}
+        self._null_sums: dict[RankBasedMetric, tuple[FloatArray, FloatArray, FloatArray | None]]
+        self._null_sums = {}
 
     # --- values ------------------------------------------------------------------------------
 
@@ -285,21 +147,17 @@ class _Builder:
         kind = type(metric)
         if kind is Count:
             table = data.stats.pairs or next(iter(data.stats.ranks.values()))
-            return data._sum(table.columns[GROUP], table.count.astype(np.float64))
+            counts = data._sum(table.columns[GROUP], table.count.astype(np.float64))
+            self._value_sums[(metric, rank_type)] = (counts, None)
+            return counts
         if rank_type == RANK_EXPECTED:
             tie = tie_terms(metric)
             if tie is not None:
-                assert data.stats.pairs is not None
-                pairs = data.stats.pairs
-                terms = tie(pairs.columns["optimistic"], pairs.columns["pessimistic"])
-                return data.mean(pairs.columns[GROUP], terms, pairs.weights())
+                return self._means(rank_type, [(metric, tie, identity)])[0]
         else:
             terms_of = value_terms(metric)
             if terms_of is not None:
-                term, finish = terms_of
-                ids, ranks, weights = data.rows(rank_type)
-                with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-                    return finish(data.mean(ids, term(ranks), weights))
+                return self._means(rank_type, [(metric, *terms_of)])[0]
             if kind in (Variance, StandardDeviation):
                 ids, ranks, weights = data.rows(rank_type)
                 mean = data.mean(ids, ranks, weights)
@@ -314,84 +172,186 @@ class _Builder:
                 bar.update(1)
         return values
 
+    def _means(
+        self,
+        rank_type: str,
+        values: Sequence[MeanEntry],
+        gaps: Sequence[MeanEntry] = (),
+    ) -> list[FloatArray]:
+        """``f(mean of t)`` in every group for each ``(metric, t, f)``, in one batch.
+
+        ``values`` give the metrics' values, ``gaps`` their gaps ``1 - M``. ``t`` is a per-task
+        term of the ranks, or of the optimistic and pessimistic ranks for the expectation over
+        tie-breaking; it is evaluated once per distinct rank where the ranks are integers (or
+        half-integers) of a narrow range. The sums are kept for the micro average.
+        """
+        data = self.data
+        if data.tie_split is not None:
+            return self._pair_means({rank_type: (values, gaps)})[rank_type]
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            ids, keys, inverse, weights = data.distinct_rows(rank_type)
+            expected = rank_type == RANK_EXPECTED
+            terms = [term(*keys) if expected else term(keys) for _, term, _ in (*values, *gaps)]
+            sums = data.weighted_sums(ids, weights, terms, inverse)
+            means: list[FloatArray] = []
+            for (metric, _, finish), summed in zip((*values, *gaps), sums, strict=True):
+                if len(means) < len(values):
+                    self._value_sums[(metric, rank_type)] = (summed, finish)
+                else:
+                    self._gap_sums[(metric, rank_type)] = (summed, finish)
+                means.append(finish(summed / data.total))
+            return means
+
+    def _pair_means(
+        self, requests: Mapping[str, tuple[Sequence[MeanEntry], Sequence[MeanEntry]]]
+    ) -> dict[str, list[FloatArray]]:
+        """:meth:`_means` of several rank types of the pairs, two batches of sums in all.
+
+        ``requests`` gives each rank type's values and gaps as :meth:`_means` takes them. The
+        untied rows' terms are the same for every rank type (the term of a rank ``r`` for the
+        optimistic, pessimistic and realistic rank ``r``, and over ties broken in ``[r, r]``):
+        one batch sums each distinct term over the untied rows, one sums every rank type's terms
+        over the tied rows, and a group's sum is the two added.
+        """
+        data = self.data
+        split = data.tie_split
+        assert split is not None
+        integer_keys = split.keys.astype(np.int64)
+        low, high = split.tied_optimistic, split.tied_pessimistic
+        tied_ranks = {
+            "optimistic": low.astype(np.float64),
+            "pessimistic": high.astype(np.float64),
+            "realistic": 0.5 * (low + high).astype(np.float64),
+        }
+        untied: dict[tuple[RankBasedMetric, bool], int] = {}
+        untied_terms: list[FloatArray] = []
+        tied_terms: list[FloatArray] = []
+        # per rank type: (metric, is gap, transform, index of the untied sum), in the order of
+        # tied_terms
+        entries: dict[str, list[tuple[RankBasedMetric, bool, Transform, int]]] = {}
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            for rank_type, (values, gaps) in requests.items():
+                expected = rank_type == RANK_EXPECTED
+                listed = entries[rank_type] = []
+                for is_gap, chosen in ((False, values), (True, gaps)):
+                    for metric, term, finish in chosen:
+                        index = untied.get((metric, is_gap))
+                        if index is None:
+                            index = untied[(metric, is_gap)] = len(untied_terms)
+                            untied_terms.append(
+                                term(integer_keys, integer_keys) if expected else term(split.keys)
+                            )
+                        tied_terms.append(
+                            term(low, high) if expected else term(tied_ranks[rank_type])
+                        )
+                        listed.append((metric, is_gap, finish, index))
+            untied_sums = data.weighted_sums(
+                split.ids, split.untied_weights, untied_terms, split.inverse
+            )
+            # the few tied rows, only for the groups that have some: each group's in row order
+            # (as np.bincount adds), pairwise where a group has more than 128 (as _sum)
+            groups, local, count = split.tied_groups, split.tied_local, split.tied_groups.size
+            tied = iter(tied_terms)
+            means: dict[str, list[FloatArray]] = {}
+            for rank_type, listed in entries.items():
+                means[rank_type] = []
+                for metric, is_gap, finish, index in listed:
+                    summed = untied_sums[index]
+                    tied_term = next(tied)
+                    if count:
+                        weighted = tied_term * split.tied_weights
+                        summed = summed.copy()
+                        if split.tied_long:
+                            summed[groups] += np.add.reduceat(weighted, split.tied_starts)
+                        else:
+                            summed[groups] += np.bincount(local, weights=weighted, minlength=count)
+                    if is_gap:
+                        self._gap_sums[(metric, rank_type)] = (summed, finish)
+                    else:
+                        self._value_sums[(metric, rank_type)] = (summed, finish)
+                    means[rank_type].append(finish(summed / data.total))
+        return means
+
     def prefetch(self, plan: Plan) -> None:
         """The values (and gaps ``1 - M``) of every mean-type base metric: one batch per type."""
         gapped = {m.base for _, ms in plan for m in ms if isinstance(m, DerivedRankBasedMetric)}
-        data = self.data
+        requests: dict[str, tuple[list[MeanEntry], list[MeanEntry]]] = {}
         for rank_type, chosen in plan:
+            if rank_type == RANK_EXPECTED and not self.data.has_pairs:
+                continue
             bases = dict.fromkeys(
                 m.base if isinstance(m, DerivedRankBasedMetric) else m for m in chosen
             )
-            wanted: list[tuple[tuple[RankBasedMetric, str], FloatArray, Transform]] = []
-            with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            values: list[MeanEntry] = []
+            gaps: list[MeanEntry] = []
+            for metric in bases:
+                key = (metric, rank_type)
                 if rank_type == RANK_EXPECTED:
-                    if data.stats.pairs is None:
-                        continue
-                    pairs = data.stats.pairs
-                    ids, weights = pairs.columns[GROUP], pairs.weights()
-                    low, high = pairs.columns["optimistic"], pairs.columns["pessimistic"]
-                    for metric in bases:
-                        tie = tie_terms(metric)
-                        if tie is not None and (metric, rank_type) not in self._values:
-                            wanted.append(((metric, rank_type), tie(low, high), identity))
-                else:
-                    ids, ranks, weights = data.rows(rank_type)
-                    for metric in bases:
-                        terms_of = value_terms(metric)
-                        if terms_of is not None and (metric, rank_type) not in self._values:
-                            term, finish = terms_of
-                            wanted.append(((metric, rank_type), term(ranks), finish))
-                        gap_terms = value_gap_terms(metric) if metric in gapped else None
-                        gap_key = (metric, f"gap.{rank_type}")
-                        if gap_terms is not None and gap_key not in self._values:
-                            term, finish = gap_terms
-                            wanted.append((gap_key, term(ranks), finish))
-                sums = data.weighted_sums(ids, weights, [terms for _, terms, _ in wanted])
-                for (key, _, finish), summed in zip(wanted, sums, strict=True):
-                    self._values[key] = finish(summed / data.total)
+                    tie = tie_terms(metric)
+                    if tie is not None and key not in self._values:
+                        values.append((metric, tie, identity))
+                    continue
+                terms_of = value_terms(metric)
+                if terms_of is not None and key not in self._values:
+                    values.append((metric, *terms_of))
+                gap_terms = value_gap_terms(metric) if metric in gapped else None
+                if gap_terms is not None and key not in self._value_gaps:
+                    gaps.append((metric, *gap_terms))
+            if values or gaps:
+                requests[rank_type] = (values, gaps)
+        if not requests:
+            return
+        if self.data.tie_split is not None:
+            found = self._pair_means(requests)
+        else:
+            found = {rt: self._means(rt, *request) for rt, request in requests.items()}
+        for rank_type, (values, gaps) in requests.items():
+            means = iter(found[rank_type])
+            for target, entries in ((self._values, values), (self._value_gaps, gaps)):
+                target.update(((metric, rank_type), next(means)) for metric, _, _ in entries)
 
     def value_gap(self, metric: RankBasedMetric, rank_type: str) -> FloatArray:
-        """``1 - M`` of a base metric in every group, computed directly (NaN where it is not)."""
-        key = (metric, f"gap.{rank_type}")
-        found = self._values.get(key)
-        if found is None:
-            found = self._values[key] = self._compute_value_gap(metric, rank_type)
-        return found
+        """``1 - M`` of a base metric in every group, computed directly where it can be."""
+        key = (metric, rank_type)
+        if key not in self._value_gaps:
+            self._value_gaps[key] = self._compute_value_gap(metric, rank_type)
+        found = self._value_gaps[key]
+        return 1.0 - self.value(metric, rank_type) if found is None else found
 
-    def _compute_value_gap(self, metric: RankBasedMetric, rank_type: str) -> FloatArray:
-        data = self.data
-        gaps = np.full(self.size, math.nan)
+    def _compute_value_gap(self, metric: RankBasedMetric, rank_type: str) -> FloatArray | None:
+        """``1 - M`` computed directly, or ``None`` where no group has such a form."""
         if rank_type == RANK_EXPECTED:
-            return gaps
+            return None
         terms_of = value_gap_terms(metric)
         if terms_of is not None:
-            term, finish = terms_of
-            ids, ranks, weights = data.rows(rank_type)
-            with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-                return finish(data.mean(ids, term(ranks), weights))
+            return self._means(rank_type, [], [(metric, *terms_of)])[0]
         if value_terms(metric) is not None or type(metric) in (Count, Variance, StandardDeviation):
-            return gaps  # vectorised values without a gap form: 1 - M
+            return None  # vectorised values without a gap form
+        gaps = np.full(self.size, math.nan)
         for g in self._groups:
-            gaps[g] = _nan(base_value_gap(metric, data.cell(int(g)), rank_type))
+            gaps[g] = _nan(base_value_gap(metric, self.data.cell(int(g)), rank_type))
+        missing = np.isnan(gaps)  # 1 - M where a group's metric has no direct form
+        gaps[missing] = 1.0 - self.value(metric, rank_type)[missing]
         return gaps
 
     # --- null moments ------------------------------------------------------------------------
 
     def prepare(self, metrics: Sequence[RankBasedMetric]) -> None:
         """Compute the null columns of the base metrics; sample once per group for the rest."""
-        if self.data.stats.candidates is None:
+        if not self.data.has_candidates:
             return
         bases = list(
             dict.fromkeys(m.base if isinstance(m, DerivedRankBasedMetric) else m for m in metrics)
         )
         # the bases whose gap 1 - E a derived metric uses
         gapped = {m.base for m in metrics if isinstance(m, DerivedRankBasedMetric)}
-        looped = []
-        for metric in bases:
-            if type(metric) is Count or null_terms(metric) is not None:
-                self._nulls[metric] = self._vectorised_null(metric, metric in gapped)
-            else:
-                looped.append(metric)
+        vectorised = [
+            m
+            for m in bases
+            if m not in self._nulls and (type(m) is Count or null_terms(m) is not None)
+        ]
+        self._nulls.update(self._vectorised_nulls(vectorised, gapped))
+        looped = [m for m in bases if m not in self._nulls]
         if not looped:
             return
         columns: dict[RankBasedMetric, NullColumn] = {
@@ -428,44 +388,81 @@ class _Builder:
             if found.note is not None:
                 notes[g] = found.note
 
-    def _vectorised_null(self, metric: RankBasedMetric, with_gap: bool) -> NullColumn:
+    def _vectorised_nulls(
+        self, metrics: Sequence[RankBasedMetric], gapped: Collection[RankBasedMetric]
+    ) -> dict[RankBasedMetric, NullColumn]:
+        """The null columns of the count and the mean-type metrics, from one batch of sums.
+
+        The per-task terms are evaluated once per distinct candidate count; the gap ``1 - E`` is
+        summed for the bases in ``gapped`` only.
+        """
+        if not metrics:
+            return {}
         data = self.data
         table = data.stats.candidates
         assert table is not None
         ids = table.columns[GROUP]
         distinct, inverse = self._distinct_candidates()
-        gaps = np.full(self.size, math.nan)
-        if type(metric) is Count:
-            counts = data._sum(ids, table.count.astype(np.float64))
-            expected, variance = counts, np.zeros(self.size)
-        else:
+        weights, squared = table.weights(), data.squared_weights(table)
+        # E and gap terms (summed with the weights), V terms (with the squared weights)
+        first: list[FloatArray] = []
+        second: list[FloatArray] = []
+        for metric in metrics:
             terms = null_terms(metric)
-            assert terms is not None
+            if terms is None:
+                continue  # the count
             mean_of, variance_of = terms
-            # the per-task terms of each distinct count, spread to the rows
-            expected = data.mean(ids, mean_of(distinct)[inverse], table.weights())
-            with np.errstate(invalid="ignore", divide="ignore"):
-                (summed,) = data.weighted_sums(
-                    ids, data.squared_weights(table), [variance_of(distinct)[inverse]]
-                )
-                variance = summed / data.squared_total
-            gap_of = null_gap_term(metric) if with_gap else None
+            first.append(mean_of(distinct))
+            second.append(variance_of(distinct))
+            gap_of = null_gap_term(metric) if metric in gapped else None
             if gap_of is not None:
-                gaps = data.mean(ids, gap_of(distinct)[inverse], table.weights())
-        methods = np.full(self.size, _EXACT, dtype=np.int8)
-        return expected, variance, methods, np.full(self.size, math.nan), {}, gaps
+                first.append(gap_of(distinct))
+        if squared is weights:  # unweighted: one batch
+            sums = data.weighted_sums(ids, weights, first + second, inverse)
+            first_sums, second_sums = sums[: len(first)], sums[len(first) :]
+        else:
+            first_sums = data.weighted_sums(ids, weights, first, inverse)
+            second_sums = data.weighted_sums(ids, squared, second, inverse)
+        # every column shares its methods and standard errors (read-only)
+        methods = np.full(self.size, CODE_EXACT, dtype=np.int8)
+        methods.flags.writeable = False
+        errors = no_gaps = self._nan
+        columns: dict[RankBasedMetric, NullColumn] = {}
+        sums_of, variances_of = iter(first_sums), iter(second_sums)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            for metric in metrics:
+                if null_terms(metric) is None:
+                    counts = data._sum(ids, table.count.astype(np.float64))
+                    columns[metric] = (counts, np.zeros(self.size), methods, errors, {}, no_gaps)
+                    continue
+                expected_sum, variance_sum, gap_sum = next(sums_of), next(variances_of), None
+                gaps = no_gaps
+                if metric in gapped and null_gap_term(metric) is not None:
+                    gap_sum = next(sums_of)
+                    gaps = gap_sum / data.total
+                self._null_sums[metric] = (expected_sum, variance_sum, gap_sum)
+                expected = expected_sum / data.total
+                variance = variance_sum / data.squared_total
+                columns[metric] = (expected, variance, methods, errors, {}, gaps)
+        return columns
 
     def _distinct_candidates(self) -> tuple[IntArray, IntArray]:
         """The distinct candidate counts over all groups, and each table row's index into them."""
         if self._distinct is None:
             table = self.data.stats.candidates
             assert table is not None
-            self._distinct = distinct_inverse(table.columns["num_candidates"])
+            candidates = table.columns["num_candidates"]
+            spread = value_range(candidates)
+            if spread is None:
+                self._distinct = distinct_inverse(candidates)
+            else:  # every count of a narrow range: no lookup table to build
+                low, high = spread
+                self._distinct = np.arange(low, high + 1, dtype=candidates.dtype), candidates - low
         return self._distinct
 
     def null_column(self, metric: RankBasedMetric) -> NullColumn:
         """E, V, method, standard error and notes of a metric in every group."""
-        if self.data.stats.candidates is None:
+        if not self.data.has_candidates:
             note = NO_CANDIDATES.note
             assert note is not None
             return (
@@ -477,6 +474,47 @@ class _Builder:
                 np.full(self.size, math.nan),
             )
         return self._nulls[metric]
+
+    # --- the micro average ---------------------------------------------------------------------
+
+    def micro(self, merged: Callable[[], SideStatistics]) -> _Builder:
+        """The builder of the one group of all tasks (the micro average), from this one's sums.
+
+        Each mean-type value, gap and null moment is a sum over the tasks: the sum over the
+        groups of this builder's per-group sums (pairwise, as :func:`numpy.sum`), with no second
+        pass over the tables. Anything else (the median, the variance of the ranks, ...) is
+        computed from ``merged()``, the tables of all groups merged, built when first needed.
+        """
+        total = np.array([self.data.total.sum()])
+        micro = _Builder(self.side, GroupSums(merged, 1, total, self.data.stats), self.null, 1)
+        squared_total = micro.data.squared_total
+        methods = np.full(1, CODE_EXACT, dtype=np.int8)
+        methods.flags.writeable = False
+
+        def summed(sums: FloatArray) -> FloatArray:
+            return np.array([sums.sum()])
+
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            for key, (sums, finish) in self._value_sums.items():
+                micro._values[key] = (
+                    summed(sums) if finish is None else finish(summed(sums) / total)
+                )
+            for key, (sums, finish) in self._gap_sums.items():
+                micro._value_gaps[key] = finish(summed(sums) / total)
+            for metric, (expected, variance, gap) in self._null_sums.items():
+                micro._nulls[metric] = (
+                    summed(expected) / total,
+                    summed(variance) / squared_total,
+                    methods,
+                    micro._nan,
+                    {},
+                    micro._nan if gap is None else summed(gap) / total,
+                )
+            for metric, column in self._nulls.items():
+                if type(metric) is Count:
+                    count = summed(column[0])
+                    micro._nulls[metric] = (count, np.zeros(1), methods, micro._nan, {}, micro._nan)
+        return micro
 
     # --- columns -----------------------------------------------------------------------------
 
@@ -496,32 +534,32 @@ class _Builder:
                 errors,
                 notes,
             )
-        base_value = self.value(metric.base, rank_type)
-        base_variance = self.null_column(metric.base)[1]
-        scale, offset, expected, variance, gap, methods, notes = self._derived(metric)
-        value = scale * base_value + offset
-        if metric._uses_value_gap:  # from the gaps 1 - M and 1 - E, which carry the digits
-            value_gap = self.value_gap(metric.base, rank_type)
-            value_gap = np.where(np.isnan(value_gap), 1.0 - base_value, value_gap)
-            with np.errstate(divide="ignore", invalid="ignore"):
-                if isinstance(metric, ReindexedMetric):
-                    value = np.where(np.isnan(scale), math.nan, 1.0 - value_gap / gap)
-                elif isinstance(metric, ZMetric):
-                    sign = 1.0 if metric.base.increasing else -1.0
-                    difference = gap - value_gap
-                    value = sign * difference / np.sqrt(base_variance) + 0.0
-                    value = np.where(np.isnan(scale), math.nan, value)
+        derived = self._derived(metric)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            # the metric's own transformation, from the gaps 1 - M and 1 - E (which carry the
+            # digits M and E share with 1) where it uses them
+            if isinstance(metric, ReindexedMetric) and metric._uses_value_gap:
+                value = 1.0 - self.value_gap(metric.base, rank_type) / derived.gap
+                value[derived.undefined] = math.nan
+            elif isinstance(metric, ZMetric) and metric._uses_value_gap:
+                assert derived.std is not None
+                sign = 1.0 if metric.base.increasing else -1.0
+                difference = derived.gap - self.value_gap(metric.base, rank_type)
+                value = sign * difference / derived.std + 0.0
+                value[derived.undefined] = math.nan
+            else:
+                value = derived.scale * self.value(metric.base, rank_type) + derived.offset
         return Column(
             self.side,
             rank_type,
             metric,
             present,
             value,
-            expected,
-            variance,
-            methods,
-            np.full(self.size, math.nan),
-            notes,
+            derived.expected,
+            derived.variance,
+            derived.methods,
+            self._nan,
+            derived.notes,
         )
 
     def _derived(self, metric: DerivedRankBasedMetric) -> DerivedColumn:
@@ -542,16 +580,20 @@ class _Builder:
         methods = base_methods.copy()
         notes = dict(base_notes)
         for g, reason in undefined.items():
-            methods[g] = _NONE
+            methods[g] = CODE_NONE
             notes[g] = reason
-        if (base_methods == _MONTE_CARLO).any():
-            for g in np.flatnonzero(methods == _MONTE_CARLO).tolist():
+        if (base_methods == CODE_MONTE_CARLO).any():
+            for g in np.flatnonzero(methods == CODE_MONTE_CARLO).tolist():
                 if g not in undefined:
                     notes[g] = (
                         f"coefficients from a Monte-Carlo estimate of the null moments of "
                         f"{metric.base.key}"
                     )
-        return scale, offset, expected, variance, gap, methods, notes
+        std = np.sqrt(base_variance) if isinstance(metric, ZMetric) else None
+        undefined_groups = np.flatnonzero(np.isnan(scale))
+        return DerivedColumn(
+            scale, offset, expected, variance, gap, methods, notes, undefined_groups, std
+        )
 
 
 def _nan(value: float | None) -> float:
@@ -635,137 +677,31 @@ def group_columns(
     plan: Plan,
     null: NullModels,
     progress: bool | None = False,
-) -> list[Column]:
-    """Every column (side, rank type, metric) over ``size`` groups, in table order."""
+    *,
+    micro: bool = False,
+) -> tuple[list[Column], list[ResultRow]]:
+    """Every column (side, rank type, metric) over ``size`` groups, in table order.
+
+    With ``micro``, also the rows of all groups together (the micro average), in table order;
+    otherwise no rows.
+    """
     metrics = list(dict.fromkeys(m for _, ms in plan for m in ms))
     columns: list[Column] = []
+    builders = []
     for side, side_stats in stats.items():
-        builder = _Builder(side, _Side(side_stats, size), null, size, progress)
+        builder = _Builder(side, GroupSums(side_stats, size), null, size, progress)
         builder.prepare(metrics)
         builder.prefetch(plan)
         for rank_type, chosen in plan:
             columns.extend(builder.column(rank_type, metric) for metric in chosen)
-    return columns
-
-
-class LazyGroups(Mapping[Hashable, EvaluationResults]):
-    """The results of each group, by label, each built when first looked up."""
-
-    def __init__(
-        self,
-        labels: Sequence[Hashable],
-        columns: Sequence[Column],
-        present: BoolArray,
-        make: Callable[[list[ResultRow]], EvaluationResults],
-    ) -> None:
-        self._columns = list(columns)
-        self._labels = list(labels)  # the results stay as they are if the caller changes these
-        self._present = present.copy()
-        self._make = make
-        self._built: dict[int, EvaluationResults] = {}
-
-    @functools.cached_property
-    def _ids(self) -> dict[Hashable, int]:
-        """The id of each label's group, built on first use (thousands of labels)."""
-        ids = np.flatnonzero(self._present).tolist()
-        return dict(zip([self._labels[g] for g in ids], ids, strict=True))
-
-    def __getitem__(self, label: Hashable) -> EvaluationResults:
-        g = self._ids[label]
-        found = self._built.get(g)
-        if found is None:
-            rows = [column.row(g) for column in self._columns if column.present[g]]
-            found = self._built.setdefault(g, self._make(rows))
-        return found
-
-    def __iter__(self) -> Iterator[Hashable]:
-        return iter(self._ids)
-
-    def __len__(self) -> int:
-        return len(self._ids)
-
-    def __contains__(self, label: object) -> bool:
-        try:
-            return label in self._ids
-        except TypeError:
-            return False
-
-
-def macro_rows(columns: Sequence[Column]) -> list[ResultRow]:
-    r"""Average every column over its groups (each group counts once).
-
-    The value and :math:`\mathbb{E}` average, and :math:`\mathbb{V}` becomes
-    :math:`\sum_g \mathbb{V}_g / G^2`: groups hold disjoint tasks, independent under the null.
-    Groups where a metric is undefined (an adjusted index of a group whose tasks all have a
-    single candidate) are left out of that metric's average, and its row says so.
-    """
-    rows = []
-    # the columns of a side share one array of the groups present
-    found: dict[int, tuple[BoolArray, IntArray]] = {}
-    for column in columns:
-        known = found.get(id(column.present))
-        if known is None or known[0] is not column.present:
-            known = found[id(column.present)] = (column.present, np.flatnonzero(column.present))
-        groups = known[1]
-        if groups.size == 0:
-            continue
-        every = groups.size == column.value.size
-        undefined = np.isnan(column.value if every else column.value[groups])
-        if undefined.any():
-            defined, left_out = groups[~undefined], groups[undefined]
-            every = False
-        else:
-            defined, left_out = groups, groups[:0]
-        # every group, in order: a view of each array, with the same sums as a copy
-        chosen: slice | IntArray = slice(None) if every else defined
-        key = (column.side, column.rank_type, column.metric)
-        if defined.size == 0:
-            reasons = "; ".join(dict.fromkeys(column.note.values()))
-            rows.append(
-                ResultRow(
-                    *key,
-                    math.nan,
-                    None,
-                    None,
-                    method=None,
-                    note=f"undefined in every one of the {groups.size} groups: {reasons}",
-                )
-            )
-            continue
-        count = defined.size
-        expected = column.expected_value[chosen]
-        variance = column.variance[chosen]
-        errors = column.standard_error[chosen]
-        errors = errors[~np.isnan(errors)]
-        codes = column.method[chosen]
-        method = METHODS[
-            _MONTE_CARLO if (codes == _MONTE_CARLO).any() else int(codes.min() > _NONE)
-        ]
-        is_defined = np.zeros(column.value.size, dtype=bool)
-        if column.note:
-            is_defined[defined] = True
-        note = "; ".join(dict.fromkeys(n for g, n in column.note.items() if is_defined[g]))
-        if left_out.size:
-            reasons = "; ".join(
-                dict.fromkeys(
-                    n for g, n in column.note.items() if column.present[g] and not is_defined[g]
-                )
-            )
-            note = (
-                f"macro average over the {count} of {groups.size} groups where it is defined; "
-                f"{left_out.size} left out ({reasons})" + (f"; {note}" if note else "")
-            )
-        rows.append(
-            ResultRow(
-                *key,
-                float(column.value[chosen].sum()) / count,
-                None if np.isnan(expected).any() else float(expected.sum()) / count,
-                None if np.isnan(variance).any() else float(variance.sum()) / count**2,
-                method=method,
-                standard_error=math.sqrt(float((errors * errors).sum())) / count
-                if errors.size
-                else None,
-                note=note or None,
-            )
-        )
-    return rows
+        builders.append(builder)
+    rows: list[ResultRow] = []
+    # after every side's groups, as Monte-Carlo estimates draw from one generator in turn
+    for builder, side_stats in zip(builders, stats.values(), strict=True) if micro else ():
+        everything = builder.micro(side_stats.merged_one_group)
+        if everything.data.present[0]:
+            everything.prepare(metrics)
+            everything.prefetch(plan)
+            for rank_type, chosen in plan:
+                rows.extend(everything.column(rank_type, m).row(0) for m in chosen)
+    return columns, rows

@@ -77,7 +77,7 @@ def _encode(value: Any, labels: list[Hashable], index: dict[Hashable, int]) -> n
         # integer labels of a small span (relation ids, ...): a lookup table, no sort
         low, high = int(array.min()), int(array.max())
         if high - low <= 4 * array.size + 1024:
-            offsets = (array - low).astype(np.intp)
+            offsets = (array - low).astype(np.intp, copy=False)
             present = np.flatnonzero(np.bincount(offsets, minlength=high - low + 1))
             lookup = np.zeros(high - low + 1, dtype=np.int64)
             lookup[present] = _codes((present + low).tolist(), labels, index)
@@ -101,16 +101,19 @@ def _codes(
 ) -> npt.NDArray[np.int64]:
     """Codes of distinct plain labels (from ``tolist()`` of a numeric or string array, NaN-free).
 
-    The first array seen needs no look-ups: its labels take the codes 0, 1, ... in one pass.
+    The first array seen needs no look-ups: its labels take the codes 0, 1, ... in one pass, and
+    the index of labels is built only if another array follows (:func:`_code`).
     """
-    if not index:
-        index.update(zip(distinct, range(len(distinct)), strict=True))
+    if not labels:
         labels.extend(distinct)
         return np.arange(len(distinct), dtype=np.int64)
     return np.array([_code(label, labels, index) for label in distinct], dtype=np.int64)
 
 
 def _code(label: Hashable, labels: list[Hashable], index: dict[Hashable, int]) -> int:
+    if len(index) < len(labels):  # labels coded without the index (the first array's)
+        start = len(index)
+        index.update(zip(labels[start:], range(start, len(labels)), strict=True))
     label = check_label(label)
     found = index.get(label)
     if found is None:
@@ -153,6 +156,8 @@ def label_order(labels: Sequence[Hashable]) -> list[int]:
     items: list[Any] = list(labels)
     positions = range(len(items))
     try:
+        if sorted(items) == items:  # e.g. the integer labels of one array, coded in order
+            return list(positions)
         return sorted(positions, key=items.__getitem__)
     except TypeError:
         pass

@@ -137,19 +137,25 @@ def _count_integer_rows(
     ``count`` gives each row's count (1 each by default); counts are added exactly, as integers.
 
     Sorting one ``int64`` array is far faster than an indirect lexicographic sort (50 ms against
-    1.2 s for :math:`10^7` rows), so where the columns' ranges multiply to less than
-    :math:`2^{62}`, each row is encoded as one integer in mixed radix. ``None`` otherwise.
+    1.2 s for :math:`10^7` rows), so where the columns' ranges take at most 62 bits together,
+    each row is encoded as one integer, each column (less its least value) in its own bits, the
+    first column highest: shifts and masks encode and decode it (a mixed radix would need a
+    division per column, 10 times slower). ``None`` otherwise.
     """
     if columns[0].size == 0 or not all(np.issubdtype(c.dtype, np.integer) for c in columns):
         return None
     lows = [int(c.min()) for c in columns]
-    spans = [int(c.max()) - low + 1 for c, low in zip(columns, lows, strict=True)]
-    if math.prod(spans) >= 2**62:
+    widths = [(int(c.max()) - low).bit_length() for c, low in zip(columns, lows, strict=True)]
+    if sum(widths) > 62:
         return None
-    combined = np.zeros(columns[0].size, dtype=np.int64)
-    for column, low, span in zip(columns, lows, spans, strict=True):
-        combined *= span
-        combined += column - low
+    combined = np.subtract(columns[0], lows[0], dtype=np.int64)
+    scratch = np.empty_like(combined)
+    for column, low, width in zip(columns[1:], lows[1:], widths[1:], strict=True):
+        combined <<= width
+        # the difference is below 2**62: no cast can overflow
+        np.subtract(column, low, out=scratch, casting="unsafe")
+        combined |= scratch
+    del scratch
     if count is None:
         ordered = np.sort(combined)
         starts = _run_starts(ordered)
@@ -160,9 +166,11 @@ def _count_integer_rows(
     else:
         count = count.astype(np.int64, copy=False)
         bits = max(int(count.max()), 0).bit_length()
-        if int(count.min()) >= 0 and math.prod(spans) < 2 ** (62 - bits):
+        if int(count.min()) >= 0 and sum(widths) + bits <= 62:
             # each row's count in the low bits of its key: a plain sort, no indirect one
-            ordered = np.sort((combined << bits) | count)
+            combined <<= bits
+            combined |= count
+            ordered = np.sort(combined)
             keys_sorted = ordered >> bits
             starts = _run_starts(keys_sorted)
             unique = keys_sorted[starts]
@@ -173,10 +181,15 @@ def _count_integer_rows(
             starts = _run_starts(ordered)
             unique = ordered[starts]
             counts = np.add.reduceat(count[order], starts)
+    # the columns from the last to the first: the low bits, then shift them out
     keys: list[IntArray] = []
-    for low, span in zip(reversed(lows), reversed(spans), strict=True):
-        unique, digit = np.divmod(unique, span)
-        keys.append(digit + low)
+    for low, width in zip(reversed(lows[1:]), reversed(widths[1:]), strict=True):
+        digit = unique & ((1 << width) - 1)
+        digit += low
+        keys.append(digit)
+        unique >>= width
+    unique += lows[0]
+    keys.append(unique)
     return keys[::-1], counts.astype(np.int64)
 
 
