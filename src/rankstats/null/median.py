@@ -104,6 +104,7 @@ from collections import OrderedDict
 import numpy as np
 
 from rankstats.arrays import FloatArray, IntArray
+from rankstats.null.median_even import even_moments
 from rankstats.null.median_gap import gap_sums
 from rankstats.null.median_gap_quadrature import _T_ENUM_BUDGET, _GapSums
 from rankstats.null.median_rules import (
@@ -144,6 +145,9 @@ _INTEGER_MIN_PIECE = 256
 _GAP_TOLERANCE_MAX = 1e-12
 #: the summands are smooth on this many panel lengths (fewer nodes on shorter pieces)
 _SMOOTH = 2.0
+#: even n: moments whose terms exceed this multiple of their value are summed again from the
+#: upper middle rank (:mod:`rankstats.null.median_even`)
+_CONDITION_MAX = 1e3
 
 Moments = tuple[float, float, float, float]
 
@@ -193,12 +197,22 @@ def _moments(cands: _Candidates, *, t_budget: int = _T_ENUM_BUDGET) -> Moments:
         return c0 + s1, s2 - s1 * s1, 1.0 / c0 + e_inv, m2_inv - e_inv * e_inv
     mass = pmf[:, 0]
     shift = s1 + 0.5 * float(w @ mass)
-    m2 = s2 + float(w @ (mass * (d + 0.25)))
-    e_inv -= float(w @ (mass / (x * (2.0 * x + 1.0))))
+    m2_terms = mass * (d + 0.25)
+    m2 = s2 + float(w @ m2_terms)
+    e_terms = mass / (x * (2.0 * x + 1.0))
+    e_inv -= float(w @ e_terms)
     s = 2.0 * x
     u_s = (2.0 * c0 - s) / (s * c0)
     u_s1 = (2.0 * c0 - s - 1.0) / ((s + 1.0) * c0)
-    m2_inv += float(w @ (mass * (-2.0 / (s * (s + 1.0))) * (u_s1 + u_s)))
+    m2_inv_terms = mass * (-2.0 / (s * (s + 1.0))) * (u_s1 + u_s)
+    m2_inv += float(w @ m2_inv_terms)
+    # the sizes of the terms, for the condition of the sums below
+    aw = np.abs(w)
+    sizes = [
+        float(aw @ np.abs((2.0 * d + 1.0) * tail)) + float(aw @ np.abs(m2_terms)),
+        1.0 / c0 + float(aw @ np.abs(inv_w * tail)) + float(aw @ e_terms),
+        float(aw @ np.abs(inv_w * (v1 + v0) * tail)) + float(aw @ np.abs(m2_inv_terms)),
+    ]
     # the gap term weighs about 1/n in V[M]: its relative error may grow with n (module docs)
     tolerance = min(_GAP_TOLERANCE_MAX, max(1e-18, 1e-16 * n))
     sums = gap_sums(
@@ -230,12 +244,25 @@ def _moments(cands: _Candidates, *, t_budget: int = _T_ENUM_BUDGET) -> Moments:
     if sums is None:
         gap = _GapSums(cands, lo, hi, a, c0)
         shifted = _Evaluator(cands, float(lo), float(hi), float(gap.t_max))
-        sums = gap.sums(shifted, t_budget)
+        sums = list(gap.sums(shifted, t_budget))
     g0, g1, g2 = sums
     m2 -= 0.5 * g0
     e_inv -= g1
     m2_inv -= g2
-    return c0 + shift, m2 - shift * shift, 1.0 / c0 + e_inv, m2_inv - e_inv * e_inv
+    found: Moments = (c0 + shift, m2 - shift * shift, 1.0 / c0 + e_inv, m2_inv - e_inv * e_inv)
+    # the condition of each moment: the sizes of its terms over its value; where the terms
+    # cancel (the middle ranks orders of magnitude apart), sum from the upper one instead
+    sizes[0] += 0.5 * abs(g0) + shift * shift
+    sizes[1] += abs(g1)
+    sizes[2] += abs(g2) + e_inv * e_inv
+    values = (found[1], found[2], found[3])
+    if any(
+        not size <= _CONDITION_MAX * abs(value) for size, value in zip(sizes, values, strict=True)
+    ):
+        from_upper = even_moments(cands)
+        if from_upper is not None:
+            return from_upper
+    return found
 
 
 class MedianDistribution:
