@@ -139,7 +139,12 @@ def _enumerated(span: IntArray) -> tuple[FloatArray, IntArray, FloatArray]:
 
 
 def _panels(
-    values: FloatArray, y: FloatArray, span: IntArray, power: FloatArray
+    values: FloatArray,
+    below: FloatArray,
+    a: int,
+    y: FloatArray,
+    span: IntArray,
+    power: FloatArray,
 ) -> tuple[FloatArray, IntArray, FloatArray, IntArray]:
     r"""Nodes and weights in :math:`t` for :math:`\sum_{t=1}^{T_j} f_j(t)`, one rule per node.
 
@@ -175,11 +180,17 @@ def _panels(
     starts = cut[:-1][same].astype(np.int64)
     lengths = (cut[1:] - cut[:-1])[same].astype(np.int64)
     p_owner = owner[:-1][same]
-    smooth = np.minimum(decay, y / 8.0)
-    t, w, piece = _piece_nodes(starts, lengths, smooth[p_owner])
     # no count lies strictly inside a piece: one count index per piece (alpha is continuous)
     middle = y[p_owner] - (starts + (lengths - 1) / 2.0)
     ix = np.asarray(np.searchsorted(values, middle, side="right"), dtype=np.int64)
+    # the kernel's own decay length on each piece: below a count its power a - c(x) is larger
+    # than at y (e.g. (x / 12)^33 below a count 12 where it is flat above)
+    lowest = np.maximum(y[p_owner] - (starts + lengths - 1.0), 1.0)
+    power_x = np.maximum(a - below[ix], 0.0)
+    with np.errstate(divide="ignore"):
+        decay_x = np.where(power_x > 0.0, lowest / np.maximum(power_x, 1.0), np.inf)
+    smooth = np.minimum(np.minimum(decay[p_owner], decay_x), y[p_owner] / 8.0)
+    t, w, piece = _piece_nodes(starts, lengths, smooth)
     return t, p_owner[piece], w, ix[piece]
 
 
@@ -363,7 +374,7 @@ def gap_sums(
     if int(span.sum()) <= budget:
         t, owner, w_t = _enumerated(span)
     else:
-        t, owner, w_t, ix = _panels(values, y, span, power)
+        t, owner, w_t, ix = _panels(values, kernel.below, a, y, span, power)
         if t.size > budget:
             return None
     iy = kernel.index(y)
