@@ -57,9 +57,15 @@ changes polynomial, and at powers of four), the kernel sums exactly as in
 the inverse median is nonnegative and each factor is accurate to a few units in the last place
 relative, so the second term is accurate to about :math:`10^{-15}` relative of itself, and the
 first is a single order statistic (:math:`10^{-13}` relative or better). Measured against a
-50-digit reference that conditions on how many ranks fall below the smaller of two counts
-(tests): :math:`10^{-13}` relative or better on all four moments for counts mixing 1, 2, 3 and
-:math:`10^6 .. 10^{12}` at :math:`n = 66 .. 1000`.
+30-60 digit reference that conditions on how many ranks fall below the smaller of two counts
+(tests): :math:`10^{-14}` relative or better on all four moments for half the tasks (or one or two
+more or fewer) at 1, 2, 3 or 10 candidates and the others at :math:`10^6` to :math:`10^{12}`,
+:math:`n = 66` to :math:`1000`, and to :math:`10^{-12}` against the pairwise programme on spread
+counts with short windows.
+
+The caller (``_moments`` in :mod:`rankstats.null.median`) uses this only where the decomposition is
+ill-conditioned: for spread counts it costs two to four times as much (point masses at
+:math:`v - 1` and :math:`v` on integer nodes, kernel sums with four weight functions).
 """
 
 from __future__ import annotations
