@@ -70,6 +70,23 @@ def _sum_all(h: Callable[[mp.mpf], tuple[mp.mpf, ...]], top: int) -> tuple[mp.mp
     return tuple(out)
 
 
+def _above(q: int, nn: mp.mpf, w: mp.mpf, first: int) -> mp.mpf:
+    """``sum_{j >= first} binom(q, j) N^-j ((N - w) / N)^(q - j)``, a positive series.
+
+    With ``first = 1`` the probability that the smallest of ``q`` i.i.d. U{1..N} is ``w``, with
+    ``first = 2`` that at least two equal ``w`` and the others are larger (no differences of
+    nearly equal powers, which would cost ``2 log10(N / q)`` digits).
+    """
+    rest = (nn - w) / nn
+    total = mp.mpf(0)
+    for j in range(first, q + 1):
+        term = mp.binomial(q, j) * nn ** (-j) * rest ** (q - j)
+        total += term
+        if term < total * mp.mpf(10) ** (-mp.mp.dps - 5):
+            break
+    return total
+
+
 def _binom_pmf(n: int, k: int, p: mp.mpf) -> mp.mpf:
     return mp.binomial(n, k) * p**k * (1 - p) ** (n - k)
 
@@ -150,7 +167,7 @@ def _cross(p: int, c1: int, q: int, nn: mp.mpf, big_n: int) -> tuple[mp.mpf, ...
     ]
 
     def pmf_w(w: mp.mpf) -> mp.mpf:
-        return (1 - (w - 1) / nn) ** q - (1 - w / nn) ** q
+        return _above(q, nn, w, 1)
 
     def h(w: mp.mpf) -> tuple[mp.mpf, ...]:
         p_w = pmf_w(w)
@@ -167,10 +184,10 @@ def _two_smallest(c1: int, q: int, nn: mp.mpf, big_n: int) -> tuple[mp.mpf, ...]
     off = 2 * c1
 
     def pair_weight(v: mp.mpf) -> mp.mpf:  # P(W1 = u, W2 = v) for any u < v
-        return q / nn * ((1 - (v - 1) / nn) ** (q - 1) - (1 - v / nn) ** (q - 1))
+        return q / nn * _above(q - 1, nn, v, 1)
 
     def tie(u: mp.mpf) -> mp.mpf:  # P(W1 = W2 = u)
-        return (1 - (u - 1) / nn) ** q - (1 - u / nn) ** q - q / nn * (1 - u / nn) ** (q - 1)
+        return _above(q, nn, u, 2)
 
     def inner(v: mp.mpf, power: int) -> mp.mpf:
         """sum_{u=1}^{v-1} ((off + u + v) / 2)^power: s = off + u + v runs over lo..hi."""
