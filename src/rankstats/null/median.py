@@ -79,16 +79,27 @@ at :math:`n = 38` lost up to :math:`10^{-6}` too. So :math:`n \le 16` tasks and 
 product form, every term nonnegative (:mod:`rankstats.null.median_small`): :math:`10^{-15}`
 relative against exact power sums and 50-digit harmonic sums at counts mixing 1, small,
 :math:`10^6`, :math:`10^9` and :math:`10^{12}` (about :math:`10^{-12}` beyond 32 tasks with
-counts near :math:`10^{12}` spread by 10 %, a limit of its rules). Beyond 64 tasks the
-long-window path is used; there the loss shrinks (the middle ranks concentrate): about
-:math:`10^{-11}` relative on :math:`\mathbb{V}[1/M]` at :math:`n = 80` with counts
-:math:`10^3` and :math:`10^6`, and :math:`2 \cdot 10^{-12}` at :math:`n = 100`, the known
-remaining gap.
+counts near :math:`10^{12}` spread by 10 %, a limit of its rules).
+
+*Many tasks, middle ranks far apart.* Beyond 64 tasks the decomposition above is kept when it is
+well conditioned: the sizes of the terms of each of :math:`\mathbb{V}[M]`,
+:math:`\mathbb{E}[1/M]` and :math:`\mathbb{V}[1/M]` (single sums, point-mass sums, double
+sums, squared shift) within :math:`10^3` of its value, so that rounding and the tails'
+:math:`10^{-16}` absolute errors cost at most :math:`10^{-13}` relative. Otherwise (e.g. half
+the tasks at 3 candidates and half at :math:`10^9`: the decomposition had lost :math:`3 \cdot
+10^{-10}` on :math:`\mathbb{E}[1/M]` and :math:`4 \cdot 10^{-9}` on :math:`\mathbb{V}[1/M]`,
+up to :math:`10^{-2}` with counts 2 and :math:`10^{12}`), the moments are summed from the upper
+middle rank with nonnegative pair terms (:mod:`rankstats.null.median_even`, with its method and
+error bound): :math:`10^{-14}` relative or better against a 30-60 digit reference for two
+separated counts at :math:`n = 66 .. 1000`.
 
 If the double sum
 cannot be done within its budget of six million kernel terms, the older quadrature of :math:`H`
 over :math:`(x, t)` (:mod:`rankstats.null.median_gap_quadrature`, about :math:`10^{-8}`) is the
 last resort.
+
+This module (about 600 lines) keeps the public functions and the moment assembly together; the
+numerical pieces live in the ``median_*`` modules beside it.
 
 Thread safety: a :class:`MedianDistribution` computes its moments once, under its own lock; the
 cache of :func:`median_distribution` and the cache of Gram rules are guarded by locks. All are
@@ -105,6 +116,7 @@ import numpy as np
 
 from rankstats.arrays import FloatArray, IntArray
 from rankstats.null.grouping import distinct_counts
+from rankstats.null.median_even import even_moments
 from rankstats.null.median_gap import gap_sums
 from rankstats.null.median_gap_quadrature import _T_ENUM_BUDGET, _GapSums
 from rankstats.null.median_rules import (
@@ -145,6 +157,9 @@ _INTEGER_MIN_PIECE = 256
 _GAP_TOLERANCE_MAX = 1e-12
 #: the summands are smooth on this many panel lengths (fewer nodes on shorter pieces)
 _SMOOTH = 2.0
+#: even n: moments whose terms exceed this multiple of their value are summed again from the
+#: upper middle rank (:mod:`rankstats.null.median_even`)
+_CONDITION_MAX = 1e3
 
 Moments = tuple[float, float, float, float]
 
@@ -194,12 +209,22 @@ def _moments(cands: _Candidates, *, t_budget: int = _T_ENUM_BUDGET) -> Moments:
         return c0 + s1, s2 - s1 * s1, 1.0 / c0 + e_inv, m2_inv - e_inv * e_inv
     mass = pmf[:, 0]
     shift = s1 + 0.5 * float(w @ mass)
-    m2 = s2 + float(w @ (mass * (d + 0.25)))
-    e_inv -= float(w @ (mass / (x * (2.0 * x + 1.0))))
+    m2_terms = mass * (d + 0.25)
+    m2 = s2 + float(w @ m2_terms)
+    e_terms = mass / (x * (2.0 * x + 1.0))
+    e_inv -= float(w @ e_terms)
     s = 2.0 * x
     u_s = (2.0 * c0 - s) / (s * c0)
     u_s1 = (2.0 * c0 - s - 1.0) / ((s + 1.0) * c0)
-    m2_inv += float(w @ (mass * (-2.0 / (s * (s + 1.0))) * (u_s1 + u_s)))
+    m2_inv_terms = mass * (-2.0 / (s * (s + 1.0))) * (u_s1 + u_s)
+    m2_inv += float(w @ m2_inv_terms)
+    # the sizes of the terms, for the condition of the sums below
+    aw = np.abs(w)
+    sizes = [
+        float(aw @ np.abs((2.0 * d + 1.0) * tail)) + float(aw @ np.abs(m2_terms)),
+        1.0 / c0 + float(aw @ np.abs(inv_w * tail)) + float(aw @ e_terms),
+        float(aw @ np.abs(inv_w * (v1 + v0) * tail)) + float(aw @ np.abs(m2_inv_terms)),
+    ]
     # the gap term weighs about 1/n in V[M]: its relative error may grow with n (module docs)
     tolerance = min(_GAP_TOLERANCE_MAX, max(1e-18, 1e-16 * n))
     sums = gap_sums(
@@ -231,12 +256,25 @@ def _moments(cands: _Candidates, *, t_budget: int = _T_ENUM_BUDGET) -> Moments:
     if sums is None:
         gap = _GapSums(cands, lo, hi, a, c0)
         shifted = _Evaluator(cands, float(lo), float(hi), float(gap.t_max))
-        sums = gap.sums(shifted, t_budget)
+        sums = list(gap.sums(shifted, t_budget))
     g0, g1, g2 = sums
     m2 -= 0.5 * g0
     e_inv -= g1
     m2_inv -= g2
-    return c0 + shift, m2 - shift * shift, 1.0 / c0 + e_inv, m2_inv - e_inv * e_inv
+    found: Moments = (c0 + shift, m2 - shift * shift, 1.0 / c0 + e_inv, m2_inv - e_inv * e_inv)
+    # the condition of each moment: the sizes of its terms over its value; where the terms
+    # cancel (the middle ranks orders of magnitude apart), sum from the upper one instead
+    sizes[0] += 0.5 * abs(g0) + shift * shift
+    sizes[1] += abs(g1)
+    sizes[2] += abs(g2) + e_inv * e_inv
+    values = (found[1], found[2], found[3])
+    if any(
+        not size <= _CONDITION_MAX * abs(value) for size, value in zip(sizes, values, strict=True)
+    ):
+        from_upper = even_moments(cands)
+        if from_upper is not None:
+            return from_upper
+    return found
 
 
 class MedianDistribution:

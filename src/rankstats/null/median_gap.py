@@ -48,13 +48,14 @@ and the caller falls back to its quadrature of the double sum.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import numpy as np
 
 from rankstats.arrays import FloatArray, IntArray
 from rankstats.null.median_rules import _piece_nodes
 
-__all__ = ["gap_sums"]
+__all__ = ["continues", "gap_sums"]
 
 #: integer nodes up to this value use the table of log-kernel increments
 _INTEGER_RANGE = 4_000_000
@@ -62,6 +63,9 @@ _INTEGER_RANGE = 4_000_000
 _PAIR_BUDGET = 6_000_000
 #: ... this many at a time
 _PAIR_CHUNK = 400_000
+
+#: weight functions of s = x + y for the gap sums, one array per sum
+Weights = Callable[[FloatArray], list[FloatArray]]
 
 
 def _prefix(values: FloatArray) -> FloatArray:
@@ -135,7 +139,12 @@ def _enumerated(span: IntArray) -> tuple[FloatArray, IntArray, FloatArray]:
 
 
 def _panels(
-    values: FloatArray, y: FloatArray, span: IntArray, power: FloatArray
+    values: FloatArray,
+    below: FloatArray,
+    a: int,
+    y: FloatArray,
+    span: IntArray,
+    power: FloatArray,
 ) -> tuple[FloatArray, IntArray, FloatArray, IntArray]:
     r"""Nodes and weights in :math:`t` for :math:`\sum_{t=1}^{T_j} f_j(t)`, one rule per node.
 
@@ -171,11 +180,17 @@ def _panels(
     starts = cut[:-1][same].astype(np.int64)
     lengths = (cut[1:] - cut[:-1])[same].astype(np.int64)
     p_owner = owner[:-1][same]
-    smooth = np.minimum(decay, y / 8.0)
-    t, w, piece = _piece_nodes(starts, lengths, smooth[p_owner])
     # no count lies strictly inside a piece: one count index per piece (alpha is continuous)
     middle = y[p_owner] - (starts + (lengths - 1) / 2.0)
     ix = np.asarray(np.searchsorted(values, middle, side="right"), dtype=np.int64)
+    # the kernel's own decay length on each piece: below a count its power a - c(x) is larger
+    # than at y (e.g. (x / 12)^33 below a count 12 where it is flat above)
+    lowest = np.maximum(y[p_owner] - (starts + lengths - 1.0), 1.0)
+    power_x = np.maximum(a - below[ix], 0.0)
+    with np.errstate(divide="ignore"):
+        decay_x = np.where(power_x > 0.0, lowest / np.maximum(power_x, 1.0), np.inf)
+    smooth = np.minimum(np.minimum(decay[p_owner], decay_x), y[p_owner] / 8.0)
+    t, w, piece = _piece_nodes(starts, lengths, smooth)
     return t, p_owner[piece], w, ix[piece]
 
 
@@ -198,10 +213,10 @@ def _integer_nodes(
     y: FloatArray,
     scale: FloatArray,
     power: FloatArray,
-    c0: float,
+    phi: Weights,
     budget: int,
     cut: FloatArray,
-) -> tuple[float, float, float] | None:
+) -> list[float] | None:
     r"""The gap sums for integer nodes, every pair :math:`x < y` summed.
 
     On the integers, :math:`\alpha(x + 1) / \alpha(x) = (1 + 1/x)^{a - c(x)}` (a count at
@@ -226,8 +241,8 @@ def _integer_nodes(
     if int(span.sum()) > budget:
         return None
     s_lo = int(2.0 * x0) + 1
-    phi1, phi2 = _inverse_weights(np.arange(float(s_lo), 2.0 * top), c0)
-    totals = np.zeros(3)
+    tables = phi(np.arange(float(s_lo), 2.0 * top))
+    totals = np.zeros(len(tables))
     ends = np.cumsum(span)
     start = 0
     while start < y.size:
@@ -239,11 +254,31 @@ def _integer_nodes(
         xx = yy - t
         kappa = np.exp(running[(xx - x0).astype(np.int64)] - at_y[owner]) * scale[owner]
         index = (xx + yy).astype(np.int64) - s_lo
-        totals[0] += float(np.sum(kappa))
-        totals[1] += float(kappa @ phi1[index])
-        totals[2] += float(kappa @ phi2[index])
+        for j, table in enumerate(tables):
+            totals[j] += float(kappa @ table[index])
         start = stop
-    return float(totals[0]), float(totals[1]), float(totals[2])
+    return [float(total) for total in totals]
+
+
+def _continues(values: FloatArray, y: FloatArray, reach: FloatArray, span: IntArray) -> bool:
+    """Whether the inner sums continue smoothly to non-integer nodes ``y``."""
+    if bool(np.any(reach >= y - 1.0)):
+        return False
+    # a count inside the kernel's reach: the continuation has kinks at every integer
+    return not bool(np.any((values >= float((y - span).min())) & (values < y.max())))
+
+
+def continues(
+    values: FloatArray, counts: FloatArray, below: IntArray, a: int, y: FloatArray, tolerance: float
+) -> bool:
+    """Whether :func:`gap_sums` accepts the non-integer nodes ``y`` (budget aside)."""
+    y = y[y > 1.0]
+    if y.size == 0:
+        return True
+    kernel = _Kernel(values, counts, below, a)
+    reach = y - kernel.lowest(y, np.full(y.size, -math.log(tolerance)))
+    span = np.maximum(np.floor(np.minimum(reach, y - 1.0)), 0.0).astype(np.int64)
+    return _continues(values, y, reach, span)
 
 
 def gap_sums(
@@ -258,11 +293,13 @@ def gap_sums(
     *,
     tolerance: float = 1e-18,
     budget: int = _PAIR_BUDGET,
-) -> tuple[float, float, float] | None:
-    r"""Return the sums over :math:`x < y` of :math:`H` and :math:`H \varphi_{1,2}(x+y)`.
+    phi: Weights | None = None,
+) -> list[float] | None:
+    r"""Return the sums over :math:`x < y` of :math:`H \varphi_j(x + y)`, one per weight function.
 
-    Here :math:`\varphi_1(s) = 4 / (s(s+1)(s+2))` and :math:`\varphi_2(s) = \Delta^2 (2/s -
-    1/c_0)^2`, the weights of the inverse median's terms.
+    By default :math:`\varphi_0 = 1`, :math:`\varphi_1(s) = 4 / (s(s+1)(s+2))` and
+    :math:`\varphi_2(s) = \Delta^2 (2/s - 1/c_0)^2`, the weights of the inverse median's terms;
+    ``phi`` gives others (any weight function of :math:`s` smooth on the scale of :math:`s`).
 
     Parameters
     ----------
@@ -274,55 +311,71 @@ def gap_sums(
     y, weights, mass : numpy.ndarray
         Nodes and weights of the sum over :math:`y`, and :math:`P(N_y = a)` at the nodes.
     c0 : float
-        The centre of the inverse median's expansion.
+        The centre of the inverse median's expansion (for the default weights).
     tolerance : float
         The relative size of what may be dropped: kernel terms below ``tolerance`` (relative to
-        the largest, which is 1) and nodes whose weighted mass is below ``tolerance`` of the
-        largest.
+        the largest, which is 1) and nodes whose sums are bounded by ``tolerance`` of the largest
+        sum (their weighted mass times ``y`` times the largest weight on their range of
+        :math:`s`, against the largest weighted mass times the weight at :math:`s = 2y`).
     budget : int
         The most pairs :math:`(x, y)` to sum.
+    phi : callable, optional
+        Maps an array of :math:`s` to the list of weight arrays :math:`\varphi_j(s)`.
 
     Returns
     -------
-    tuple of float, or None
-        The three sums; ``None`` if the nodes are not integers and the inner sums reach
+    list of float, or None
+        One sum per weight function; ``None`` if the nodes are not integers and the inner sums reach
         :math:`x = 1` (where the continuation in :math:`y` is not smooth), or if the pairs
         exceed ``budget``.
     """
     contribution = np.abs(weights) * mass
-    largest = float(contribution.max(initial=0.0))
-    # nodes whose mass is below the tolerance of the largest change the sums by less than that
-    keep = (contribution > tolerance * largest) & (y > 1.0)
+    if phi is None:
+
+        def phi(s: FloatArray) -> list[FloatArray]:
+            return [np.ones(s.size), *_inverse_weights(s, c0)]
+
+    # a node's sum over x < y is at least its last term (kappa(y - 1, y) is about 1) and at most
+    # y times the largest weight on s in y + 1 .. 2y - 1: nodes whose upper bound is below the
+    # tolerance of the largest lower bound change no sum by more than that (weights such as
+    # 1/s^3 make nodes of small mass count: a cut on the mass alone had dropped the nodes at
+    # small y that carry E[1/M] for counts 2 and 1e12, leaving it 180 % off)
+    ends = [np.abs(values_j) for values_j in phi(np.concatenate((y + 1.0, 1.5 * y, 2.0 * y)))]
+    keep = np.zeros(y.size, dtype=bool)
+    for size in ends:
+        near, middle, far = size[: y.size], size[y.size : 2 * y.size], size[2 * y.size :]
+        lower = float((contribution * far).max(initial=0.0))
+        upper = contribution * y * np.maximum(np.maximum(near, middle), far)
+        keep |= upper > tolerance * lower
+    width = len(phi(np.ones(1)))
+    keep &= y > 1.0
     y = y[keep]
     scale = (weights * mass)[keep]
     if y.size == 0:
-        return 0.0, 0.0, 0.0
+        return [0.0] * width
     # (a cut relative to each node's own mass would save a third of the terms, but the inverse
     # median's weights change sign and cancel, which then costs digits)
     cut = np.full(y.size, -math.log(tolerance))
     kernel = _Kernel(values, counts, below, a)
     power = kernel.exponent(y)
     if bool(np.all(y == np.floor(y))) and float(y.max()) <= _INTEGER_RANGE:
-        fast = _integer_nodes(kernel, y, scale, power, c0, budget, cut)
+        fast = _integer_nodes(kernel, y, scale, power, phi, budget, cut)
         if fast is not None:
             return fast
     reach = y - kernel.lowest(y, cut)
     integral = bool(np.all(y == np.floor(y)))
-    if not integral and bool(np.any(reach >= y - 1.0)):
-        return None
     span = np.maximum(np.floor(np.minimum(reach, y - 1.0)), 0.0).astype(np.int64)
-    if not integral and bool(np.any((values >= float((y - span).min())) & (values < y.max()))):
-        # a count inside the kernel's reach: the continuation has kinks at every integer
+    if not integral and not _continues(values, y, reach, span):
         return None
     ix: IntArray | None = None
     if int(span.sum()) <= budget:
         t, owner, w_t = _enumerated(span)
     else:
-        t, owner, w_t, ix = _panels(values, y, span, power)
+        t, owner, w_t, ix = _panels(values, kernel.below, a, y, span, power)
         if t.size > budget:
             return None
     iy = kernel.index(y)
-    totals = np.zeros(3)
+    totals = np.zeros(width)
     for c0_ in range(0, t.size, _PAIR_CHUNK):
         c1_ = c0_ + _PAIR_CHUNK
         own = owner[c0_:c1_]
@@ -330,8 +383,6 @@ def gap_sums(
         xx = yy - t[c0_:c1_]
         log_k = kernel.log_ratio(xx, yy, None if ix is None else ix[c0_:c1_], iy[own])
         kappa = np.exp(log_k) * (scale[own] * w_t[c0_:c1_])
-        phi1, phi2 = _inverse_weights(xx + yy, c0)
-        totals[0] += float(np.sum(kappa))
-        totals[1] += float(kappa @ phi1)
-        totals[2] += float(kappa @ phi2)
-    return float(totals[0]), float(totals[1]), float(totals[2])
+        for j, values_j in enumerate(phi(xx + yy)):
+            totals[j] += float(kappa @ values_j)
+    return [float(total) for total in totals]

@@ -223,14 +223,31 @@ class _Evaluator:
         for b0, b1 in zip(bounds[:-1].tolist(), bounds[1:].tolist(), strict=False):
             for c0 in range(b0, b1, _CHUNK):
                 c1 = min(c0 + _CHUNK, b1)
-                part, part_t, rows = xs[c0:c1], ts[c0:c1], order[c0:c1]
-                res = self._dp(part, part_t, cdf_at, pmf_at)
-                if res is None:
-                    res = self._cf(part, part_t, cdf_at, pmf_at, int(bucket[c0]))
-                lower[rows], upper[rows], pmf[rows], log_factor[rows] = res
+                # the exact programme where it is cheap: on the chunk's upper part when its
+                # lower nodes have too many uncertain tasks (it keeps small masses relative)
+                split = c0 + self._dp_start(xs[c0:c1] + ts[c0:c1], cdf_at, pmf_at)
+                for p0, p1, exact in ((c0, split, False), (split, c1, True)):
+                    if p1 <= p0:
+                        continue
+                    part, part_t, rows = xs[p0:p1], ts[p0:p1], order[p0:p1]
+                    res = self._dp(part, part_t, cdf_at, pmf_at) if exact else None
+                    if res is None:
+                        res = self._cf(part, part_t, cdf_at, pmf_at, int(bucket[c0]))
+                    lower[rows], upper[rows], pmf[rows], log_factor[rows] = res
         return lower, upper, pmf, log_factor
 
     # ------------------------------------------------------------------ dynamic programme
+    def _dp_start(self, xt: FloatArray, cdf_at: Sequence[int], pmf_at: Sequence[int]) -> int:
+        """The first node from which on the dynamic programme is cheap (``xt.size``: none)."""
+        cands = self.cands
+        lowest = np.minimum.accumulate(xt[::-1])[::-1]
+        certain = cands.below[cands.index_above(lowest)]
+        items = cands.n - certain
+        top = np.maximum(max([*cdf_at, *pmf_at]) - certain, 0)
+        cheap = (items <= _DP_MAX_ITEMS) & (items * (top + 1) <= _DP_MAX_WORK)
+        # the cost falls along the chunk (more tasks are certain): the cheap nodes are a suffix
+        return int(xt.size - np.cumprod(cheap[::-1]).sum())
+
     def _dp(
         self, x: FloatArray, t: FloatArray, cdf_at: Sequence[int], pmf_at: Sequence[int]
     ) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray] | None:

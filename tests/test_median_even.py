@@ -1,0 +1,104 @@
+"""Even n beyond the product-form path: the middle ranks orders of magnitude apart.
+
+With half the tasks (or one fewer or more) at a small count and the others at 1e6..1e12, the
+lower middle rank is tiny and the upper one huge. The decomposition into single order statistics
+and a double sum then cancels (E and V of the inverse median off by up to 1.8 and 1e-2 before
+:mod:`rankstats.null.median_even`); such inputs are now detected by the condition of the sums
+and summed from the upper middle rank. References: the 30-60 digit pool decomposition of
+``median_pool_reference`` (independent of the library's machinery), and the pairwise
+programme of ``test_median_null`` for spread counts.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import rankstats.null.median as median_module
+from median_pool_reference import two_count_reference
+from rankstats import InverseMedianRank, MedianRank
+from rankstats.null.median_even import even_moments
+from rankstats.null.median_tails import _Candidates
+from test_median_null import _reference
+
+
+@pytest.fixture(autouse=True)
+def _fresh_distributions() -> None:
+    median_module._CACHE.clear()
+
+
+def _close(actual: float, expected: float, rel: float = 1e-12) -> None:
+    assert abs(actual - expected) <= rel * abs(expected), (actual, expected)
+
+
+@pytest.mark.parametrize(
+    ("c1", "m1", "c2", "m2"),
+    [
+        (3, 50, 10**9, 50),  # E[1/M] was off by 3e-10, V[1/M] by 4e-9
+        (2, 33, 10**12, 33),  # 2e-7 and 1e-6
+        (1, 40, 10**6, 40),  # V[1/M] 1e-11 (n = 80, the case in the issue)
+        (1, 39, 10**6, 41),  # one small count fewer than half: V[1/M] 1.5e-12
+        (2, 32, 10**12, 34),  # E[1/M] 180 % off (nodes dropped from the double sum)
+        (3, 51, 10**9, 49),  # one more than half: both middle ranks at most 3
+        (10, 33, 10**9, 33),  # kernel sums below the count 10: 6e-6 before the fix of _panels
+    ],
+    ids=lambda value: str(value),
+)
+def test_two_separated_counts_against_the_pool_reference(
+    c1: int, m1: int, c2: int, m2: int
+) -> None:
+    expected = two_count_reference(c1, m1, c2, m2)
+    candidates = np.random.default_rng(m1).permutation(np.array([c1] * m1 + [c2] * m2))
+    metric, inverse = MedianRank(), InverseMedianRank()
+    got = (
+        metric.expected_value(candidates),
+        metric.variance(candidates),
+        inverse.expected_value(candidates),
+        inverse.variance(candidates),
+    )
+    for actual, wanted in zip(got, expected, strict=True):
+        _close(actual, wanted)
+
+
+def _spread(seed: int, n: int) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    low = int(rng.integers(5, 40))
+    return rng.integers(low, low + int(rng.integers(20, 80)), size=n)
+
+
+@pytest.mark.parametrize(
+    "candidates",
+    [
+        _spread(1, 66),
+        _spread(2, 70),
+        np.array([1] * 33 + [60] * 33),
+        np.array([2] * 30 + [50] * 20 + [90] * 18),
+    ],
+    ids=lambda c: f"n={c.size}",
+)
+def test_the_upper_path_on_any_input_against_the_pairwise_programme(
+    candidates: np.ndarray,
+) -> None:
+    """The summation from the upper middle rank is exact for every input, not only where it is
+    chosen (here forced, on spread and mixed counts with short windows)."""
+    expected = _reference(candidates)
+    got = even_moments(_Candidates(np.sort(candidates)))
+    assert got is not None
+    for actual, wanted in zip(got, expected, strict=True):
+        _close(actual, wanted)
+
+
+def test_it_is_chosen_where_the_sums_cancel(monkeypatch: pytest.MonkeyPatch) -> None:
+    calls: list[int] = []
+    real = median_module.even_moments
+
+    def spy(cands: _Candidates) -> tuple[float, float, float, float] | None:
+        calls.append(cands.n)
+        return real(cands)
+
+    monkeypatch.setattr(median_module, "even_moments", spy)
+    median_module.median_moments(np.array([3] * 50 + [10**9] * 50))
+    assert calls == [100]
+    # spread counts: the decomposition is well conditioned and kept
+    median_module.median_moments(np.random.default_rng(0).integers(200, 1200, size=100))
+    assert calls == [100]
