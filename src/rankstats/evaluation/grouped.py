@@ -52,7 +52,7 @@ from rankstats.evaluation.group_rows import (
     LazyGroups,
     macro_rows,
 )
-from rankstats.evaluation.group_sums import GroupSums, value_range
+from rankstats.evaluation.group_sums import GroupSums, TieSplit, value_range
 from rankstats.evaluation.results import ResultRow
 from rankstats.evaluation.scores import RANK_EXPECTED
 from rankstats.evaluation.tables import GROUP, SideStatistics
@@ -124,9 +124,10 @@ class _Builder:
         # NaN in every group, shared (read-only) by the columns without standard errors or gaps
         self._nan = np.full(size, math.nan)
         self._nan.flags.writeable = False
-        # the per-group sums behind the values, gaps and null moments, for the micro average:
-        # the values' and gaps' by (metric, rank type) with the transform of the mean (None for a
-        # sum), the null moments' (E, V, gap 1 - E or None) by metric
+        # the per-group sums behind the values, gaps and null moments, summed over the groups
+        # (arrays of shape (1,)), for the micro average: the values' and gaps' by (metric, rank
+        # type) with the transform of the mean (None for a sum), the null moments' (E, V,
+        # gap 1 - E or None) by metric
         self._value_sums: dict[tuple[RankBasedMetric, str], tuple[FloatArray, Transform | None]]
         self._value_sums = {}
         self._gap_sums: dict[tuple[RankBasedMetric, str], tuple[FloatArray, Transform]] = {}
@@ -148,7 +149,7 @@ class _Builder:
         if kind is Count:
             table = data.stats.pairs or next(iter(data.stats.ranks.values()))
             counts = data._sum(table.columns[GROUP], table.count.astype(np.float64))
-            self._value_sums[(metric, rank_type)] = (counts, None)
+            self._value_sums[(metric, rank_type)] = (_total(counts), None)
             return counts
         if rank_type == RANK_EXPECTED:
             tie = tie_terms(metric)
@@ -196,9 +197,9 @@ class _Builder:
             means: list[FloatArray] = []
             for (metric, _, finish), summed in zip((*values, *gaps), sums, strict=True):
                 if len(means) < len(values):
-                    self._value_sums[(metric, rank_type)] = (summed, finish)
+                    self._value_sums[(metric, rank_type)] = (_total(summed), finish)
                 else:
-                    self._gap_sums[(metric, rank_type)] = (summed, finish)
+                    self._gap_sums[(metric, rank_type)] = (_total(summed), finish)
                 means.append(finish(summed / data.total))
             return means
 
@@ -245,30 +246,25 @@ class _Builder:
                             term(low, high) if expected else term(tied_ranks[rank_type])
                         )
                         listed.append((metric, is_gap, finish, index))
-            untied_sums = data.weighted_sums(
+            untied_sums = data.weighted_sums_array(
                 split.ids, split.untied_weights, untied_terms, split.inverse
             )
-            # the few tied rows, only for the groups that have some: each group's in row order
-            # (as np.bincount adds), pairwise where a group has more than 128 (as _sum)
-            groups, local, count = split.tied_groups, split.tied_local, split.tied_groups.size
-            tied = iter(tied_terms)
+            # each entry's sums: its untied sums with the few tied rows' sums added in the groups
+            # that have some
+            groups = split.tied_groups
+            tied_sums = _tied_sums(split, tied_terms) if groups.size else None
+            entry = iter(range(len(tied_terms)))  # each entry's row in tied_sums
             means: dict[str, list[FloatArray]] = {}
             for rank_type, listed in entries.items():
                 means[rank_type] = []
                 for metric, is_gap, finish, index in listed:
                     summed = untied_sums[index]
-                    tied_term = next(tied)
-                    if count:
-                        weighted = tied_term * split.tied_weights
+                    j = next(entry)
+                    if tied_sums is not None:
                         summed = summed.copy()
-                        if split.tied_long:
-                            summed[groups] += np.add.reduceat(weighted, split.tied_starts)
-                        else:
-                            summed[groups] += np.bincount(local, weights=weighted, minlength=count)
-                    if is_gap:
-                        self._gap_sums[(metric, rank_type)] = (summed, finish)
-                    else:
-                        self._value_sums[(metric, rank_type)] = (summed, finish)
+                        summed[groups] += tied_sums[j]
+                    target = self._gap_sums if is_gap else self._value_sums
+                    target[(metric, rank_type)] = (_total(summed), finish)
                     means[rank_type].append(finish(summed / data.total))
         return means
 
@@ -440,7 +436,11 @@ class _Builder:
                 if metric in gapped and null_gap_term(metric) is not None:
                     gap_sum = next(sums_of)
                     gaps = gap_sum / data.total
-                self._null_sums[metric] = (expected_sum, variance_sum, gap_sum)
+                self._null_sums[metric] = (
+                    _total(expected_sum),
+                    _total(variance_sum),
+                    None if gap_sum is None else _total(gap_sum),
+                )
                 expected = expected_sum / data.total
                 variance = variance_sum / data.squared_total
                 columns[metric] = (expected, variance, methods, errors, {}, gaps)
@@ -491,28 +491,23 @@ class _Builder:
         methods = np.full(1, CODE_EXACT, dtype=np.int8)
         methods.flags.writeable = False
 
-        def summed(sums: FloatArray) -> FloatArray:
-            return np.array([sums.sum()])
-
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             for key, (sums, finish) in self._value_sums.items():
-                micro._values[key] = (
-                    summed(sums) if finish is None else finish(summed(sums) / total)
-                )
+                micro._values[key] = sums if finish is None else finish(sums / total)
             for key, (sums, finish) in self._gap_sums.items():
-                micro._value_gaps[key] = finish(summed(sums) / total)
+                micro._value_gaps[key] = finish(sums / total)
             for metric, (expected, variance, gap) in self._null_sums.items():
                 micro._nulls[metric] = (
-                    summed(expected) / total,
-                    summed(variance) / squared_total,
+                    expected / total,
+                    variance / squared_total,
                     methods,
                     micro._nan,
                     {},
-                    micro._nan if gap is None else summed(gap) / total,
+                    micro._nan if gap is None else gap / total,
                 )
             for metric, column in self._nulls.items():
                 if type(metric) is Count:
-                    count = summed(column[0])
+                    count = _total(column[0])
                     micro._nulls[metric] = (count, np.zeros(1), methods, micro._nan, {}, micro._nan)
         return micro
 
@@ -598,6 +593,35 @@ class _Builder:
 
 def _nan(value: float | None) -> float:
     return math.nan if value is None else value
+
+
+def _total(sums: FloatArray) -> FloatArray:
+    """The sum of per-group sums over the groups (pairwise, as :func:`numpy.sum`), as ``(1,)``."""
+    return np.array([sums.sum()])
+
+
+def _tied_sums(split: TieSplit, terms: Sequence[FloatArray]) -> FloatArray:
+    """Each term's sum over the tied rows of each group with some, as ``(terms, groups)``.
+
+    Each group's weighted terms are added in row order from 0 (as :func:`numpy.bincount` adds),
+    all terms in one product with a sparse (groups x tied rows) matrix of the weights, or
+    pairwise (as :meth:`~rankstats.evaluation.group_sums.GroupSums._sum`) where a group has more
+    than 128 tied rows.
+    """
+    stacked = np.empty((split.tied_weights.size, len(terms)))
+    for j, term in enumerate(terms):
+        stacked[:, j] = term
+    if split.tied_long:  # pairwise within each group, term by term
+        stacked *= split.tied_weights[:, np.newaxis]
+        return np.add.reduceat(np.ascontiguousarray(stacked.T), split.tied_starts, axis=1)
+    from scipy import sparse
+
+    size = split.tied_weights.size
+    indptr = np.append(split.tied_starts, size)
+    matrix = sparse.csr_matrix(
+        (split.tied_weights, np.arange(size), indptr), shape=(indptr.size - 1, size)
+    )
+    return np.ascontiguousarray(np.asarray(matrix @ stacked, dtype=np.float64).T)
 
 
 def _affine(
