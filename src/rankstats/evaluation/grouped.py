@@ -124,10 +124,9 @@ class _Builder:
         # NaN in every group, shared (read-only) by the columns without standard errors or gaps
         self._nan = np.full(size, math.nan)
         self._nan.flags.writeable = False
-        # the per-group sums behind the values, gaps and null moments, summed over the groups
-        # (arrays of shape (1,)), for the micro average: the values' and gaps' by (metric, rank
-        # type) with the transform of the mean (None for a sum), the null moments' (E, V,
-        # gap 1 - E or None) by metric
+        # the per-group sums behind the values, gaps and null moments, for the micro average:
+        # the values' and gaps' by (metric, rank type) with the transform of the mean (None for a
+        # sum), the null moments' (E, V, gap 1 - E or None) by metric
         self._value_sums: dict[tuple[RankBasedMetric, str], tuple[FloatArray, Transform | None]]
         self._value_sums = {}
         self._gap_sums: dict[tuple[RankBasedMetric, str], tuple[FloatArray, Transform]] = {}
@@ -149,7 +148,7 @@ class _Builder:
         if kind is Count:
             table = data.stats.pairs or next(iter(data.stats.ranks.values()))
             counts = data._sum(table.columns[GROUP], table.count.astype(np.float64))
-            self._value_sums[(metric, rank_type)] = (_total(counts), None)
+            self._value_sums[(metric, rank_type)] = (counts, None)
             return counts
         if rank_type == RANK_EXPECTED:
             tie = tie_terms(metric)
@@ -197,9 +196,9 @@ class _Builder:
             means: list[FloatArray] = []
             for (metric, _, finish), summed in zip((*values, *gaps), sums, strict=True):
                 if len(means) < len(values):
-                    self._value_sums[(metric, rank_type)] = (_total(summed), finish)
+                    self._value_sums[(metric, rank_type)] = (summed, finish)
                 else:
-                    self._gap_sums[(metric, rank_type)] = (_total(summed), finish)
+                    self._gap_sums[(metric, rank_type)] = (summed, finish)
                 means.append(finish(summed / data.total))
             return means
 
@@ -264,7 +263,7 @@ class _Builder:
                         summed = summed.copy()
                         summed[groups] += tied_sums[j]
                     target = self._gap_sums if is_gap else self._value_sums
-                    target[(metric, rank_type)] = (_total(summed), finish)
+                    target[(metric, rank_type)] = (summed, finish)
                     means[rank_type].append(finish(summed / data.total))
         return means
 
@@ -436,11 +435,7 @@ class _Builder:
                 if metric in gapped and null_gap_term(metric) is not None:
                     gap_sum = next(sums_of)
                     gaps = gap_sum / data.total
-                self._null_sums[metric] = (
-                    _total(expected_sum),
-                    _total(variance_sum),
-                    None if gap_sum is None else _total(gap_sum),
-                )
+                self._null_sums[metric] = (expected_sum, variance_sum, gap_sum)
                 expected = expected_sum / data.total
                 variance = variance_sum / data.squared_total
                 columns[metric] = (expected, variance, methods, errors, {}, gaps)
@@ -493,17 +488,19 @@ class _Builder:
 
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             for key, (sums, finish) in self._value_sums.items():
-                micro._values[key] = sums if finish is None else finish(sums / total)
+                micro._values[key] = (
+                    _total(sums) if finish is None else finish(_total(sums) / total)
+                )
             for key, (sums, finish) in self._gap_sums.items():
-                micro._value_gaps[key] = finish(sums / total)
+                micro._value_gaps[key] = finish(_total(sums) / total)
             for metric, (expected, variance, gap) in self._null_sums.items():
                 micro._nulls[metric] = (
-                    expected / total,
-                    variance / squared_total,
+                    _total(expected) / total,
+                    _total(variance) / squared_total,
                     methods,
                     micro._nan,
                     {},
-                    micro._nan if gap is None else gap / total,
+                    micro._nan if gap is None else _total(gap) / total,
                 )
             for metric, column in self._nulls.items():
                 if type(metric) is Count:
