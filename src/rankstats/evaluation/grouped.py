@@ -245,8 +245,11 @@ class _Builder:
                             term(low, high) if expected else term(tied_ranks[rank_type])
                         )
                         listed.append((metric, is_gap, finish, index))
-            untied_sums = data.weighted_sums_array(
-                split.ids, split.untied_weights, untied_terms, split.inverse
+            # one row per term, contiguous: each entry copies one
+            untied_sums = np.ascontiguousarray(
+                data.weighted_sums_array(
+                    split.ids, split.untied_weights, untied_terms, split.inverse
+                )
             )
             # each entry's sums: its untied sums with the few tied rows' sums added in the groups
             # that have some
