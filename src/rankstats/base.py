@@ -205,7 +205,20 @@ class RankBasedMetric(ABC):
         return type(self) is type(other) and self._params() == other._params()
 
     def __hash__(self) -> int:
-        return hash((type(self), tuple(sorted(self._params().items()))))
+        # computed once: evaluate looks metrics up in dictionaries hundreds of times per call
+        # (the parameters are fixed at construction)
+        found: int | None = self.__dict__.get("_hash")
+        if found is None:
+            found = self.__dict__["_hash"] = hash(
+                (type(self), tuple(sorted(self._params().items())))
+            )
+        return found
+
+    def __getstate__(self) -> dict[str, Any]:
+        # the cached hash is left out: a type's hash differs between processes
+        state = dict(self.__dict__)
+        state.pop("_hash", None)
+        return state
 
     # --- public template methods ---------------------------------------------------------------
 

@@ -132,17 +132,28 @@ class GroupSums:
         as ``np.bincount`` does, at a fifth of its cost for ten terms); otherwise by
         :meth:`_sum`, pairwise within each group.
         """
+        return list(self.weighted_sums_array(ids, weights, terms, inverse))
+
+    def weighted_sums_array(
+        self,
+        ids: IntArray,
+        weights: FloatArray,
+        terms: Sequence[FloatArray],
+        inverse: IntArray | None = None,
+    ) -> FloatArray:
+        """:meth:`weighted_sums` as one (terms x groups) array."""
         if not terms:
-            return []
+            return np.zeros((0, self.size))
         if ids.size and self._layout(ids)[2] <= SEQUENTIAL_ROWS:
             stacked = np.empty((terms[0].size, len(terms)))
             for j, term in enumerate(terms):
                 stacked[:, j] = term
             matrix = self._matrix(ids, weights, inverse, stacked.shape[0])
-            summed = np.asarray(matrix @ stacked, dtype=np.float64)
-            return list(summed.T)  # views: callers derive new arrays from them
+            summed: FloatArray = np.asarray(matrix @ stacked, dtype=np.float64)
+            transposed: FloatArray = summed.T  # a view: one (strided) row per term
+            return transposed
         rows = terms if inverse is None else [t[inverse] for t in terms]
-        return [self._sum(ids, t * weights) for t in rows]
+        return np.array([self._sum(ids, t * weights) for t in rows]).reshape(len(terms), -1)
 
     def _matrix(
         self, ids: IntArray, weights: FloatArray, inverse: IntArray | None, width: int

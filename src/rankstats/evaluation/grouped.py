@@ -52,7 +52,7 @@ from rankstats.evaluation.group_rows import (
     LazyGroups,
     macro_rows,
 )
-from rankstats.evaluation.group_sums import GroupSums, value_range
+from rankstats.evaluation.group_sums import GroupSums, TieSplit, value_range
 from rankstats.evaluation.results import ResultRow
 from rankstats.evaluation.scores import RANK_EXPECTED
 from rankstats.evaluation.tables import GROUP, SideStatistics
@@ -245,30 +245,28 @@ class _Builder:
                             term(low, high) if expected else term(tied_ranks[rank_type])
                         )
                         listed.append((metric, is_gap, finish, index))
-            untied_sums = data.weighted_sums(
-                split.ids, split.untied_weights, untied_terms, split.inverse
+            # one row per term, contiguous: each entry copies one
+            untied_sums = np.ascontiguousarray(
+                data.weighted_sums_array(
+                    split.ids, split.untied_weights, untied_terms, split.inverse
+                )
             )
-            # the few tied rows, only for the groups that have some: each group's in row order
-            # (as np.bincount adds), pairwise where a group has more than 128 (as _sum)
-            groups, local, count = split.tied_groups, split.tied_local, split.tied_groups.size
-            tied = iter(tied_terms)
+            # each entry's sums: its untied sums with the few tied rows' sums added in the groups
+            # that have some
+            groups = split.tied_groups
+            tied_sums = _tied_sums(split, tied_terms) if groups.size else None
+            entry = iter(range(len(tied_terms)))  # each entry's row in tied_sums
             means: dict[str, list[FloatArray]] = {}
             for rank_type, listed in entries.items():
                 means[rank_type] = []
                 for metric, is_gap, finish, index in listed:
                     summed = untied_sums[index]
-                    tied_term = next(tied)
-                    if count:
-                        weighted = tied_term * split.tied_weights
+                    j = next(entry)
+                    if tied_sums is not None:
                         summed = summed.copy()
-                        if split.tied_long:
-                            summed[groups] += np.add.reduceat(weighted, split.tied_starts)
-                        else:
-                            summed[groups] += np.bincount(local, weights=weighted, minlength=count)
-                    if is_gap:
-                        self._gap_sums[(metric, rank_type)] = (summed, finish)
-                    else:
-                        self._value_sums[(metric, rank_type)] = (summed, finish)
+                        summed[groups] += tied_sums[j]
+                    target = self._gap_sums if is_gap else self._value_sums
+                    target[(metric, rank_type)] = (summed, finish)
                     means[rank_type].append(finish(summed / data.total))
         return means
 
@@ -491,28 +489,25 @@ class _Builder:
         methods = np.full(1, CODE_EXACT, dtype=np.int8)
         methods.flags.writeable = False
 
-        def summed(sums: FloatArray) -> FloatArray:
-            return np.array([sums.sum()])
-
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             for key, (sums, finish) in self._value_sums.items():
                 micro._values[key] = (
-                    summed(sums) if finish is None else finish(summed(sums) / total)
+                    _total(sums) if finish is None else finish(_total(sums) / total)
                 )
             for key, (sums, finish) in self._gap_sums.items():
-                micro._value_gaps[key] = finish(summed(sums) / total)
+                micro._value_gaps[key] = finish(_total(sums) / total)
             for metric, (expected, variance, gap) in self._null_sums.items():
                 micro._nulls[metric] = (
-                    summed(expected) / total,
-                    summed(variance) / squared_total,
+                    _total(expected) / total,
+                    _total(variance) / squared_total,
                     methods,
                     micro._nan,
                     {},
-                    micro._nan if gap is None else summed(gap) / total,
+                    micro._nan if gap is None else _total(gap) / total,
                 )
             for metric, column in self._nulls.items():
                 if type(metric) is Count:
-                    count = summed(column[0])
+                    count = _total(column[0])
                     micro._nulls[metric] = (count, np.zeros(1), methods, micro._nan, {}, micro._nan)
         return micro
 
@@ -598,6 +593,35 @@ class _Builder:
 
 def _nan(value: float | None) -> float:
     return math.nan if value is None else value
+
+
+def _total(sums: FloatArray) -> FloatArray:
+    """The sum of per-group sums over the groups (pairwise, as :func:`numpy.sum`), as ``(1,)``."""
+    return np.array([sums.sum()])
+
+
+def _tied_sums(split: TieSplit, terms: Sequence[FloatArray]) -> FloatArray:
+    """Each term's sum over the tied rows of each group with some, as ``(terms, groups)``.
+
+    Each group's weighted terms are added in row order from 0 (as :func:`numpy.bincount` adds),
+    all terms in one product with a sparse (groups x tied rows) matrix of the weights, or
+    pairwise (as :meth:`~rankstats.evaluation.group_sums.GroupSums._sum`) where a group has more
+    than 128 tied rows.
+    """
+    stacked = np.empty((split.tied_weights.size, len(terms)))
+    for j, term in enumerate(terms):
+        stacked[:, j] = term
+    if split.tied_long:  # pairwise within each group, term by term
+        stacked *= split.tied_weights[:, np.newaxis]
+        return np.add.reduceat(np.ascontiguousarray(stacked.T), split.tied_starts, axis=1)
+    from scipy import sparse
+
+    size = split.tied_weights.size
+    indptr = np.append(split.tied_starts, size)
+    matrix = sparse.csr_matrix(
+        (split.tied_weights, np.arange(size), indptr), shape=(indptr.size - 1, size)
+    )
+    return np.ascontiguousarray(np.asarray(matrix @ stacked, dtype=np.float64).T)
 
 
 def _affine(

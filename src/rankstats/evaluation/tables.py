@@ -190,7 +190,7 @@ def _count_integer_rows(
         unique >>= width
     unique += lows[0]
     keys.append(unique)
-    return keys[::-1], counts.astype(np.int64)
+    return keys[::-1], counts.astype(np.int64, copy=False)
 
 
 @dataclass(frozen=True)
