@@ -275,10 +275,12 @@ class _Evaluator:
             dist = np.zeros((top + 2, x.size))
             dist[0] = 1.0
             moved = np.empty((top + 1, x.size))
-            for qi, pi in zip(q_rows, p_rows, strict=True):
-                np.multiply(dist[:-1], qi, out=moved)
-                dist[:-1] *= pi
-                dist[1:] += moved
+            for k, (qi, pi) in enumerate(zip(q_rows, p_rows, strict=True)):
+                # after k tasks only the counts 0..k can be held: the rest of the rows are zero
+                hi = min(k, top) + 1
+                np.multiply(dist[:hi], qi, out=moved[:hi])
+                dist[:hi] *= pi
+                dist[1 : hi + 1] += moved[:hi]
             dist = dist.T
             cum_low = np.cumsum(dist, axis=1)
             cum_up = np.cumsum(dist[:, ::-1], axis=1)[:, ::-1]
