@@ -121,10 +121,10 @@ from rankstats.null.median_gap import gap_sums
 from rankstats.null.median_gap_quadrature import _T_ENUM_BUDGET, _GapSums
 from rankstats.null.median_rules import (
     _ENUM,
-    _integer_rule,
     _ladder,
     _piece_nodes,
     _pieces,
+    integer_nodes,
 )
 from rankstats.null.median_small import (
     EVEN_N,
@@ -148,11 +148,6 @@ __all__ = [
 _N_SUB = 48
 #: distributions kept by :func:`median_distribution`
 _CACHE_SIZE = 4
-#: integer nodes per panel where the even-n gap sums need integer nodes
-_NU_INTEGER = 32
-#: ... on panels of at least this many integers (rounding the Chebyshev points of shorter
-#: panels makes the rule ill-conditioned); shorter panels are summed point by point
-_INTEGER_MIN_PIECE = 256
 #: the even-n gap sums drop terms below 1e-16 n of the largest, at most this much
 _GAP_TOLERANCE_MAX = 1e-12
 #: the summands are smooth on this many panel lengths (fewer nodes on shorter pieces)
@@ -232,15 +227,7 @@ def _moments(cands: _Candidates, *, t_budget: int = _T_ENUM_BUDGET) -> Moments:
     )
     if sums is None:
         # sum over integer nodes, where the kernel sums are exact
-        i_starts, i_lengths = _pieces(
-            lo, hi, breaks, piece if piece >= _INTEGER_MIN_PIECE else 2 * _NU_INTEGER
-        )
-        rules = [
-            _integer_rule(int(p0), int(p0 + p1 - 1), _NU_INTEGER)
-            for p0, p1 in zip(i_starts.tolist(), i_lengths.tolist(), strict=True)
-        ]
-        xi = np.concatenate([rule[0] for rule in rules])
-        wi = np.concatenate([rule[1] for rule in rules])
+        xi, wi = integer_nodes(lo, hi, breaks, piece)
         _, _, pmf_i, _ = evaluator.evaluate(xi, 0.0, [], [a])
         sums = gap_sums(
             cands.values,

@@ -74,16 +74,13 @@ import numpy as np
 
 from rankstats.arrays import FloatArray
 from rankstats.null.median_gap import _Kernel, continues, gap_sums
-from rankstats.null.median_rules import _ENUM, _integer_rule, _ladder, _piece_nodes, _pieces
+from rankstats.null.median_rules import _ENUM, _ladder, _piece_nodes, _pieces, integer_nodes
 from rankstats.null.median_tails import _Candidates, _Evaluator
 
 __all__ = ["even_moments"]
 
 #: the window is cut into at least this many panels
 _N_SUB = 48
-#: integer nodes per panel of the sum over v, on panels of at least _INTEGER_MIN_PIECE integers
-_NU_INTEGER = 32
-_INTEGER_MIN_PIECE = 256
 #: the summands of the single sums are smooth on this many panel lengths
 _SMOOTH = 2.0
 #: J(v) is taken as a difference while it keeps at least this fraction of P(N_{v-1} = a)
@@ -202,15 +199,7 @@ def even_moments(cands: _Candidates) -> Moments | None:
     if continues(cands.values, cands.counts, cands.below, a, v - 1.0, _GAP_TOLERANCE):
         terms = _pair_terms(cands, evaluator, kernel, a, v, wv, float(c0))
     if terms is None:
-        starts, lengths = _pieces(
-            v_lo, hi_b, breaks, piece if piece >= _INTEGER_MIN_PIECE else 2 * _NU_INTEGER
-        )
-        rules = [
-            _integer_rule(int(p0), int(p0 + p1 - 1), _NU_INTEGER)
-            for p0, p1 in zip(starts.tolist(), lengths.tolist(), strict=True)
-        ]
-        v = np.concatenate([rule[0] for rule in rules])
-        wv = np.concatenate([rule[1] for rule in rules])
+        v, wv = integer_nodes(v_lo, hi_b, breaks, piece)
         terms = _pair_terms(cands, evaluator, kernel, a, v, wv, float(c0))
     if terms is None:
         return None

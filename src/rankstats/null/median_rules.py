@@ -281,3 +281,26 @@ def _integer_rule_at_zero(length: int, nu: int) -> tuple[FloatArray, FloatArray]
     moments = length * (g_w[0] @ cheb(2.0 * g_x / (length - 1) - 1.0, nu - 1))
     vander = cheb(2.0 * nodes / (length - 1) - 1.0, nu - 1)
     return nodes, np.linalg.solve(vander.T, moments)
+
+
+#: integer nodes per panel where a sum needs integer nodes (kernel sums exact there)
+NU_INTEGER = 32
+#: ... on panels of at least this many integers (rounding the Chebyshev points of shorter
+#: panels makes the rule ill-conditioned); shorter panels are summed point by point
+INTEGER_MIN_PIECE = 256
+
+
+def integer_nodes(lo: int, hi: int, breaks: IntArray, piece: int) -> tuple[FloatArray, FloatArray]:
+    """Integer nodes and weights summing a smooth function over ``lo..hi`` (pieces cut at breaks).
+
+    Panels of ``piece`` integers take a discrete rule of :data:`NU_INTEGER` integer nodes; pieces
+    shorter than :data:`INTEGER_MIN_PIECE` are enumerated two panels' worth at a time.
+    """
+    starts, lengths = _pieces(
+        lo, hi, breaks, piece if piece >= INTEGER_MIN_PIECE else 2 * NU_INTEGER
+    )
+    rules = [
+        _integer_rule(int(p0), int(p0 + p1 - 1), NU_INTEGER)
+        for p0, p1 in zip(starts.tolist(), lengths.tolist(), strict=True)
+    ]
+    return np.concatenate([rule[0] for rule in rules]), np.concatenate([rule[1] for rule in rules])
