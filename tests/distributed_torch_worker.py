@@ -86,31 +86,23 @@ def run(rank: int, world_size: int, init_file: str, out_file: str) -> None:
     macro.update(realistic, 50, groups=data["groups"][mine])
     out["macro"] = compute(macro).to_json()
 
+    def weighted_tensors(metrics: list[str]) -> RankAccumulator:
+        """This process's shard as tensors, weighted, compressed on their device."""
+        accumulator = RankAccumulator(metrics)
+        columns = ("optimistic", "pessimistic", "num_candidates", "groups", "weights")
+        update_from_tensors(
+            accumulator, **{name: torch.as_tensor(data[name][mine]) for name in columns}
+        )
+        return accumulator
+
     # 3. tensors, weighted, compressed on their device
-    weighted = RankAccumulator(WEIGHTED_METRICS)
-    update_from_tensors(
-        weighted,
-        optimistic=torch.as_tensor(data["optimistic"][mine]),
-        pessimistic=torch.as_tensor(data["pessimistic"][mine]),
-        num_candidates=torch.as_tensor(data["num_candidates"][mine]),
-        groups=torch.as_tensor(data["groups"][mine]),
-        weights=torch.as_tensor(data["weights"][mine]),
-    )
+    weighted = weighted_tensors(WEIGHTED_METRICS)
     reduced = all_reduce(weighted)
     out["weighted"] = reduced.compute().to_json()
     out["weighted_state"] = json.dumps(reduced.state_dict())
 
     # 3b. weighted, the metrics whose null models need only weight sums
-    linear = RankAccumulator(LINEAR_METRICS)
-    update_from_tensors(
-        linear,
-        optimistic=torch.as_tensor(data["optimistic"][mine]),
-        pessimistic=torch.as_tensor(data["pessimistic"][mine]),
-        num_candidates=torch.as_tensor(data["num_candidates"][mine]),
-        groups=torch.as_tensor(data["groups"][mine]),
-        weights=torch.as_tensor(data["weights"][mine]),
-    )
-    out["linear"] = compute(linear).to_json()
+    out["linear"] = compute(weighted_tensors(LINEAR_METRICS)).to_json()
 
     # 3c. the torchmetrics adapter: compute() syncs across the processes first
     try:

@@ -196,6 +196,15 @@ def _ragged_sums(
 
 
 # --- per-task transforms ------------------------------------------------------------------------
+def _ragged_ranks(counts: npt.NDArray[np.generic]) -> tuple[IntArray, FloatArray, IntArray]:
+    """Every rank j = 1..C of each count, flat: owner (the count's position), j, segment starts."""
+    lengths = counts.astype(np.int64)
+    owner = np.repeat(np.arange(lengths.size), lengths)
+    starts = np.cumsum(lengths) - lengths
+    j = (np.arange(owner.size) - starts[owner] + 1).astype(np.float64)
+    return owner, j, starts
+
+
 def _log_series(moment_series: FloatArray) -> FloatArray:
     r"""Taylor coefficients of :math:`\log F` from those of :math:`F`, one row per series.
 
@@ -317,11 +326,7 @@ class _HarmonicTask:
 
     def _ragged_distinct(self, rows: IntArray) -> tuple[IntArray, FloatArray, IntArray]:
         """Owner (position in ``rows``), j and segment starts of j = 1..C per distinct count."""
-        lengths = self.values[rows].astype(np.int64)
-        owner = np.repeat(np.arange(rows.size), lengths)
-        starts = np.cumsum(lengths) - lengths
-        j = (np.arange(owner.size) - starts[owner] + 1).astype(np.float64)
-        return owner, j, starts
+        return _ragged_ranks(self.values[rows])
 
     @property
     def moment_series(self) -> FloatArray:
@@ -363,11 +368,7 @@ class _HarmonicTask:
 
     def _ragged(self, rows: IntArray) -> tuple[IntArray, FloatArray, IntArray]:
         """Owner (position in ``rows``), j and segment starts of j = 1..C for every row."""
-        lengths = self.c[rows].astype(np.int64)
-        owner = np.repeat(np.arange(rows.size), lengths)
-        starts = np.cumsum(lengths) - lengths
-        j = (np.arange(owner.size) - starts[owner] + 1).astype(np.float64)
-        return owner, j, starts
+        return _ragged_ranks(self.c[rows])
 
     @staticmethod
     def _central_moments(c: FloatArray, mean: FloatArray) -> FloatArray:
