@@ -724,16 +724,8 @@ def _relabel(
             return t.relabel_groups(mapping)
         return Table({**t.columns, GROUP: mapping[t.columns[GROUP]]}, t.count)
 
-    def side(stats: SideStatistics) -> SideStatistics:
-        return SideStatistics(
-            pairs=None if stats.pairs is None else table(stats.pairs),
-            ranks={rank_type: table(t) for rank_type, t in stats.ranks.items()},
-            candidates=None if stats.candidates is None else table(stats.candidates),
-            tie_pairs=None if stats.tie_pairs is None else table(stats.tie_pairs),
-        )
-
     return (
-        {name: side(stats) for name, stats in sides.items()},
+        {name: stats.map(table) for name, stats in sides.items()},
         {name: {key: table(t) for key, t in tables.items()} for name, tables in sums.items()},
     )
 

@@ -13,8 +13,7 @@ counts, which is exact and associative.
 from __future__ import annotations
 
 import functools
-import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -67,8 +66,9 @@ def group_sum(
 def distinct_rows(columns: Mapping[str, AnyArray]) -> tuple[dict[str, AnyArray], IntArray]:
     """The distinct rows of the columns, sorted as :meth:`Table.build` sorts, and each row's index.
 
-    Integer columns whose ranges multiply to less than :math:`2^{62}` are packed into one
-    integer key and sorted once; other columns are sorted lexicographically.
+    Integer columns whose ranges take at most 62 bits together are packed into one integer key
+    (as :meth:`Table.build` packs them) and sorted once; other columns are sorted
+    lexicographically.
 
     Examples
     --------
@@ -83,23 +83,16 @@ def distinct_rows(columns: Mapping[str, AnyArray]) -> tuple[dict[str, AnyArray],
         return {name: array[:0] for name, array in zip(names, arrays, strict=True)}, np.zeros(
             0, dtype=np.int64
         )
-    if all(np.issubdtype(a.dtype, np.integer) for a in arrays):
-        lows = [int(a.min()) for a in arrays]
-        spans = [int(a.max()) - low + 1 for a, low in zip(arrays, lows, strict=True)]
-        if math.prod(spans) < 2**62:
-            combined = np.zeros(size, dtype=np.int64)
-            for array, low, span in zip(arrays, lows, spans, strict=True):
-                combined *= span
-                combined += array - low
-            unique, index = np.unique(combined, return_inverse=True)
-            rows = {}
-            for name, low, span in zip(
-                reversed(names), reversed(lows), reversed(spans), strict=True
-            ):
-                quotient = unique // span
-                rows[name] = (unique - quotient * span + low).astype(columns[name].dtype)
-                unique = quotient
-            return {name: rows[name] for name in names}, index.reshape(-1).astype(np.int64)
+    packed = _pack(arrays)
+    if packed is not None:
+        combined, lows, widths = packed
+        unique, index = np.unique(combined, return_inverse=True)
+        keys = _unpack(unique, lows, widths)
+        rows = {
+            name: key.astype(array.dtype, copy=False)
+            for name, key, array in zip(names, keys, arrays, strict=True)
+        }
+        return rows, index.reshape(-1).astype(np.int64, copy=False)
     order = np.lexsort(tuple(reversed(arrays)))
     new = np.zeros(size, dtype=np.bool_)
     new[0] = True
@@ -142,20 +135,10 @@ def _count_integer_rows(
     first column highest: shifts and masks encode and decode it (a mixed radix would need a
     division per column, 10 times slower). ``None`` otherwise.
     """
-    if columns[0].size == 0 or not all(np.issubdtype(c.dtype, np.integer) for c in columns):
+    packed = _pack(columns)
+    if packed is None:
         return None
-    lows = [int(c.min()) for c in columns]
-    widths = [(int(c.max()) - low).bit_length() for c, low in zip(columns, lows, strict=True)]
-    if sum(widths) > 62:
-        return None
-    combined = np.subtract(columns[0], lows[0], dtype=np.int64)
-    scratch = np.empty_like(combined)
-    for column, low, width in zip(columns[1:], lows[1:], widths[1:], strict=True):
-        combined <<= width
-        # the difference is below 2**62: no cast can overflow
-        np.subtract(column, low, out=scratch, casting="unsafe")
-        combined |= scratch
-    del scratch
+    combined, lows, widths = packed
     if count is None:
         ordered = np.sort(combined)
         starts = _run_starts(ordered)
@@ -181,6 +164,33 @@ def _count_integer_rows(
             starts = _run_starts(ordered)
             unique = ordered[starts]
             counts = np.add.reduceat(count[order], starts)
+    return _unpack(unique, lows, widths), counts.astype(np.int64, copy=False)
+
+
+def _pack(columns: Sequence[AnyArray]) -> tuple[IntArray, list[int], list[int]] | None:
+    """Each row of integer columns as one ``int64``, or ``None`` (other dtypes, over 62 bits).
+
+    Each column, less its least value, takes its own bits, the first column highest, so the
+    integers sort as the rows do. Returns the integers, the columns' least values and widths.
+    """
+    if columns[0].size == 0 or not all(np.issubdtype(c.dtype, np.integer) for c in columns):
+        return None
+    lows = [int(c.min()) for c in columns]
+    widths = [(int(c.max()) - low).bit_length() for c, low in zip(columns, lows, strict=True)]
+    if sum(widths) > 62:
+        return None
+    combined = np.subtract(columns[0], lows[0], dtype=np.int64)
+    scratch = np.empty_like(combined)
+    for column, low, width in zip(columns[1:], lows[1:], widths[1:], strict=True):
+        combined <<= width
+        # the difference is below 2**62: no cast can overflow
+        np.subtract(column, low, out=scratch, casting="unsafe")
+        combined |= scratch
+    return combined, lows, widths
+
+
+def _unpack(unique: IntArray, lows: list[int], widths: list[int]) -> list[IntArray]:
+    """The columns of packed rows (:func:`_pack`); ``unique`` is consumed (shifted in place)."""
     # the columns from the last to the first: the low bits, then shift them out
     keys: list[IntArray] = []
     for low, width in zip(reversed(lows[1:]), reversed(widths[1:]), strict=True):
@@ -190,7 +200,7 @@ def _count_integer_rows(
         unique >>= width
     unique += lows[0]
     keys.append(unique)
-    return keys[::-1], counts.astype(np.int64, copy=False)
+    return keys[::-1]
 
 
 @dataclass(frozen=True)
@@ -438,42 +448,35 @@ class SideStatistics:
             return ids
         return ids[np.concatenate(([True], ids[1:] != ids[:-1]))]
 
+    def _mapped(self, function: Callable[[Table], Table]) -> dict[str, Any]:
+        """Every table through ``function``, as the fields of a statistics object."""
+        return {
+            "pairs": None if self.pairs is None else function(self.pairs),
+            "ranks": {rank_type: function(t) for rank_type, t in self.ranks.items()},
+            "candidates": None if self.candidates is None else function(self.candidates),
+            "tie_pairs": None if self.tie_pairs is None else function(self.tie_pairs),
+        }
+
+    def map(self, function: Callable[[Table], Table]) -> SideStatistics:
+        """The same side with every table through ``function``."""
+        return SideStatistics(**self._mapped(function))
+
     def cell(self, group: int | None) -> CellStatistics:
         """The statistics of one group, or of all groups together for ``None``."""
 
         def pick(table: Table) -> Table:
             return table.merged_groups() if group is None else table.group(group)
 
-        return CellStatistics(
-            pairs=None if self.pairs is None else pick(self.pairs),
-            ranks={rank_type: pick(t) for rank_type, t in self.ranks.items()},
-            candidates=None if self.candidates is None else pick(self.candidates),
-            tie_pairs=None if self.tie_pairs is None else pick(self.tie_pairs),
-        )
+        return CellStatistics(**self._mapped(pick))
 
     def as_one_group(self) -> SideStatistics:
         """The same tasks as one group (id 0), for per-group passes over all of them."""
-        return SideStatistics(
-            pairs=None if self.pairs is None else self.pairs.as_one_group(),
-            ranks={rank_type: t.as_one_group() for rank_type, t in self.ranks.items()},
-            candidates=None if self.candidates is None else self.candidates.as_one_group(),
-            tie_pairs=None if self.tie_pairs is None else self.tie_pairs.as_one_group(),
-        )
+        return self.map(Table.as_one_group)
 
     def merged_one_group(self) -> SideStatistics:
         """The same tasks as one group (id 0), equal rows merged: fewer rows to pass over."""
-        return SideStatistics(
-            pairs=None if self.pairs is None else self.pairs.merged_one_group(),
-            ranks={rank_type: t.merged_one_group() for rank_type, t in self.ranks.items()},
-            candidates=None if self.candidates is None else self.candidates.merged_one_group(),
-            tie_pairs=None if self.tie_pairs is None else self.tie_pairs.merged_one_group(),
-        )
+        return self.map(Table.merged_one_group)
 
     def relabel_groups(self, mapping: IntArray) -> SideStatistics:
         """Replace group ids through ``mapping``."""
-        return SideStatistics(
-            pairs=None if self.pairs is None else self.pairs.relabel_groups(mapping),
-            ranks={rank_type: t.relabel_groups(mapping) for rank_type, t in self.ranks.items()},
-            candidates=None if self.candidates is None else self.candidates.relabel_groups(mapping),
-            tie_pairs=None if self.tie_pairs is None else self.tie_pairs.relabel_groups(mapping),
-        )
+        return self.map(lambda table: table.relabel_groups(mapping))
