@@ -476,3 +476,17 @@ def test_a_missing_engine_says_how_to_install_it() -> None:
 
     with pytest.raises(ImportError, match=r"pip install 'rankstats\[engine\]'"):
         require("no_such_engine_module", "engine")
+
+
+def test_adding_limbs_keeps_rows_apart_up_to_the_highest_limb() -> None:
+    """Rows and limbs share one integer code: the highest limb a state may hold, with carries,
+    must not run into the next row's limbs."""
+    from rankstats.evaluation.tables import Table
+    from rankstats.evaluation.weight_sums import LIMB, MAX_LIMB
+
+    top = Table({"key": np.array([1]), LIMB: np.array([MAX_LIMB])}, np.array([2**32 - 1]))
+    low = Table({"key": np.array([2]), LIMB: np.array([0])}, np.array([5]))
+    total = add_limbs([top, top, low])
+    assert total.columns["key"].tolist() == [1, 1, 2]
+    assert total.columns[LIMB].tolist() == [MAX_LIMB, MAX_LIMB + 1, 0]
+    assert total.count.tolist() == [2**32 - 2, 1, 5]

@@ -52,7 +52,7 @@ from rankstats.evaluation.results import EvaluationResults
 from rankstats.evaluation.scores import EVALUATION_RANK_TYPES, MAX_RANK, RANK_EXPECTED, Ranks
 from rankstats.evaluation.tables import GROUP, WEIGHT, SideStatistics, Table
 from rankstats.evaluation.ties import needs_task_weights
-from rankstats.evaluation.weight_sums import LIMB, rounded_sums, weight_limbs
+from rankstats.evaluation.weight_sums import LIMB, MAX_LIMB, rounded_sums, weight_limbs
 from rankstats.evaluation.weighted_tables import (
     CANDIDATE_SUMS,
     combine_sums,
@@ -916,7 +916,7 @@ def _sums_from_state(
             else table.columns[column][:0]
             for column in table.columns
         }
-        columns[LIMB] = _column(columns_state[LIMB], f"{where}['limb']", low=0, high=80)
+        columns[LIMB] = _column(columns_state[LIMB], f"{where}['limb']", low=0, high=MAX_LIMB)
         if any(column.shape != digits.shape for column in columns.values()):
             raise ValueError(f"{where} must have one entry per row in every column")
         limbs = Table.build(columns, digits)

@@ -31,11 +31,12 @@ import numpy as np
 import numpy.typing as npt
 
 from rankstats.arrays import FloatArray, IntArray
-from rankstats.evaluation.tables import WEIGHT, WEIGHT_SQUARED, Table, distinct_rows
+from rankstats.evaluation.tables import WEIGHT, WEIGHT_SQUARED, Table, _run_starts, distinct_rows
 
 __all__ = [
     "LIMB",
     "MAX_COUNT",
+    "MAX_LIMB",
     "add_limbs",
     "align",
     "exactly_weighted",
@@ -49,9 +50,11 @@ LIMB = "limb"
 #: bits per limb
 _BITS = 32
 _MASK = (1 << _BITS) - 1
-#: more than the most limbs of a sum (a float64 reaches limb 67, carries a few more): the limb is
-#: packed with its row as ``row * _LIMBS + limb``
-_LIMBS = 80
+#: the highest limb a table of limbs may hold (a float64 reaches limb 67, carries of sums of up to
+#: 2**63 of them a few more); states are checked against it
+MAX_LIMB = 80
+#: the limb is packed with its row as ``row * _LIMBS + limb``: room for MAX_LIMB and its carries
+_LIMBS = 96
 #: the exponent of the unit of the fixed-point grid: every float64 is a multiple of 2**-1126
 _OFFSET = 1126
 #: the largest count of one row in one call of :func:`weight_limbs` (rows are added in chunks
@@ -110,14 +113,22 @@ def weight_limbs(keys: Mapping[str, AnyArray], weights: FloatArray, count: IntAr
     low = (digits & ((np.int64(1) << room) - 1)) << shift
     rest = digits >> room
     pieces = (low, rest & _MASK, rest >> _BITS)
-    # one integer per (distinct row, limb): sorting it sorts by the rows' keys, then the limb
     code = index * _LIMBS + limb
     codes = np.concatenate([code, code + 1, code + 2])
     values = np.concatenate(pieces) * np.tile(count, len(pieces))
     keep = values != 0
-    codes, values = _carry_codes(*_sum_by_code(codes[keep], values[keep]))
+    return _limb_table(rows, codes[keep], values[keep])
+
+
+def _limb_table(rows: Mapping[str, AnyArray], codes: IntArray, digits: IntArray) -> Table:
+    """The canonical table of limbs of digits at codes ``row * _LIMBS + limb`` of ``rows``.
+
+    One integer per (distinct row, limb): sorting it sorts by the rows' keys, then the limb.
+    Digits of equal codes are added, carried into [1, 2**32), and zeros dropped.
+    """
+    codes, digits = _carry_codes(*_sum_by_code(codes, digits))
     row, limbs = np.divmod(codes, _LIMBS)
-    return Table({**{name: c[row] for name, c in rows.items()}, LIMB: limbs}, values)
+    return Table({**{name: c[row] for name, c in rows.items()}, LIMB: limbs}, digits)
 
 
 def _sum_by_code(codes: IntArray, values: IntArray) -> tuple[IntArray, IntArray]:
@@ -126,15 +137,8 @@ def _sum_by_code(codes: IntArray, values: IntArray) -> tuple[IntArray, IntArray]
         return codes, values
     order = np.argsort(codes)  # integer sums: the order within a code does not matter
     codes = codes[order]
-    starts = _starts(codes)
+    starts = _run_starts(codes)
     return codes[starts], np.add.reduceat(values[order], starts)
-
-
-def _starts(ordered: IntArray) -> IntArray:
-    new = np.empty(ordered.size, dtype=np.bool_)
-    new[0] = True
-    np.not_equal(ordered[1:], ordered[:-1], out=new[1:])
-    return np.flatnonzero(new)
 
 
 def _carry_codes(codes: IntArray, digits: IntArray) -> tuple[IntArray, IntArray]:
@@ -153,24 +157,12 @@ def _carry_codes(codes: IntArray, digits: IntArray) -> tuple[IntArray, IntArray]
 
 def add_limbs(tables: Sequence[Table]) -> Table:
     """The limbs of the sums of several tables of limbs (with the same key columns)."""
-    return _carry(Table.concatenate(tables))
-
-
-def _carry(table: Table) -> Table:
-    """Bring every digit into [1, 2**32) by carrying into the next limb (and drop zeros)."""
-    while True:
-        digits = table.count
-        carries = digits >> _BITS
-        if not carries.any():
-            return table
-        has = carries != 0
-        columns = {
-            name: np.concatenate([column, column[has]]) for name, column in table.columns.items()
-        }
-        columns[LIMB][digits.size :] += 1
-        values = np.concatenate([digits & _MASK, carries[has]])
-        keep = values != 0
-        table = Table.build({name: c[keep] for name, c in columns.items()}, values[keep])
+    names = [name for name in tables[0].columns if name != LIMB]
+    keys = {name: np.concatenate([t.columns[name] for t in tables]) for name in names}
+    rows, index = distinct_rows(keys)
+    limbs = np.concatenate([t.columns[LIMB] for t in tables])
+    digits = np.concatenate([t.count for t in tables])
+    return _limb_table(rows, index * _LIMBS + limbs, digits)
 
 
 def rounded_sums(table: Table, names: Sequence[str]) -> tuple[dict[str, AnyArray], FloatArray]:
