@@ -45,6 +45,7 @@ A plain loop:
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Sequence
 from typing import Any
 
@@ -99,17 +100,12 @@ class RankMetrics(_Metric):  # type: ignore[misc]
         self._template = RankAccumulator(metrics, rank_types=rank_types, average=average)
         self.add_state("accumulators", default=[], dist_reduce_fx=None)
 
-    def _fresh(self) -> RankAccumulator:
-        template = self._template
-        metrics = None if template._default_metrics else template.metrics
-        return RankAccumulator(metrics, rank_types=template.rank_types, average=template.average)
-
     @property
     def accumulator(self) -> RankAccumulator:
         """The accumulated state, the list state's accumulators merged into one."""
         parts: list[RankAccumulator] = self.accumulators
         if not parts:
-            parts.append(self._fresh())
+            parts.append(copy.deepcopy(self._template))  # never updated: empty
         elif len(parts) > 1:
             merged = RankAccumulator.merged(parts)
             parts.clear()
