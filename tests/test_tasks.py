@@ -209,3 +209,10 @@ def test_scalar_candidates_are_validated() -> None:
         metric_resolver.make("mr").expected_value(0, num_ranks=3)
     with pytest.raises(TypeError):
         metric_resolver.make("mr").expected_value("5", num_ranks=3)
+
+
+def test_distinct_adds_huge_counts_exactly() -> None:
+    rows = Tasks(np.array([7, 3, 7]), counts=np.array([2**60, 1, 1]))
+    values, counts = rows.distinct()
+    assert values.tolist() == [3, 7]
+    assert counts.tolist() == [1, 2**60 + 1]  # a float sum would round 2**60 + 1 to 2**60

@@ -163,8 +163,9 @@ class Tasks:
         if self.candidates.size > 1 and bool(np.all(self.candidates[1:] > self.candidates[:-1])):
             return self.candidates, self.counts
         values, inverse = np.unique(self.candidates, return_inverse=True)
-        counts = np.bincount(inverse.reshape(-1), weights=self.counts, minlength=values.size)
-        return values, counts.astype(np.int64)
+        counts = np.zeros(values.size, dtype=np.int64)
+        np.add.at(counts, inverse.reshape(-1), self.counts)  # integers: exact at any size
+        return values, counts
 
     def shares(self) -> tuple[IntArray, FloatArray, FloatArray]:
         r"""The distinct pairs :math:`(C, a)`, :math:`a = w / W`, with the number of tasks of each.
