@@ -295,3 +295,39 @@ def test_grouped_results_pickle_and_copy() -> None:
     for clone in (pickle.loads(pickle.dumps(results)), copy.deepcopy(results)):
         assert clone.to_json() == results.to_json()
         assert list(clone.by_group) == [0, 1]
+
+
+def test_elementwise_entries_equal_the_whole_array() -> None:
+    """A derived column's value of one group is bit for bit the whole array's entry."""
+    import pickle
+
+    from rankstats.evaluation.group_rows import Elementwise
+    from rankstats.evaluation.grouped import _reindexed_value, _z_value
+
+    rng = np.random.default_rng(5)
+    gap = rng.random(50)
+    gap[[3, 7]] = [0.0, math.nan]
+    value_gap, std = rng.random(50), rng.random(50) + 0.1
+    for lazy in (
+        Elementwise(_reindexed_value, (value_gap, gap)),
+        Elementwise(_z_value, (gap, value_gap, std), -1.0),
+    ):
+        with np.errstate(divide="ignore", invalid="ignore"):
+            whole = lazy.function(*lazy.arrays, *lazy.constants)
+        assert lazy.size == 50
+        np.testing.assert_array_equal(lazy[:], whole)
+        np.testing.assert_array_equal(np.array([lazy[g] for g in range(50)]), whole)
+        np.testing.assert_array_equal(pickle.loads(pickle.dumps(lazy))[:], whole)
+
+
+def test_derived_group_values_match_the_macro_average() -> None:
+    """The lazily computed values of every group average to the macro row (grouped adjusted)."""
+    rng = np.random.default_rng(11)
+    ranks = _side(rng, 400)
+    labels = rng.integers(0, 40, size=400)
+    metrics = ["amri", "amrr", "zmrr", "z_hits_at_10", "adjusted_hits_at_10"]
+    macro = evaluate(ranks, groups=labels, average="macro", metrics=metrics)
+    for key in ("amri", "amrr", "zmrr", "z_hits_at_10", "adjusted_hits_at_10"):
+        values = [macro.by_group[g][key] for g in macro.by_group]
+        defined = [v for v in values if not math.isnan(v)]
+        assert macro[key] == pytest.approx(sum(defined) / len(defined), rel=1e-12), key

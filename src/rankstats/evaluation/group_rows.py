@@ -2,7 +2,9 @@ r"""The columns of many groups' results, and the rows they make: per group and m
 
 A :class:`Column` holds one row of the table (side, rank type, metric) for every group, as arrays;
 :class:`LazyGroups` builds a group's results from the columns when it is first looked up, and
-:func:`macro_rows` averages every column over its groups.
+:func:`macro_rows` averages every column over its groups. A derived metric's values are an
+:class:`Elementwise` array: a few operations on its base's arrays, done for the groups indexed
+(one group for its row, every group for the macro average) and never stored.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ __all__ = [
     "BoolArray",
     "CodeArray",
     "Column",
+    "Elementwise",
     "LazyGroups",
     "macro_rows",
 ]
@@ -42,6 +45,33 @@ CodeArray = npt.NDArray[np.int8]
 #: a row's method by its code in a column: no statistics, closed forms, Monte-Carlo
 METHODS: tuple[str | None, ...] = (None, METHOD_EXACT, METHOD_MONTE_CARLO)
 CODE_NONE, CODE_EXACT, CODE_MONTE_CARLO = 0, 1, 2
+
+
+class Elementwise:
+    """An array over the groups computed element-wise from other arrays when it is indexed.
+
+    ``function(*(array[index] for array in arrays), *constants)`` is the entries at ``index``:
+    for one group, numpy scalars give the same floating-point result as the whole array would.
+    Nothing is computed or stored until it is indexed, so a derived metric's column costs
+    neither time nor memory when no group is read. ``function`` must be picklable (a
+    module-level function), as the results are.
+    """
+
+    def __init__(
+        self, function: Callable[..., Any], arrays: Sequence[FloatArray], *constants: float
+    ) -> None:
+        self.function = function
+        self.arrays = tuple(arrays)
+        self.constants = constants
+
+    @property
+    def size(self) -> int:
+        """The number of groups."""
+        return int(self.arrays[0].size)
+
+    def __getitem__(self, index: Any) -> Any:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return self.function(*(array[index] for array in self.arrays), *self.constants)
 
 
 @dataclass
@@ -56,7 +86,7 @@ class Column:
     rank_type: str
     metric: RankBasedMetric
     present: BoolArray
-    value: FloatArray
+    value: FloatArray | Elementwise
     expected_value: FloatArray
     variance: FloatArray
     method: CodeArray

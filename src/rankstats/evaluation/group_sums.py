@@ -30,7 +30,7 @@ from rankstats.evaluation.tables import (
     Table,
 )
 
-__all__ = ["SEQUENTIAL_ROWS", "GroupSums", "TieSplit", "value_range"]
+__all__ = ["SEQUENTIAL_ROWS", "GroupSums", "TieSplit", "index_dtype", "offsets", "value_range"]
 
 #: groups of at most this many table rows are summed in sequence (numpy.sum's unrolled block)
 SEQUENTIAL_ROWS = 128
@@ -107,7 +107,7 @@ class GroupSums:
         if found is None or found[0] is not ids:
             # from each group's number of rows: the ids are sorted and below the size
             counts = np.bincount(ids, minlength=self.size)
-            indptr = np.zeros(self.size + 1, dtype=np.int64)
+            indptr = np.zeros(self.size + 1, dtype=index_dtype(ids.size))
             np.cumsum(counts, out=indptr[1:])
             present = np.flatnonzero(counts)
             longest = int(counts.max()) if ids.size else 0
@@ -167,7 +167,9 @@ class GroupSums:
             from scipy import sparse
 
             indptr = self._layout(ids)[3]
-            columns = np.arange(ids.size) if inverse is None else inverse
+            columns = inverse
+            if columns is None:
+                columns = np.arange(ids.size, dtype=index_dtype(ids.size))
             matrix = sparse.csr_matrix((weights, columns, indptr), shape=(self.size, width))
             found = self._matrices[key] = (ids, weights, inverse, matrix)
         return found[3]
@@ -247,7 +249,8 @@ class GroupSums:
         if spread is None:
             return ids, scale * key.astype(np.float64), None, weights
         low, high = spread
-        return ids, scale * np.arange(low, high + 1, dtype=np.float64), key - low, weights
+        keys = scale * np.arange(low, high + 1, dtype=np.float64)
+        return ids, keys, offsets(key, low, high), weights
 
     @functools.cached_property
     def tie_split(self) -> TieSplit | None:
@@ -309,6 +312,20 @@ class GroupSums:
     def squared_total(self) -> FloatArray:
         """The square of each group's total weight."""
         return self.total * self.total
+
+
+def index_dtype(largest: int) -> type[np.signedinteger[Any]]:
+    """The integer type of indices up to ``largest``: ``int32`` where it fits, else ``int64``.
+
+    scipy.sparse keeps indices in ``int32`` where they fit: a sparse matrix built from such
+    indices does not copy them, and they take half the memory.
+    """
+    return np.int32 if largest < 2**31 - 1 else np.int64
+
+
+def offsets(values: IntArray, low: int, high: int) -> IntArray:
+    """``values - low`` for values in ``[low, high]``, as indices of :func:`index_dtype`."""
+    return np.subtract(values, low, dtype=index_dtype(high - low))
 
 
 def value_range(values: IntArray) -> tuple[int, int] | None:

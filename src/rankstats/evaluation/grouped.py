@@ -49,10 +49,11 @@ from rankstats.evaluation.group_rows import (
     METHODS,
     CodeArray,
     Column,
+    Elementwise,
     LazyGroups,
     macro_rows,
 )
-from rankstats.evaluation.group_sums import GroupSums, TieSplit, value_range
+from rankstats.evaluation.group_sums import GroupSums, TieSplit, offsets, value_range
 from rankstats.evaluation.results import ResultRow
 from rankstats.evaluation.scores import RANK_EXPECTED
 from rankstats.evaluation.tables import GROUP, SideStatistics
@@ -95,10 +96,10 @@ class DerivedColumn(NamedTuple):
     variance: FloatArray
     #: the base's gap 1 - E
     gap: FloatArray
+    #: the same, NaN in the groups where the metric is undefined
+    defined_gap: FloatArray
     methods: CodeArray
     notes: dict[int, str]
-    #: the groups where the metric is undefined (NaN coefficients)
-    undefined: IntArray
     #: the base's null standard deviation (z-scores only)
     std: FloatArray | None
 
@@ -124,9 +125,11 @@ class _Builder:
         # NaN in every group, shared (read-only) by the columns without standard errors or gaps
         self._nan = np.full(size, math.nan)
         self._nan.flags.writeable = False
-        # the per-group sums behind the values, gaps and null moments, for the micro average:
-        # the values' and gaps' by (metric, rank type) with the transform of the mean (None for a
-        # sum), the null moments' (E, V, gap 1 - E or None) by metric
+        # the sums over all groups (as (1,) arrays, :func:`_total`) of the per-group sums behind
+        # the values, gaps and null moments, for the micro average: the values' and gaps' by
+        # (metric, rank type) with the transform of the mean (None for a sum), the null moments'
+        # (E, V, gap 1 - E or None) by metric. Only these totals are kept, not the per-group
+        # sums: each group's mean is divided in place, and the call's peak memory stays lower.
         self._value_sums: dict[tuple[RankBasedMetric, str], tuple[FloatArray, Transform | None]]
         self._value_sums = {}
         self._gap_sums: dict[tuple[RankBasedMetric, str], tuple[FloatArray, Transform]] = {}
@@ -148,7 +151,7 @@ class _Builder:
         if kind is Count:
             table = data.stats.pairs or next(iter(data.stats.ranks.values()))
             counts = data._sum(table.columns[GROUP], table.count.astype(np.float64))
-            self._value_sums[(metric, rank_type)] = (counts, None)
+            self._value_sums[(metric, rank_type)] = (_total(counts), None)
             return counts
         if rank_type == RANK_EXPECTED:
             tie = tie_terms(metric)
@@ -196,9 +199,9 @@ class _Builder:
             means: list[FloatArray] = []
             for (metric, _, finish), summed in zip((*values, *gaps), sums, strict=True):
                 if len(means) < len(values):
-                    self._value_sums[(metric, rank_type)] = (summed, finish)
+                    self._value_sums[(metric, rank_type)] = (_total(summed), finish)
                 else:
-                    self._gap_sums[(metric, rank_type)] = (summed, finish)
+                    self._gap_sums[(metric, rank_type)] = (_total(summed), finish)
                 means.append(finish(summed / data.total))
             return means
 
@@ -245,11 +248,9 @@ class _Builder:
                             term(low, high) if expected else term(tied_ranks[rank_type])
                         )
                         listed.append((metric, is_gap, finish, index))
-            # one row per term, contiguous: each entry copies one
-            untied_sums = np.ascontiguousarray(
-                data.weighted_sums_array(
-                    split.ids, split.untied_weights, untied_terms, split.inverse
-                )
+            # one row per term (a strided view of the product): each entry copies one
+            untied_sums = data.weighted_sums_array(
+                split.ids, split.untied_weights, untied_terms, split.inverse
             )
             # each entry's sums: its untied sums with the few tied rows' sums added in the groups
             # that have some
@@ -266,8 +267,12 @@ class _Builder:
                         summed = summed.copy()
                         summed[groups] += tied_sums[j]
                     target = self._gap_sums if is_gap else self._value_sums
-                    target[(metric, rank_type)] = (summed, finish)
-                    means[rank_type].append(finish(summed / data.total))
+                    target[(metric, rank_type)] = (_total(summed), finish)
+                    if tied_sums is None:
+                        mean = summed / data.total
+                    else:  # the copy is this entry's own
+                        mean = np.divide(summed, data.total, out=summed)
+                    means[rank_type].append(finish(mean))
         return means
 
     def prefetch(self, plan: Plan) -> None:
@@ -438,7 +443,11 @@ class _Builder:
                 if metric in gapped and null_gap_term(metric) is not None:
                     gap_sum = next(sums_of)
                     gaps = gap_sum / data.total
-                self._null_sums[metric] = (expected_sum, variance_sum, gap_sum)
+                self._null_sums[metric] = (
+                    _total(expected_sum),
+                    _total(variance_sum),
+                    None if gap_sum is None else _total(gap_sum),
+                )
                 expected = expected_sum / data.total
                 variance = variance_sum / data.squared_total
                 columns[metric] = (expected, variance, methods, errors, {}, gaps)
@@ -455,7 +464,8 @@ class _Builder:
                 self._distinct = distinct_inverse(candidates)
             else:  # every count of a narrow range: no lookup table to build
                 low, high = spread
-                self._distinct = np.arange(low, high + 1, dtype=candidates.dtype), candidates - low
+                distinct = np.arange(low, high + 1, dtype=candidates.dtype)
+                self._distinct = distinct, offsets(candidates, low, high)
         return self._distinct
 
     def null_column(self, metric: RankBasedMetric) -> NullColumn:
@@ -491,19 +501,17 @@ class _Builder:
 
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             for key, (sums, finish) in self._value_sums.items():
-                micro._values[key] = (
-                    _total(sums) if finish is None else finish(_total(sums) / total)
-                )
+                micro._values[key] = sums if finish is None else finish(sums / total)
             for key, (sums, finish) in self._gap_sums.items():
-                micro._value_gaps[key] = finish(_total(sums) / total)
+                micro._value_gaps[key] = finish(sums / total)
             for metric, (expected, variance, gap) in self._null_sums.items():
                 micro._nulls[metric] = (
-                    _total(expected) / total,
-                    _total(variance) / squared_total,
+                    expected / total,
+                    variance / squared_total,
                     methods,
                     micro._nan,
                     {},
-                    micro._nan if gap is None else _total(gap) / total,
+                    micro._nan if gap is None else gap / total,
                 )
             for metric, column in self._nulls.items():
                 if type(metric) is Count:
@@ -530,20 +538,22 @@ class _Builder:
                 notes,
             )
         derived = self._derived(metric)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            # the metric's own transformation, from the gaps 1 - M and 1 - E (which carry the
-            # digits M and E share with 1) where it uses them
-            if isinstance(metric, ReindexedMetric) and metric._uses_value_gap:
-                value = 1.0 - self.value_gap(metric.base, rank_type) / derived.gap
-                value[derived.undefined] = math.nan
-            elif isinstance(metric, ZMetric) and metric._uses_value_gap:
-                assert derived.std is not None
-                sign = 1.0 if metric.base.increasing else -1.0
-                difference = derived.gap - self.value_gap(metric.base, rank_type)
-                value = sign * difference / derived.std + 0.0
-                value[derived.undefined] = math.nan
-            else:
-                value = derived.scale * self.value(metric.base, rank_type) + derived.offset
+        # the metric's own transformation, from the gaps 1 - M and 1 - E (which carry the digits
+        # M and E share with 1) where it uses them; NaN where the metric is undefined (through
+        # the NaN in the gap, the standard deviation or the scale there)
+        value: Elementwise
+        if isinstance(metric, ReindexedMetric) and metric._uses_value_gap:
+            value = Elementwise(
+                _reindexed_value, (self.value_gap(metric.base, rank_type), derived.defined_gap)
+            )
+        elif isinstance(metric, ZMetric) and metric._uses_value_gap:
+            assert derived.std is not None
+            sign = 1.0 if metric.base.increasing else -1.0
+            arrays = (derived.defined_gap, self.value_gap(metric.base, rank_type), derived.std)
+            value = Elementwise(_z_value, arrays, sign)
+        else:
+            base = self.value(metric.base, rank_type)
+            value = Elementwise(_affine_value, (base, derived.scale, derived.offset))
         return Column(
             self.side,
             rank_type,
@@ -586,9 +596,36 @@ class _Builder:
                     )
         std = np.sqrt(base_variance) if isinstance(metric, ZMetric) else None
         undefined_groups = np.flatnonzero(np.isnan(scale))
+        defined_gap = gap
+        if undefined_groups.size:
+            defined_gap = gap.copy()
+            defined_gap[undefined_groups] = math.nan
         return DerivedColumn(
-            scale, offset, expected, variance, gap, methods, notes, undefined_groups, std
+            scale,
+            offset,
+            expected,
+            variance,
+            gap,
+            defined_gap,
+            methods,
+            notes,
+            std,
         )
+
+
+def _reindexed_value(value_gap: FloatArray, gap: FloatArray) -> FloatArray:
+    """An adjusted index from the gaps ``1 - M`` and ``1 - E``: ``1 - (1 - M) / (1 - E)``."""
+    return 1.0 - value_gap / gap
+
+
+def _z_value(gap: FloatArray, value_gap: FloatArray, std: FloatArray, sign: float) -> FloatArray:
+    """A z-score from the gaps ``1 - E`` and ``1 - M``: ``sign (M - E) / sqrt(V)``."""
+    return sign * (gap - value_gap) / std + 0.0
+
+
+def _affine_value(value: FloatArray, scale: FloatArray, offset: FloatArray) -> FloatArray:
+    """A derived metric's value from its base's: ``scale M + offset``."""
+    return scale * value + offset
 
 
 def _nan(value: float | None) -> float:
