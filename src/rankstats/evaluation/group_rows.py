@@ -37,6 +37,7 @@ __all__ = [
     "Column",
     "Elementwise",
     "LazyGroups",
+    "Values",
     "macro_rows",
 ]
 
@@ -58,7 +59,10 @@ class Elementwise:
     """
 
     def __init__(
-        self, function: Callable[..., Any], arrays: Sequence[FloatArray], *constants: float
+        self,
+        function: Callable[..., Any],
+        arrays: Sequence[FloatArray | Elementwise],
+        *constants: float,
     ) -> None:
         self.function = function
         self.arrays = tuple(arrays)
@@ -74,6 +78,10 @@ class Elementwise:
             return self.function(*(array[index] for array in self.arrays), *self.constants)
 
 
+#: an array over the groups, stored or computed when indexed
+Values = FloatArray | Elementwise
+
+
 @dataclass
 class Column:
     """One row of the table (side, rank type, metric) for every group, as arrays of length G.
@@ -86,9 +94,9 @@ class Column:
     rank_type: str
     metric: RankBasedMetric
     present: BoolArray
-    value: FloatArray | Elementwise
-    expected_value: FloatArray
-    variance: FloatArray
+    value: Values
+    expected_value: Values
+    variance: Values
     method: CodeArray
     standard_error: FloatArray
     note: dict[int, str] = field(default_factory=dict)

@@ -30,7 +30,15 @@ from rankstats.evaluation.tables import (
     Table,
 )
 
-__all__ = ["SEQUENTIAL_ROWS", "GroupSums", "TieSplit", "index_dtype", "offsets", "value_range"]
+__all__ = [
+    "SEQUENTIAL_ROWS",
+    "GroupSums",
+    "TieSplit",
+    "index_dtype",
+    "offsets",
+    "stacked",
+    "value_range",
+]
 
 #: groups of at most this many table rows are summed in sequence (numpy.sum's unrolled block)
 SEQUENTIAL_ROWS = 128
@@ -138,22 +146,27 @@ class GroupSums:
         self,
         ids: IntArray,
         weights: FloatArray,
-        terms: Sequence[FloatArray],
+        terms: Sequence[FloatArray] | FloatArray,
         inverse: IntArray | None = None,
     ) -> FloatArray:
-        """:meth:`weighted_sums` as one (terms x groups) array."""
-        if not terms:
-            return np.zeros((0, self.size))
+        """:meth:`weighted_sums` as one (terms x groups) array.
+
+        ``terms`` may also be given side by side, as the columns of one 2-D array
+        (:func:`stacked`).
+        """
+        if not isinstance(terms, np.ndarray):
+            if not terms:
+                return np.zeros((0, self.size))
+            terms = stacked(terms[0].size, [functools.partial(np.asarray, t) for t in terms])
+        count = terms.shape[1]
         if ids.size and self._layout(ids)[2] <= SEQUENTIAL_ROWS:
-            stacked = np.empty((terms[0].size, len(terms)))
-            for j, term in enumerate(terms):
-                stacked[:, j] = term
-            matrix = self._matrix(ids, weights, inverse, stacked.shape[0])
-            summed: FloatArray = np.asarray(matrix @ stacked, dtype=np.float64)
+            matrix = self._matrix(ids, weights, inverse, terms.shape[0])
+            summed: FloatArray = np.asarray(matrix @ terms, dtype=np.float64)
             transposed: FloatArray = summed.T  # a view: one (strided) row per term
             return transposed
-        rows = terms if inverse is None else [t[inverse] for t in terms]
-        return np.array([self._sum(ids, t * weights) for t in rows]).reshape(len(terms), -1)
+        columns = [terms[:, j] for j in range(count)]
+        rows = columns if inverse is None else [c[inverse] for c in columns]
+        return np.array([self._sum(ids, t * weights) for t in rows]).reshape(count, -1)
 
     def _matrix(
         self, ids: IntArray, weights: FloatArray, inverse: IntArray | None, width: int
@@ -190,6 +203,21 @@ class GroupSums:
         total = np.zeros(self.size)
         total[present] = np.add.reduceat(values, starts)
         return total
+
+    def release_pairs(self) -> None:
+        """Drop what is cached per row of the pairs (tie split, keys, sparse matrices).
+
+        Once the values of the pairs are summed, these are not needed for the null moments,
+        which come next: freed, their memory serves those, and the peak memory of a call is
+        lower. Anything needed again is rebuilt.
+        """
+        self.__dict__.pop("tie_split", None)
+        for rank_type in [k for k in self._distinct if k not in self.stats.ranks]:
+            del self._distinct[rank_type]
+        candidates = self.stats.candidates
+        kept = None if candidates is None else id(candidates.columns[GROUP])
+        for key in [k for k in self._matrices if k[0] != kept]:
+            del self._matrices[key]
 
     def cell(self, g: int) -> CellStatistics:
         """The statistics of group ``g`` alone (for the metrics computed group by group)."""
@@ -312,6 +340,17 @@ class GroupSums:
     def squared_total(self) -> FloatArray:
         """The square of each group's total weight."""
         return self.total * self.total
+
+
+def stacked(size: int, terms: Sequence[Callable[[], FloatArray]]) -> FloatArray:
+    """The terms side by side, as the columns of one (size x terms) array.
+
+    Each term is evaluated as it is copied in, so only one term's array exists at a time.
+    """
+    columns = np.empty((size, len(terms)))
+    for j, term in enumerate(terms):
+        columns[:, j] = term()
+    return columns
 
 
 def index_dtype(largest: int) -> type[np.signedinteger[Any]]:

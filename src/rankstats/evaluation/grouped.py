@@ -33,6 +33,7 @@ the sums behind the micro average): split, the cache would have to be passed bet
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import NamedTuple
@@ -51,9 +52,10 @@ from rankstats.evaluation.group_rows import (
     Column,
     Elementwise,
     LazyGroups,
+    Values,
     macro_rows,
 )
-from rankstats.evaluation.group_sums import GroupSums, TieSplit, offsets, value_range
+from rankstats.evaluation.group_sums import GroupSums, TieSplit, offsets, stacked, value_range
 from rankstats.evaluation.results import ResultRow
 from rankstats.evaluation.scores import RANK_EXPECTED
 from rankstats.evaluation.tables import GROUP, SideStatistics
@@ -88,12 +90,16 @@ NullColumn = tuple[FloatArray, FloatArray, CodeArray, FloatArray, dict[int, str]
 
 
 class DerivedColumn(NamedTuple):
-    """What a derived metric's columns of every rank type share, in every group."""
+    """What a derived metric's columns of every rank type share, in every group.
+
+    Only the scale and the gaps are arrays; the rest are computed from them (and the base's
+    null moments) for the groups read.
+    """
 
     scale: FloatArray
-    offset: FloatArray
-    expected: FloatArray
-    variance: FloatArray
+    offset: Values
+    expected: Values
+    variance: Values
     #: the base's gap 1 - E
     gap: FloatArray
     #: the same, NaN in the groups where the metric is undefined
@@ -101,7 +107,7 @@ class DerivedColumn(NamedTuple):
     methods: CodeArray
     notes: dict[int, str]
     #: the base's null standard deviation (z-scores only)
-    std: FloatArray | None
+    std: Values | None
 
 
 class _Builder:
@@ -117,6 +123,7 @@ class _Builder:
         self.size = size
         self._nulls: dict[RankBasedMetric, NullColumn] = {}
         self._derived_columns: dict[RankBasedMetric, DerivedColumn] = {}
+        self._base_gaps: dict[RankBasedMetric, FloatArray] = {}
         self._values: dict[tuple[RankBasedMetric, str], FloatArray] = {}
         # 1 - M computed directly, or None where there is no such form (then 1 - M)
         self._value_gaps: dict[tuple[RankBasedMetric, str], FloatArray | None] = {}
@@ -202,7 +209,8 @@ class _Builder:
                     self._value_sums[(metric, rank_type)] = (_total(summed), finish)
                 else:
                     self._gap_sums[(metric, rank_type)] = (_total(summed), finish)
-                means.append(finish(summed / data.total))
+                # divided in place: the sums are this call's own
+                means.append(finish(np.divide(summed, data.total, out=summed)))
             return means
 
     def _pair_means(
@@ -227,8 +235,9 @@ class _Builder:
             "realistic": 0.5 * (low + high).astype(np.float64),
         }
         untied: dict[tuple[RankBasedMetric, bool], int] = {}
-        untied_terms: list[FloatArray] = []
-        tied_terms: list[FloatArray] = []
+        # the terms, evaluated when stacked (one term's array at a time)
+        untied_terms: list[Callable[[], FloatArray]] = []
+        tied_terms: list[Callable[[], FloatArray]] = []
         # per rank type: (metric, is gap, transform, index of the untied sum), in the order of
         # tied_terms
         entries: dict[str, list[tuple[RankBasedMetric, bool, Transform, int]]] = {}
@@ -242,20 +251,31 @@ class _Builder:
                         if index is None:
                             index = untied[(metric, is_gap)] = len(untied_terms)
                             untied_terms.append(
-                                term(integer_keys, integer_keys) if expected else term(split.keys)
+                                functools.partial(term, integer_keys, integer_keys)
+                                if expected
+                                else functools.partial(term, split.keys)
                             )
                         tied_terms.append(
-                            term(low, high) if expected else term(tied_ranks[rank_type])
+                            functools.partial(term, low, high)
+                            if expected
+                            else functools.partial(term, tied_ranks[rank_type])
                         )
                         listed.append((metric, is_gap, finish, index))
             # one row per term (a strided view of the product): each entry copies one
             untied_sums = data.weighted_sums_array(
-                split.ids, split.untied_weights, untied_terms, split.inverse
+                split.ids,
+                split.untied_weights,
+                stacked(split.keys.size, untied_terms),
+                split.inverse,
             )
             # each entry's sums: its untied sums with the few tied rows' sums added in the groups
             # that have some
             groups = split.tied_groups
-            tied_sums = _tied_sums(split, tied_terms) if groups.size else None
+            tied_sums = (
+                _tied_sums(split, stacked(split.tied_weights.size, tied_terms))
+                if groups.size
+                else None
+            )
             entry = iter(range(len(tied_terms)))  # each entry's row in tied_sums
             means: dict[str, list[FloatArray]] = {}
             for rank_type, listed in entries.items():
@@ -439,17 +459,18 @@ class _Builder:
                     columns[metric] = (counts, np.zeros(self.size), methods, errors, {}, no_gaps)
                     continue
                 expected_sum, variance_sum, gap_sum = next(sums_of), next(variances_of), None
-                gaps = no_gaps
                 if metric in gapped and null_gap_term(metric) is not None:
                     gap_sum = next(sums_of)
-                    gaps = gap_sum / data.total
                 self._null_sums[metric] = (
                     _total(expected_sum),
                     _total(variance_sum),
                     None if gap_sum is None else _total(gap_sum),
                 )
-                expected = expected_sum / data.total
-                variance = variance_sum / data.squared_total
+                # each group's mean, divided in place: the sums are this call's own (views of
+                # one product), and no second set of arrays is made
+                expected = np.divide(expected_sum, data.total, out=expected_sum)
+                variance = np.divide(variance_sum, data.squared_total, out=variance_sum)
+                gaps = no_gaps if gap_sum is None else np.divide(gap_sum, data.total, out=gap_sum)
                 columns[metric] = (expected, variance, methods, errors, {}, gaps)
         return columns
 
@@ -574,11 +595,23 @@ class _Builder:
             found = self._derived_columns[metric] = self._compute_derived(metric)
         return found
 
+    def _base_gap(self, base: RankBasedMetric) -> FloatArray:
+        """``1 - E`` of a base metric in every group: computed directly where it can be."""
+        found = self._base_gaps.get(base)
+        if found is None:
+            column = self.null_column(base)
+            expected, gap = column[0], column[5]
+            if gap is self._nan:  # no direct form in any group
+                found = 1.0 - expected
+            else:
+                missing = np.isnan(gap)
+                found = np.where(missing, 1.0 - expected, gap) if missing.any() else gap
+            self._base_gaps[base] = found
+        return found
+
     def _compute_derived(self, metric: DerivedRankBasedMetric) -> DerivedColumn:
-        base_expected, base_variance, base_methods, _, base_notes, base_gap = self.null_column(
-            metric.base
-        )
-        gap = np.where(np.isnan(base_gap), 1.0 - base_expected, base_gap)
+        base_expected, base_variance, base_methods, _, base_notes, _ = self.null_column(metric.base)
+        gap = self._base_gap(metric.base)
         scale, offset, expected, variance, undefined = _affine(
             metric, base_expected, base_variance, gap, self._groups
         )
@@ -594,7 +627,7 @@ class _Builder:
                         f"coefficients from a Monte-Carlo estimate of the null moments of "
                         f"{metric.base.key}"
                     )
-        std = np.sqrt(base_variance) if isinstance(metric, ZMetric) else None
+        std = Elementwise(np.sqrt, (base_variance,)) if isinstance(metric, ZMetric) else None
         undefined_groups = np.flatnonzero(np.isnan(scale))
         defined_gap = gap
         if undefined_groups.size:
@@ -611,6 +644,26 @@ class _Builder:
             notes,
             std,
         )
+
+
+def _zero_where_defined(scale: FloatArray) -> FloatArray:
+    """0 where the scale is defined, NaN where it is not."""
+    return scale * 0.0 + 0.0
+
+
+def _one_where_defined(scale: FloatArray) -> FloatArray:
+    """1 where the scale is defined, NaN where it is not."""
+    return scale * 0.0 + 1.0
+
+
+def _offset(scale: FloatArray, expected: FloatArray) -> FloatArray:
+    """The offset ``-scale E`` of an adjustment that centres the metric on its expectation."""
+    return -scale * expected
+
+
+def _scaled_variance(scale: FloatArray, variance: FloatArray) -> FloatArray:
+    """The variance of ``scale M + offset``."""
+    return scale * scale * variance
 
 
 def _reindexed_value(value_gap: FloatArray, gap: FloatArray) -> FloatArray:
@@ -637,20 +690,19 @@ def _total(sums: FloatArray) -> FloatArray:
     return np.array([sums.sum()])
 
 
-def _tied_sums(split: TieSplit, terms: Sequence[FloatArray]) -> FloatArray:
+def _tied_sums(split: TieSplit, terms: FloatArray) -> FloatArray:
     """Each term's sum over the tied rows of each group with some, as ``(terms, groups)``.
+
+    ``terms`` holds the terms of the tied rows side by side, one column each.
 
     Each group's weighted terms are added in row order from 0 (as :func:`numpy.bincount` adds),
     all terms in one product with a sparse (groups x tied rows) matrix of the weights, or
     pairwise (as :meth:`~rankstats.evaluation.group_sums.GroupSums._sum`) where a group has more
     than 128 tied rows.
     """
-    stacked = np.empty((split.tied_weights.size, len(terms)))
-    for j, term in enumerate(terms):
-        stacked[:, j] = term
     if split.tied_long:  # pairwise within each group, term by term
-        stacked *= split.tied_weights[:, np.newaxis]
-        return np.add.reduceat(np.ascontiguousarray(stacked.T), split.tied_starts, axis=1)
+        terms *= split.tied_weights[:, np.newaxis]
+        return np.add.reduceat(np.ascontiguousarray(terms.T), split.tied_starts, axis=1)
     from scipy import sparse
 
     size = split.tied_weights.size
@@ -658,7 +710,7 @@ def _tied_sums(split: TieSplit, terms: Sequence[FloatArray]) -> FloatArray:
     matrix = sparse.csr_matrix(
         (split.tied_weights, np.arange(size), indptr), shape=(indptr.size - 1, size)
     )
-    return np.ascontiguousarray(np.asarray(matrix @ stacked, dtype=np.float64).T)
+    return np.ascontiguousarray(np.asarray(matrix @ terms, dtype=np.float64).T)
 
 
 def _affine(
@@ -667,51 +719,58 @@ def _affine(
     base_variance: FloatArray,
     base_gap: FloatArray,
     groups: IntArray,
-) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray, dict[int, str]]:
+) -> tuple[FloatArray, Values, Values, Values, dict[int, str]]:
     r"""The coefficients and null moments of a derived metric in every group, element-wise.
 
     ``base_gap`` is :math:`1 - \mathbb{E}` of the base, computed directly where it can be.
 
     The array form of the metric's ``_coefficients_from`` / ``_moments_from``; a group where
     these are undefined (or the base has no moments) gets NaN and, in the returned mapping, the
-    reason the scalar form gives. Derived classes other than the three adjustments fall back to
-    the scalar form group by group.
+    reason the scalar form gives. For the three adjustments only the scale is an array, NaN
+    where the metric is undefined; the offset and the null moments follow from it when read
+    (:class:`~rankstats.evaluation.group_rows.Elementwise`). Derived classes other than these
+    fall back to the scalar form group by group.
     """
     size = base_expected.size
+    offset: Values
+    expected: Values
+    variance: Values
     with np.errstate(divide="ignore", invalid="ignore"):
         if isinstance(metric, ReindexedMetric):
             bad = base_gap == 0.0
             scale = 1.0 / base_gap
-            offset = -scale * base_expected
-            expected = np.zeros(size)
-            variance = scale * scale * base_variance
+            offset = Elementwise(_offset, (scale, base_expected))
+            expected = Elementwise(_zero_where_defined, (scale,))
+            variance = Elementwise(_scaled_variance, (scale, base_variance))
         elif isinstance(metric, ZMetric):
             bad = ~(base_variance > 0)
             sign = 1.0 if metric.base.increasing else -1.0
             scale = sign / np.sqrt(base_variance)
-            offset = -scale * base_expected
-            expected, variance = np.zeros(size), np.ones(size)
+            offset = Elementwise(_offset, (scale, base_expected))
+            expected = Elementwise(_zero_where_defined, (scale,))
+            variance = Elementwise(_one_where_defined, (scale,))
         elif isinstance(metric, ExpectationNormalizedMetric):
             bad = base_expected == 0.0
             scale = 1.0 / base_expected
-            offset = np.zeros(size)
-            expected = np.ones(size)
-            variance = scale * scale * base_variance
+            offset = Elementwise(_zero_where_defined, (scale,))
+            expected = Elementwise(_one_where_defined, (scale,))
+            variance = Elementwise(_scaled_variance, (scale, base_variance))
         else:
-            scale, offset = np.full(size, math.nan), np.full(size, math.nan)
-            expected, variance = np.full(size, math.nan), np.full(size, math.nan)
+            scale, offsets = np.full(size, math.nan), np.full(size, math.nan)
+            expectations, variances = np.full(size, math.nan), np.full(size, math.nan)
             bad = np.zeros(size, dtype=bool)
             for g in groups:
                 mean, var = float(base_expected[g]), float(base_variance[g])
                 variance_g = None if math.isnan(var) else var
                 gap_g = float(base_gap[g])
                 try:
-                    scale[g], offset[g] = metric._coefficients_from(mean, variance_g, gap_g)
+                    scale[g], offsets[g] = metric._coefficients_from(mean, variance_g, gap_g)
                     e, v = metric._moments_from(mean, variance_g, gap_g)
                 except ValueError:
                     bad[g] = True
                     continue
-                expected[g], variance[g] = e, _nan(v)
+                expectations[g], variances[g] = e, _nan(v)
+            offset, expected, variance = offsets, expectations, variances
     missing = np.isnan(base_expected) | (
         np.isnan(base_variance) if metric._coefficients_use_variance else False
     )
@@ -726,9 +785,12 @@ def _affine(
         else:  # pragma: no cover - the array form and the scalar form disagree
             raise AssertionError(f"{metric!r}: group {g} undefined in array form only")
     dropped = bad | missing
-    for array in (scale, offset, expected, variance):
-        array[dropped] = math.nan
-    variance[np.isnan(base_variance)] = math.nan
+    scale[dropped] = math.nan
+    if isinstance(variance, np.ndarray):  # the scalar form's arrays: NaN where undefined
+        for array in (offset, expected, variance):
+            assert isinstance(array, np.ndarray)
+            array[dropped] = math.nan
+        variance[np.isnan(base_variance)] = math.nan
     return scale, offset, expected, variance, undefined
 
 
@@ -751,8 +813,9 @@ def group_columns(
     builders = []
     for side, side_stats in stats.items():
         builder = _Builder(side, GroupSums(side_stats, size), null, size, progress)
-        builder.prepare(metrics)
         builder.prefetch(plan)
+        builder.data.release_pairs()
+        builder.prepare(metrics)
         for rank_type, chosen in plan:
             columns.extend(builder.column(rank_type, metric) for metric in chosen)
         builders.append(builder)

@@ -140,7 +140,8 @@ def _count_integer_rows(
         return None
     combined, lows, widths = packed
     if count is None:
-        ordered = np.sort(combined)
+        ordered = combined  # the packed keys are this function's own: sorted in place
+        ordered.sort()
         starts = _run_starts(ordered)
         unique = ordered[starts]
         counts = np.empty(starts.size, dtype=np.int64)
@@ -153,7 +154,8 @@ def _count_integer_rows(
             # each row's count in the low bits of its key: a plain sort, no indirect one
             combined <<= bits
             combined |= count
-            ordered = np.sort(combined)
+            ordered = combined
+            ordered.sort()
             keys_sorted = ordered >> bits
             starts = _run_starts(keys_sorted)
             unique = keys_sorted[starts]
