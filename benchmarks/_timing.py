@@ -57,6 +57,8 @@ class Row:
     baseline_s: float | None = None
     max_seconds: float | None = None
     max_ratio: float | None = None
+    #: the unit of ``seconds`` and ``baseline_s`` as printed ("s" for times; "MiB" for memory)
+    unit: str = "s"
 
     @property
     def ratio(self) -> float | None:
@@ -81,11 +83,12 @@ class Row:
             targets.append(f"<= {self.max_seconds:g} s")
         if self.max_ratio is not None:
             targets.append(f"ratio <= {self.max_ratio:g}")
-        baseline_time = "skipped" if self.baseline_s is None else f"{self.baseline_s:.4f} s"
+        unit = self.unit
+        baseline_time = "skipped" if self.baseline_s is None else f"{self.baseline_s:.4f} {unit}"
         ratio = "-" if self.ratio is None else f"{self.ratio:.3g}"
         return (
             self.case,
-            f"{self.seconds:.4f} s",
+            f"{self.seconds:.4f} {unit}",
             self.baseline,
             baseline_time,
             ratio,

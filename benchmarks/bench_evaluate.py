@@ -12,6 +12,13 @@ FB15k-237's test set has 20,466 triples, so 2 x 20,466 ranks (head and tail pred
 - no small-n cliff: the table at 4,000 ranks per side no slower than at 20,466;
 - Monte-Carlo memory independent of the number of samples.
 
+Every ratio is read from times measured in one run, interleaved: the calls compared take turns,
+round after round, and each keeps its best round (:func:`_timing.interleaved_best_times`), so
+a burst of load on the shared machine slows both sides of a ratio alike. Against PyKEEN (which
+may use several threads) and numpy, wall time; the small-n cliff compares rankstats with
+itself, single-threaded, in CPU time of this process, which other processes' time slices do
+not inflate.
+
 The groups' target is in ``bench_groups.py``.
 """
 
@@ -19,12 +26,14 @@ from __future__ import annotations
 
 import re
 import sys
+import time
 import tracemalloc
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
-from _timing import Row, best_time
+from _timing import Row, best_time, interleaved_best_times
 from rankstats import RankAccumulator, Ranks, evaluate, metric_resolver, ranks_from_scores
 from rankstats.evaluation import PYKEEN_METRICS
 
@@ -114,9 +123,7 @@ def _peak_bytes(func: Any) -> int:
 def run() -> list[Row]:
     rng = np.random.default_rng(0)
     sides = {"head": make_side(rng), "tail": make_side(rng)}
-    baseline = best_time(lambda: numpy_pass(sides))
     pykeen = pykeen_table(sides)
-    pykeen_s = None if pykeen is None else best_time(pykeen)
     rows = []
     without_median = [name for name in PYKEEN_METRICS if "median_rank" not in name]
 
@@ -128,8 +135,16 @@ def run() -> list[Row]:
 
     results = evaluate(sides, metrics=PYKEEN_METRICS, rank_types=RANK_TYPES)
     assert results.z_score("tail.realistic.zmrr") is not None
-    full_s = best_time(full_table)
-    without_s = best_time(table_without_median)
+    compared: dict[str, Callable[[], Any]] = {
+        "numpy": lambda: numpy_pass(sides),
+        "full": full_table,
+        "without": table_without_median,
+    }
+    if pykeen is not None:
+        compared["pykeen"] = pykeen
+    wall = interleaved_best_times(compared, rounds=5)
+    baseline, full_s, without_s = wall["numpy"], wall["full"], wall["without"]
+    pykeen_s = wall.get("pykeen")
     for case, seconds in (
         ("evaluate: FB15k-237 size, 25 PyKEEN metrics, 3 sides x 3 rank types, E/std/z", full_s),
         ("evaluate: the same without median / inverse median", without_s),
@@ -148,27 +163,32 @@ def run() -> list[Row]:
         )
 
     small = {side: _rows(r, slice(0, 4_000)) for side, r in sides.items()}
-    # one untimed call first, as for the full table above (caches of the median's rules fill)
-    evaluate(small, metrics=PYKEEN_METRICS, rank_types=RANK_TYPES)
-    small_s = best_time(lambda: evaluate(small, metrics=PYKEEN_METRICS, rank_types=RANK_TYPES))
+    # the first call of each is untimed (caches of the median's rules fill)
+    cpu = interleaved_best_times(
+        {
+            "full": full_table,
+            "small": lambda: evaluate(small, metrics=PYKEEN_METRICS, rank_types=RANK_TYPES),
+            "without": table_without_median,
+            "small without": lambda: evaluate(small, metrics=without_median, rank_types=RANK_TYPES),
+        },
+        rounds=7,
+        timer=time.process_time,
+    )
     rows.append(
         Row(
-            "small-n cliff: the full table at 4,000 ranks per side",
-            small_s,
+            "small-n cliff: the full table at 4,000 ranks per side (CPU s)",
+            cpu["small"],
             "same at 20,466 per side",
-            full_s,
+            cpu["full"],
             max_ratio=1.0,
         )
     )
-    small_without_s = best_time(
-        lambda: evaluate(small, metrics=without_median, rank_types=RANK_TYPES)
-    )
     rows.append(
         Row(
-            "small-n cliff without the median: 4,000 ranks per side",
-            small_without_s,
+            "small-n cliff without the median: 4,000 ranks per side (CPU s)",
+            cpu["small without"],
             "same at 20,466 per side",
-            without_s,
+            cpu["without"],
             max_ratio=1.0,
         )
     )
@@ -190,6 +210,7 @@ def run() -> list[Row]:
             "8,000 samples (MiB)",
             small_peak / 2**20,
             max_ratio=1.5,
+            unit="MiB",
         )
     )
 
