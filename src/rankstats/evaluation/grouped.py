@@ -13,7 +13,8 @@ on the rank (or the candidate count) only, so it is evaluated once per value of 
 batch (:mod:`rankstats.evaluation.group_sums`): an untied pair of optimistic and pessimistic
 ranks has one rank for every rank type, so the untied rows are summed once for all four and the
 few tied rows apart. The ranks' variance takes two such passes. Derived metrics (adjusted,
-z-scored) transform their base's columns element-wise. Only metrics without such a form (the
+z-scored) transform their base's columns element-wise, for the groups read only
+(:class:`~rankstats.evaluation.group_rows.Elementwise`): a scale per group is all they store. Only metrics without such a form (the
 median, the MAD, ...) take a pass per group, through the same code as a single cell.
 
 The micro average (all groups as one) sums the groups' sums: no second pass over the tables for
