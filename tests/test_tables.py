@@ -98,3 +98,25 @@ def test_half_integer_columns_take_the_integer_path_with_the_same_result() -> No
     thirds = Table.build({"rank": np.array([1 / 3, 1 / 3, 0.5])})
     assert thirds.columns["rank"].tolist() == [1 / 3, 0.5]
     assert thirds.count.tolist() == [2, 1]
+
+
+@pytest.mark.parametrize("total_bits", [30, 31, 32, 33])
+@pytest.mark.parametrize("counted", [False, True])
+def test_build_across_the_32_bit_packing_boundary(total_bits: int, counted: bool) -> None:
+    """Keys packed in 31 bits or fewer sort as int32; the columns come back as exact int64."""
+    rng = np.random.default_rng(total_bits)
+    size = 400
+    low = 10**12  # far above 2**31: only the differences are packed
+    first_bits = total_bits - 16
+    columns = {
+        "group": rng.integers(0, 2**first_bits, size=size),
+        "num_candidates": low + rng.integers(0, 2**16, size=size),
+    }
+    columns["group"][:2] = [0, 2**first_bits - 1]  # the widths the case is about
+    columns["num_candidates"][:2] = [low, low + 2**16 - 1]
+    count = rng.integers(1, 2**20, size=size) if counted else np.ones(size, dtype=np.int64)
+    table = Table.build(columns, count if counted else None)
+    keys, counts = _reference(columns, count)
+    assert [table.columns[name].tolist() for name in columns] == keys
+    assert all(table.columns[name].dtype == np.int64 for name in columns)
+    assert table.count.tolist() == counts

@@ -14,8 +14,9 @@ batch (:mod:`rankstats.evaluation.group_sums`): an untied pair of optimistic and
 ranks has one rank for every rank type, so the untied rows are summed once for all four and the
 few tied rows apart. The ranks' variance takes two such passes. Derived metrics (adjusted,
 z-scored) transform their base's columns element-wise, for the groups read only
-(:class:`~rankstats.evaluation.group_rows.Elementwise`): a scale per group is all they store. Only metrics without such a form (the
-median, the MAD, ...) take a pass per group, through the same code as a single cell.
+(:class:`~rankstats.evaluation.group_rows.Elementwise`): a scale per group is all they store.
+Only metrics without such a form (the median, the MAD, ...) take a pass per group, through the
+same code as a single cell.
 
 The micro average (all groups as one) sums the groups' sums: no second pass over the tables for
 the mean-type metrics, whose sums then differ from the ungrouped evaluation's by rounding only

@@ -148,6 +148,7 @@ def _count_integer_rows(
         np.subtract(starts[1:], starts[:-1], out=counts[:-1])
         counts[-1] = ordered.size - starts[-1]
     else:
+        combined = combined.astype(np.int64, copy=False)  # room for the counts' bits
         count = count.astype(np.int64, copy=False)
         bits = max(int(count.max()), 0).bit_length()
         if int(count.min()) >= 0 and sum(widths) + bits <= 62:
@@ -170,10 +171,12 @@ def _count_integer_rows(
 
 
 def _pack(columns: Sequence[AnyArray]) -> tuple[IntArray, list[int], list[int]] | None:
-    """Each row of integer columns as one ``int64``, or ``None`` (other dtypes, over 62 bits).
+    """Each row of integer columns as one integer, or ``None`` (other dtypes, over 62 bits).
 
     Each column, less its least value, takes its own bits, the first column highest, so the
-    integers sort as the rows do. Returns the integers, the columns' least values and widths.
+    integers sort as the rows do. They are ``int32`` where the columns take at most 31 bits
+    together (half the memory, and sorted twice as fast), ``int64`` otherwise. Returns the
+    integers, the columns' least values and widths.
     """
     if columns[0].size == 0 or not all(np.issubdtype(c.dtype, np.integer) for c in columns):
         return None
@@ -181,7 +184,9 @@ def _pack(columns: Sequence[AnyArray]) -> tuple[IntArray, list[int], list[int]] 
     widths = [(int(c.max()) - low).bit_length() for c, low in zip(columns, lows, strict=True)]
     if sum(widths) > 62:
         return None
-    combined = np.subtract(columns[0], lows[0], dtype=np.int64)
+    dtype = np.int32 if sum(widths) <= 31 else np.int64
+    # the difference is below 2**31 (2**62): no cast can overflow
+    combined = np.subtract(columns[0], lows[0], dtype=dtype, casting="unsafe")
     scratch = np.empty_like(combined)
     for column, low, width in zip(columns[1:], lows[1:], widths[1:], strict=True):
         combined <<= width
@@ -192,16 +197,17 @@ def _pack(columns: Sequence[AnyArray]) -> tuple[IntArray, list[int], list[int]] 
 
 
 def _unpack(unique: IntArray, lows: list[int], widths: list[int]) -> list[IntArray]:
-    """The columns of packed rows (:func:`_pack`); ``unique`` is consumed (shifted in place)."""
+    """The ``int64`` columns of packed rows (:func:`_pack`); ``unique`` may be consumed."""
     # the columns from the last to the first: the low bits, then shift them out
     keys: list[IntArray] = []
     for low, width in zip(reversed(lows[1:]), reversed(widths[1:]), strict=True):
-        digit = unique & ((1 << width) - 1)
+        digit = np.bitwise_and(unique, (1 << width) - 1, dtype=np.int64)
         digit += low
         keys.append(digit)
         unique >>= width
-    unique += lows[0]
-    keys.append(unique)
+    first = unique if unique.dtype == np.int64 else unique.astype(np.int64)
+    first += lows[0]
+    keys.append(first)
     return keys[::-1]
 
 
