@@ -208,7 +208,7 @@ def _group_labels(
     # labels are compared as Python objects (1 and "1" stay apart, as in the accumulator)
     codes, found = encode_groups(given)
     order = label_order(found)
-    if order == list(range(len(order))):  # already in order: the codes are the ids
+    if order == range(len(order)):  # already in order: the codes are the ids
         return found, {side: codes[side] for side in given}
     rank = np.empty(len(order), dtype=np.int64)
     rank[order] = np.arange(len(order))

@@ -77,7 +77,9 @@ def _encode(value: Any, labels: list[Hashable], index: dict[Hashable, int]) -> n
         # integer labels of a small span (relation ids, ...): a lookup table, no sort
         low, high = int(array.min()), int(array.max())
         if high - low <= 4 * array.size + 1024:
-            offsets = (array - low).astype(np.intp, copy=False)
+            offsets: npt.NDArray[np.intp] = (array if low == 0 else array - low).astype(
+                np.intp, copy=False
+            )
             present = np.flatnonzero(np.bincount(offsets, minlength=high - low + 1))
             lookup = np.zeros(high - low + 1, dtype=np.int64)
             lookup[present] = _codes((present + low).tolist(), labels, index)
@@ -145,8 +147,11 @@ def add_labels(
     return tuple(extended), mapping
 
 
-def label_order(labels: Sequence[Hashable]) -> list[int]:
+def label_order(labels: Sequence[Hashable]) -> Sequence[int]:
     """The positions of the labels in sorted order; by type name first where types are mixed.
+
+    Labels already in order give ``range(len(labels))``, which a caller can recognise without
+    comparing every position.
 
     Examples
     --------
@@ -157,7 +162,7 @@ def label_order(labels: Sequence[Hashable]) -> list[int]:
     positions = range(len(items))
     try:
         if sorted(items) == items:  # e.g. the integer labels of one array, coded in order
-            return list(positions)
+            return positions
         return sorted(positions, key=items.__getitem__)
     except TypeError:
         pass
