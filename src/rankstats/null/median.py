@@ -124,6 +124,7 @@ from rankstats.null.median_rules import (
     _ladder,
     _piece_nodes,
     _pieces,
+    dot,
     integer_nodes,
 )
 from rankstats.null.median_small import (
@@ -193,32 +194,32 @@ def _moments(cands: _Candidates, *, t_budget: int = _T_ENUM_BUDGET) -> Moments:
     # P(X > x) - 1[x < c0], from whichever tail keeps its relative accuracy
     tail = np.where(x < c0, -upper[:, 0], lower[:, 0])
     d = x - c0
-    s1 = float(w @ tail)
-    s2 = float(w @ ((2.0 * d + 1.0) * tail))
+    s1 = dot(w, tail)
+    s2 = dot(w, ((2.0 * d + 1.0) * tail))
     inv_w = 1.0 / (x * (x + 1.0))
     v0 = (c0 - x) / (x * c0)
     v1 = (c0 - x - 1.0) / ((x + 1.0) * c0)
-    e_inv = -float(w @ (inv_w * tail))
-    m2_inv = -float(w @ (inv_w * (v1 + v0) * tail))
+    e_inv = -dot(w, (inv_w * tail))
+    m2_inv = -dot(w, (inv_w * (v1 + v0) * tail))
     if not even:
         return c0 + s1, s2 - s1 * s1, 1.0 / c0 + e_inv, m2_inv - e_inv * e_inv
     mass = pmf[:, 0]
-    shift = s1 + 0.5 * float(w @ mass)
+    shift = s1 + 0.5 * dot(w, mass)
     m2_terms = mass * (d + 0.25)
-    m2 = s2 + float(w @ m2_terms)
+    m2 = s2 + dot(w, m2_terms)
     e_terms = mass / (x * (2.0 * x + 1.0))
-    e_inv -= float(w @ e_terms)
+    e_inv -= dot(w, e_terms)
     s = 2.0 * x
     u_s = (2.0 * c0 - s) / (s * c0)
     u_s1 = (2.0 * c0 - s - 1.0) / ((s + 1.0) * c0)
     m2_inv_terms = mass * (-2.0 / (s * (s + 1.0))) * (u_s1 + u_s)
-    m2_inv += float(w @ m2_inv_terms)
+    m2_inv += dot(w, m2_inv_terms)
     # the sizes of the terms, for the condition of the sums below
     aw = np.abs(w)
     sizes = [
-        float(aw @ np.abs((2.0 * d + 1.0) * tail)) + float(aw @ np.abs(m2_terms)),
-        1.0 / c0 + float(aw @ np.abs(inv_w * tail)) + float(aw @ e_terms),
-        float(aw @ np.abs(inv_w * (v1 + v0) * tail)) + float(aw @ np.abs(m2_inv_terms)),
+        dot(aw, np.abs((2.0 * d + 1.0) * tail)) + dot(aw, np.abs(m2_terms)),
+        1.0 / c0 + dot(aw, np.abs(inv_w * tail)) + dot(aw, e_terms),
+        dot(aw, np.abs(inv_w * (v1 + v0) * tail)) + dot(aw, np.abs(m2_inv_terms)),
     ]
     # the gap term weighs about 1/n in V[M]: its relative error may grow with n (module docs)
     tolerance = min(_GAP_TOLERANCE_MAX, max(1e-18, 1e-16 * n))

@@ -23,6 +23,15 @@ _ENUM = 32
 _LADDER_START = 32
 
 
+def dot(a: FloatArray, b: FloatArray) -> float:
+    """Return the inner product of two vectors, pairwise summed, in one thread.
+
+    Not ``a @ b``: OpenBLAS hands long dot products to its worker threads, which stall for
+    milliseconds when the other cores are busy, and sums them in blocks rather than pairwise.
+    """
+    return float(np.sum(a * b))
+
+
 def _suffix_sum(values: FloatArray) -> FloatArray:
     """Return ``out`` with ``out[i] = values[i:].sum()`` and ``out[-1] = 0``, compensated.
 

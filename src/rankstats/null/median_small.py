@@ -67,7 +67,14 @@ import math
 import numpy as np
 
 from rankstats.arrays import BoolArray, FloatArray, IntArray
-from rankstats.null.median_rules import _integer_rule, _ladder, _panel_nodes, _piece_nodes, _pieces
+from rankstats.null.median_rules import (
+    _integer_rule,
+    _ladder,
+    _panel_nodes,
+    _piece_nodes,
+    _pieces,
+    dot,
+)
 from rankstats.null.median_tails import _Candidates
 
 __all__ = ["EVEN_N", "SMALL_N", "small_moments", "two_tasks"]
@@ -341,6 +348,6 @@ def two_tasks(c1: int, c2: int) -> tuple[float, float, float, float]:
     s, w = _panel_nodes(2, top, breaks, top)
     p = w * np.minimum(np.minimum(s - 1.0, f1), f1 + f2 + 1.0 - s) / (f1 * f2)
     inv = 2.0 / s
-    inv_mean = float(p @ inv)
+    inv_mean = dot(p, inv)
     dev = inv - inv_mean
-    return mean, var, inv_mean, float(p @ (dev * dev))
+    return mean, var, inv_mean, dot(p, (dev * dev))

@@ -271,18 +271,34 @@ class _Evaluator:
             q_rows = np.ascontiguousarray(q.T)
             p_rows = 1.0 - q_rows
             # counts 0..top, and a last cell that collects every count above top; the state is
-            # (count, node) so that each step works on contiguous rows, in place, two products
+            # (count, node) so that each step works on contiguous rows, in place, two products.
+            # A count that cannot pass `decided` with the tasks left ends below every cdf and
+            # pmf point: its row is added to `settled` (all of it ends in every lower tail)
+            # and dropped, so the live rows form a band at most as wide as the tasks left
+            wanted = [m - certain for m in cdf_at if m >= certain]
+            wanted += [a - certain - 1 for a in pmf_at if a >= certain]
+            decided = min(wanted)
             dist = np.zeros((top + 2, x.size))
             dist[0] = 1.0
+            settled = np.zeros(x.size)
             moved = np.empty((top + 1, x.size))
+            lo = 0
             for k, (qi, pi) in enumerate(zip(q_rows, p_rows, strict=True)):
+                # rows j with j + (tasks left) <= decided are settled
+                settle = min(max(decided - (n_items - k) + 1, 0), top + 1)
+                if settle > lo:
+                    settled += dist[lo:settle].sum(axis=0)
+                    dist[lo:settle] = 0.0
+                    lo = settle
                 # after k tasks only the counts 0..k can be held: the rest of the rows are zero
                 hi = min(k, top) + 1
-                np.multiply(dist[:hi], qi, out=moved[:hi])
-                dist[:hi] *= pi
-                dist[1 : hi + 1] += moved[:hi]
+                if hi <= lo:
+                    continue
+                np.multiply(dist[lo:hi], qi, out=moved[lo:hi])
+                dist[lo:hi] *= pi
+                dist[lo + 1 : hi + 1] += moved[lo:hi]
             dist = dist.T
-            cum_low = np.cumsum(dist, axis=1)
+            cum_low = np.cumsum(dist, axis=1) + settled[:, None]
             cum_up = np.cumsum(dist[:, ::-1], axis=1)[:, ::-1]
             for j, m in enumerate(cdf_at):
                 if m >= certain:
