@@ -58,8 +58,12 @@ def _prefix_sum(values: FloatArray) -> FloatArray:
 
 #: rules of lengths up to this multiple of the node count are computed one by one ...
 _GRAM_SHORT = 4
-#: ... longer ones from an interpolant of this degree in :math:`\epsilon = 1/L^2`
+#: ... longer ones from an interpolant of this degree in :math:`\epsilon = 1/L^2`, tabulated up
+#: to this multiple ...
 _GRAM_DEGREE = 24
+_GRAM_TABLE = 64
+#: ... and beyond it from an interpolant of this degree on the shorter range of epsilon
+_GRAM_LONG_DEGREE = 6
 
 
 def _jacobi_off(eps: FloatArray, nu: int) -> FloatArray:
@@ -101,50 +105,93 @@ def _polished(eps: FloatArray, nu: int) -> tuple[FloatArray, FloatArray]:
     return z, 1.0 / total
 
 
+def _departure_series(nu: int, top: float, degree: int) -> tuple[FloatArray, ...]:
+    r"""Chebyshev series in :math:`\epsilon \in [0, 1/top^2]` of the departures from Legendre.
+
+    Returns the Gauss-Legendre nodes and weights (:math:`\epsilon = 0`) and the coefficients of
+    the nodes' and weights' departures from them, from polished rules at Chebyshev points.
+    """
+    theta = np.pi * (np.arange(degree + 1) + 0.5) / (degree + 1)
+    eps = np.concatenate(([0.0], (np.cos(theta) + 1.0) / (2.0 * top * top)))
+    z, w = _polished(eps, nu)
+    basis = np.cos(np.outer(np.arange(degree + 1), theta)) * (2.0 / (degree + 1))
+    basis[0] /= 2.0
+    return z[0], w[0], basis @ (z[1:] - z[0]), basis @ (w[1:] - w[0])
+
+
+def _evaluate_series(series: tuple[FloatArray, ...], top: float, big: FloatArray) -> FloatArray:
+    """Nodes and weights (stacked) at lengths ``big`` from :func:`_departure_series`."""
+    z0, w0, cz, cw = series
+    basis = np.polynomial.chebyshev.chebvander(2.0 * (top / big) ** 2 - 1.0, cz.shape[0] - 1)
+    return np.stack(
+        (z0 + np.einsum("md,dn->mn", basis, cz), w0 + np.einsum("md,dn->mn", basis, cw))
+    )
+
+
+def _monomial(series: tuple[FloatArray, ...]) -> FloatArray:
+    r"""The departures of :func:`_departure_series` as polynomials in :math:`s = \epsilon\,top^2`.
+
+    Shape ``(degree + 1, 2, nu)``, lowest power first (for Horner's rule; low degree only).
+    """
+    _, _, cz, cw = series
+    out = np.empty((cz.shape[0], 2, cz.shape[1]))
+    for j, coef in enumerate((cz, cw)):
+        for i in range(coef.shape[1]):
+            poly = np.polynomial.Chebyshev(coef[:, i], domain=[0.0, 1.0]).convert(
+                kind=np.polynomial.Polynomial
+            )
+            out[: poly.coef.size, j, i] = poly.coef
+            out[poly.coef.size :, j, i] = 0.0
+    return out
+
+
 class _GramTable:
     r"""Gram rules of one node count :math:`\nu` for every length :math:`L > \nu`.
 
-    Lengths up to :math:`4\nu` are tabulated one by one (:func:`_polished`). Beyond, the nodes
+    Lengths up to :math:`4\nu` are computed one by one (:func:`_polished`). Beyond, the nodes
     and weights are analytic in :math:`\epsilon = 1/L^2` (the recurrence coefficients are linear
-    in it) and are interpolated: their departures from the Gauss-Legendre limit
-    (:math:`\epsilon = 0`) by a Chebyshev series of degree 24 on
-    :math:`[0, 1/(4\nu + 1)^2]`, from polished rules at the Chebyshev points. Measured against
+    in it), and their departures from the Gauss-Legendre limit (:math:`\epsilon = 0`) are
+    interpolated by Chebyshev series from polished rules at Chebyshev points: of degree 24 on
+    :math:`[0, 1/(4\nu + 1)^2]` for the lengths up to :math:`64\nu` (tabulated once), of degree 6
+    on :math:`[0, 1/(64\nu)^2]` beyond (where :math:`k^2\epsilon < 1/4096`). Measured against
     polished rules for every length up to 3000 and 300 up to :math:`10^{13}`: nodes to
     :math:`1.1 \cdot 10^{-16}`, weights to a few :math:`10^{-14}` relative (the Golub-Welsch
-    rules alone: :math:`5 \cdot 10^{-16}` and :math:`10^{-13}`), at about a microsecond per
-    length instead of tens.
+    rules alone: :math:`5 \cdot 10^{-16}` and :math:`10^{-13}`), at a fraction of a microsecond
+    per length instead of tens.
     """
 
     def __init__(self, nu: int) -> None:
         self.nu = nu
-        self.short = _GRAM_SHORT * nu
-        lengths = np.arange(nu + 1, self.short + 1, dtype=np.float64)
-        self.z_short, self.w_short = _polished(1.0 / (lengths * lengths), nu)
-        top = float(self.short + 1)
-        self.eps_max = 1.0 / (top * top)
-        theta = np.pi * (np.arange(_GRAM_DEGREE + 1) + 0.5) / (_GRAM_DEGREE + 1)
-        eps = np.concatenate(([0.0], (np.cos(theta) + 1.0) / 2.0 * self.eps_max))
-        z, w = _polished(eps, nu)
-        self.z0, self.w0 = z[0], w[0]
-        basis = np.cos(np.outer(np.arange(_GRAM_DEGREE + 1), theta)) * (2.0 / (_GRAM_DEGREE + 1))
-        basis[0] /= 2.0
-        self.cz = np.einsum("dk,kn->dn", basis, z[1:] - self.z0)
-        self.cw = np.einsum("dk,kn->dn", basis, w[1:] - self.w0)
+        short = np.arange(nu + 1, _GRAM_SHORT * nu + 1, dtype=np.float64)
+        z_short, w_short = _polished(1.0 / (short * short), nu)
+        mid_top = float(_GRAM_SHORT * nu + 1)
+        mid = np.arange(mid_top, _GRAM_TABLE * nu + 1)
+        mid_rules = _evaluate_series(_departure_series(nu, mid_top, _GRAM_DEGREE), mid_top, mid)
+        self.z_table = np.concatenate((z_short, mid_rules[0]))
+        self.w_table = np.concatenate((w_short, mid_rules[1]))
+        self.top = float(_GRAM_TABLE * nu)
+        series = _departure_series(nu, self.top, _GRAM_LONG_DEGREE)
+        self.base = np.stack((series[0], series[1]))
+        self.long = _monomial(series)
 
     def rules(self, lengths: IntArray) -> tuple[FloatArray, FloatArray]:
         """Nodes and weights for each length (all above ``nu``)."""
         z = np.empty((lengths.size, self.nu))
         w = np.empty((lengths.size, self.nu))
-        short = lengths <= self.short
-        index = lengths[short] - (self.nu + 1)
-        z[short] = self.z_short[index]
-        w[short] = self.w_short[index]
-        if not np.all(short):
-            big = lengths[~short].astype(np.float64)
-            u = 2.0 / (big * big * self.eps_max) - 1.0
-            basis = np.polynomial.chebyshev.chebvander(u, _GRAM_DEGREE)
-            z[~short] = self.z0 + np.einsum("md,dn->mn", basis, self.cz)
-            w[~short] = self.w0 + np.einsum("md,dn->mn", basis, self.cw)
+        table = lengths <= self.top
+        index = lengths[table] - (self.nu + 1)
+        z[table] = self.z_table[index]
+        w[table] = self.w_table[index]
+        if not np.all(table):
+            # Horner's rule in s = (top / L)^2 <= 1, on the distinct lengths
+            distinct, inverse = np.unique(lengths[~table], return_inverse=True)
+            s = ((self.top / distinct.astype(np.float64)) ** 2)[:, None, None]
+            rules = np.broadcast_to(self.long[-1], (distinct.size, 2, self.nu)).copy()
+            for coef in self.long[-2::-1]:
+                rules *= s
+                rules += coef
+            rules += self.base
+            z[~table], w[~table] = rules[inverse.ravel(), 0], rules[inverse.ravel(), 1]
         return z, w
 
 
