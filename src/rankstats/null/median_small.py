@@ -47,13 +47,13 @@ tensor rule on pairs of distinct panels and, within one panel :math:`s..e`, a ru
 on 32 integer nodes of :math:`s + 1..e` (the inner sum over :math:`u` is a polynomial in
 :math:`v` when the summand is one) times a Gram rule in :math:`u` on :math:`s..v - 1`: the costly
 factor :math:`g` (elementary symmetric polynomials) is needed at the 32 nodes :math:`v` only, the
-cheap :math:`f` (a power over a suffix product of the counts) at every pair. The moments are accumulated centred
-(:math:`\sum p\,(M - \mathbb{E}[M])^2`) with pairwise summation of nonnegative terms. Rule
-errors are below :math:`10^{-15}` relative (polynomials times functions analytic far from each
-panel); measured against exact power sums with 50-digit harmonic sums and against sums over
-every integer, :math:`10^{-15}` relative or better. Magnitudes are kept as mantissa and
-exponent (the elementary symmetric polynomials are rescaled every eight tasks), so nothing
-overflows.
+cheap :math:`f` (a power over a suffix product of the counts) at every pair. The moments are
+accumulated centred (:math:`\sum p\,(M - \mathbb{E}[M])^2`) with pairwise summation of
+nonnegative terms. Rule errors are below :math:`10^{-15}` relative (polynomials times functions
+analytic far from each panel); measured against exact power sums with 50-digit harmonic sums and
+against sums over every integer, :math:`10^{-15}` relative or better. Magnitudes are kept as
+mantissa and exponent (the elementary symmetric polynomials are rescaled every eight tasks), so
+nothing overflows.
 
 The same path serves every even number of tasks up to :data:`EVEN_N` = 64, with a finer ladder
 beyond 16 tasks and 24-node rules beyond 32 (the summands' degree grows with :math:`n`): there

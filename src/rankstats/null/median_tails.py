@@ -22,6 +22,9 @@ _CHUNK = 2048
 _DP_MAX_ITEMS = 1500
 #: ... and this much work per node (tasks times counts kept)
 _DP_MAX_WORK = 40_000
+#: ... or this much work for all the nodes of a chunk together (few nodes: keep the relative
+#: accuracy of tiny tails, which the Fourier inversion has only in absolute terms)
+_DP_MAX_TOTAL = 2_000_000
 #: tasks with a candidate count below one of these multiples of the shift t are handled one by
 #: one, the first multiple for which the series in t / C needs at most _MAX_SERIES_TERMS terms
 _SERIES_RATIOS = (4.0, 8.0, 16.0, 66.0)
@@ -244,7 +247,10 @@ class _Evaluator:
         certain = cands.below[cands.index_above(lowest)]
         items = cands.n - certain
         top = np.maximum(max([*cdf_at, *pmf_at]) - certain, 0)
-        cheap = (items <= _DP_MAX_ITEMS) & (items * (top + 1) <= _DP_MAX_WORK)
+        work = items * (top + 1)
+        if int(items.max()) <= _DP_MAX_ITEMS and int(work.max()) * xt.size <= _DP_MAX_TOTAL:
+            return 0
+        cheap = (items <= _DP_MAX_ITEMS) & (work <= _DP_MAX_WORK)
         # the cost falls along the chunk (more tasks are certain): the cheap nodes are a suffix
         return int(xt.size - np.cumprod(cheap[::-1]).sum())
 
@@ -257,7 +263,8 @@ class _Evaluator:
         certain = int(cands.below[i0])
         n_items = cands.n - certain
         top = max([*cdf_at, *pmf_at]) - certain
-        if n_items > _DP_MAX_ITEMS or n_items * (max(top, 0) + 1) > _DP_MAX_WORK:
+        work = n_items * (max(top, 0) + 1)
+        if n_items > _DP_MAX_ITEMS or (work > _DP_MAX_WORK and work * x.size > _DP_MAX_TOTAL):
             return None
         low = np.zeros((x.size, len(cdf_at)))
         up = np.ones((x.size, len(cdf_at)))
