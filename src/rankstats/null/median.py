@@ -116,7 +116,7 @@ import numpy as np
 
 from rankstats.arrays import FloatArray, IntArray
 from rankstats.null.grouping import distinct_counts
-from rankstats.null.median_even import even_moments
+from rankstats.null.median_even import _centre, even_moments
 from rankstats.null.median_gap import gap_sums
 from rankstats.null.median_gap_quadrature import _T_ENUM_BUDGET, _GapSums
 from rankstats.null.median_rules import (
@@ -156,6 +156,9 @@ _SMOOTH = 2.0
 #: even n: moments whose terms exceed this multiple of their value are summed again from the
 #: upper middle rank (:mod:`rankstats.null.median_even`)
 _CONDITION_MAX = 1e3
+#: even n whose lower middle rank's centre is this many times below the upper one's go to the
+#: sums from the upper middle rank directly (the decomposition would fail its condition test)
+_SEPARATION = 2 * _CONDITION_MAX
 
 Moments = tuple[float, float, float, float]
 
@@ -177,6 +180,14 @@ def _moments(cands: _Candidates, *, t_budget: int = _T_ENUM_BUDGET) -> Moments:
         return moments
     ks = [(n + 1) // 2] if n % 2 else [n // 2, n // 2 + 1]
     windows = [cands.window(k) for k in ks]
+    if n % 2 == 0 and _SEPARATION * _centre(cands, ks[0], 1, cands.c_max) < _centre(
+        cands, ks[1], 1, cands.c_max
+    ):
+        # the middle ranks are orders of magnitude apart (their centres): the decomposition
+        # below would fail its condition test, so go to the sums from the upper middle rank
+        from_upper = even_moments(cands)
+        if from_upper is not None:
+            return from_upper
     lo = max(min(w[0] for w in windows), 1)
     hi = max(min(max(w[1] for w in windows), cands.c_max), lo)
     c0 = cands.centre(lo, hi)
