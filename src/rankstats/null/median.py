@@ -93,12 +93,28 @@ middle rank with nonnegative pair terms (:mod:`rankstats.null.median_even`, with
 error bound): :math:`10^{-14}` relative or better against a 30-60 digit reference for two
 separated counts at :math:`n = 66 .. 1000`.
 
-If the double sum
+Where the centres of the two middle ranks (the smallest :math:`x` with
+:math:`\mathbb{E}[N_x] \ge k - 1/2`) are more than 2000 times apart, the decomposition would
+fail that test, and the sums from the upper middle rank are taken at once. If the double sum
 cannot be done within its budget of six million kernel terms, the older quadrature of :math:`H`
 over :math:`(x, t)` (:mod:`rankstats.null.median_gap_quadrature`, about :math:`10^{-8}`) is the
 last resort.
 
-This module (about 600 lines) keeps the public functions and the moment assembly together; the
+Cost
+----
+The even case adds to the odd one the point masses at the same nodes (one more row of the same
+dynamic programme or Fourier inversion) and the kernel sums. Those over integer nodes are formed
+as two-dimensional windows (nodes by shifts) of the running log-kernel and of the weight tables;
+the discrete Gauss rules come from one table per node count
+(:func:`~rankstats.null.median_rules._gram_rules`: no eigen-decomposition per new panel length);
+inner products are pairwise sums in one thread (OpenBLAS's threaded dot products stalled for
+milliseconds on a busy machine). Measured in one run against the odd neighbour (one more task):
+within 1.2 to 2.5 times at n = 100, 4000, 20466 and :math:`10^6`; the few-task product form
+(:math:`n \le 64`) with spread counts, long windows with many distinct counts (kernel sums on
+panels in :math:`t`) and separated counts cost 10 to 20 times the odd case
+(``python benchmarks/run.py median``).
+
+This module (about 670 lines) keeps the public functions and the moment assembly together; the
 numerical pieces live in the ``median_*`` modules beside it.
 
 Thread safety: a :class:`MedianDistribution` computes its moments once, under its own lock; the
