@@ -64,6 +64,8 @@ _GRAM_DEGREE = 24
 _GRAM_TABLE = 64
 #: ... and beyond it from an interpolant of this degree on the shorter range of epsilon
 _GRAM_LONG_DEGREE = 6
+#: beyond ten times that multiple (s = (top / L)^2 < 0.009) degree 2 suffices: (s / 4096)^3 < 1e-17
+_GRAM_FAR = 0.009
 
 
 def _jacobi_off(eps: FloatArray, nu: int) -> FloatArray:
@@ -153,7 +155,8 @@ class _GramTable:
     in it), and their departures from the Gauss-Legendre limit (:math:`\epsilon = 0`) are
     interpolated by Chebyshev series from polished rules at Chebyshev points: of degree 24 on
     :math:`[0, 1/(4\nu + 1)^2]` for the lengths up to :math:`64\nu` (tabulated once), of degree 6
-    on :math:`[0, 1/(64\nu)^2]` beyond (where :math:`k^2\epsilon < 1/4096`). Measured against
+    on :math:`[0, 1/(64\nu)^2]` beyond (where :math:`k^2\epsilon < 1/4096`), summed as a
+    polynomial in :math:`\epsilon` (its first three terms beyond :math:`640\nu`). Measured against
     polished rules for every length up to 3000 and 300 up to :math:`10^{13}`: nodes to
     :math:`1.1 \cdot 10^{-16}`, weights to a few :math:`10^{-14}` relative (the Golub-Welsch
     rules alone: :math:`5 \cdot 10^{-16}` and :math:`10^{-13}`), at a fraction of a microsecond
@@ -167,8 +170,11 @@ class _GramTable:
         mid_top = float(_GRAM_SHORT * nu + 1)
         mid = np.arange(mid_top, _GRAM_TABLE * nu + 1)
         mid_rules = _evaluate_series(_departure_series(nu, mid_top, _GRAM_DEGREE), mid_top, mid)
-        self.z_table = np.concatenate((z_short, mid_rules[0]))
-        self.w_table = np.concatenate((w_short, mid_rules[1]))
+        # (length, nodes or weights, node)
+        self.table = np.stack(
+            (np.concatenate((z_short, mid_rules[0])), np.concatenate((w_short, mid_rules[1]))),
+            axis=1,
+        )
         self.top = float(_GRAM_TABLE * nu)
         series = _departure_series(nu, self.top, _GRAM_LONG_DEGREE)
         self.base = np.stack((series[0], series[1]))
@@ -176,23 +182,24 @@ class _GramTable:
 
     def rules(self, lengths: IntArray) -> tuple[FloatArray, FloatArray]:
         """Nodes and weights for each length (all above ``nu``)."""
-        z = np.empty((lengths.size, self.nu))
-        w = np.empty((lengths.size, self.nu))
+        out = np.empty((lengths.size, 2, self.nu))
         table = lengths <= self.top
-        index = lengths[table] - (self.nu + 1)
-        z[table] = self.z_table[index]
-        w[table] = self.w_table[index]
+        out[table] = self.table[lengths[table] - (self.nu + 1)]
         if not np.all(table):
-            # Horner's rule in s = (top / L)^2 <= 1, on the distinct lengths
+            # Horner's rule in s = (top / L)^2 <= 1, on the distinct lengths; the term of
+            # order j is below (s / 4096)^j, so beyond 10 top only the first three are kept
             distinct, inverse = np.unique(lengths[~table], return_inverse=True)
-            s = ((self.top / distinct.astype(np.float64)) ** 2)[:, None, None]
-            rules = np.broadcast_to(self.long[-1], (distinct.size, 2, self.nu)).copy()
-            for coef in self.long[-2::-1]:
-                rules *= s
-                rules += coef
-            rules += self.base
-            z[~table], w[~table] = rules[inverse.ravel(), 0], rules[inverse.ravel(), 1]
-        return z, w
+            s = (self.top / distinct.astype(np.float64)) ** 2
+            rules = np.empty((distinct.size, 2, self.nu))
+            for part, terms in ((s >= _GRAM_FAR, self.long), (s < _GRAM_FAR, self.long[:3])):
+                sp = s[part][:, None, None]
+                found = np.broadcast_to(terms[-1], (sp.shape[0], 2, self.nu)).copy()
+                for coef in terms[-2::-1]:
+                    found *= sp
+                    found += coef
+                rules[part] = found + self.base
+            out[~table] = rules[inverse.ravel()]
+        return out[:, 0], out[:, 1]
 
 
 #: Gram tables by node count; read and filled under the lock
