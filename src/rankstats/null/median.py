@@ -109,10 +109,10 @@ the discrete Gauss rules come from one table per node count
 (:func:`~rankstats.null.median_rules._gram_rules`: no eigen-decomposition per new panel length);
 inner products are pairwise sums in one thread (OpenBLAS's threaded dot products stalled for
 milliseconds on a busy machine). Measured in one run against the odd neighbour (one more task):
-within 1.2 to 2.5 times at n = 100, 4000, 20466 and :math:`10^6`; the few-task product form
+within 1.3 to 3 times at n = 100, 4000, 20466 and :math:`10^6`; the few-task product form
 (:math:`n \le 64`) with spread counts, long windows with many distinct counts (kernel sums on
-panels in :math:`t`) and separated counts cost 10 to 20 times the odd case
-(``python benchmarks/run.py median``).
+panels in :math:`t`) and separated counts cost 10 to 20 times the odd case, at most about
+0.3 s (``python benchmarks/run.py median``).
 
 This module (about 670 lines) keeps the public functions and the moment assembly together; the
 numerical pieces live in the ``median_*`` modules beside it.
