@@ -62,7 +62,9 @@ __all__ = ["continues", "gap_sums"]
 _INTEGER_RANGE = 4_000_000
 #: at most this many (x, y) pairs are summed ...
 _PAIR_BUDGET = 6_000_000
-#: ... this many at a time
+#: ... this many at a time; more pairs than _ENUMERATE_MAX are summed by rules in t on panels
+#: (a few dozen nodes per decay length instead of every integer)
+_ENUMERATE_MAX = 500_000
 _PAIR_CHUNK = 400_000
 #: nodes per block of the integer-node sums (each block as wide as its longest span)
 _BLOCK_ROWS = 128
@@ -386,7 +388,7 @@ def gap_sums(
     if not integral and not _continues(values, y, reach, span):
         return None
     ix: IntArray | None = None
-    if int(span.sum()) <= budget:
+    if int(span.sum()) <= min(budget, _ENUMERATE_MAX):
         t, owner, w_t = _enumerated(span)
     else:
         t, owner, w_t, ix = _panels(values, kernel.below, a, y, span, power)

@@ -133,18 +133,18 @@ def _evaluate_series(series: tuple[FloatArray, ...], top: float, big: FloatArray
 def _monomial(series: tuple[FloatArray, ...]) -> FloatArray:
     r"""The departures of :func:`_departure_series` as polynomials in :math:`s = \epsilon\,top^2`.
 
-    Shape ``(degree + 1, 2, nu)``, lowest power first (for Horner's rule; low degree only).
+    Shape ``(degree + 1, 2, nu)``, lowest power first (for Horner's rule; low degree only). The
+    Chebyshev series in :math:`u = 2s - 1` is converted by one matrix, the images of the basis.
     """
     _, _, cz, cw = series
-    out = np.empty((cz.shape[0], 2, cz.shape[1]))
-    for j, coef in enumerate((cz, cw)):
-        for i in range(coef.shape[1]):
-            poly = np.polynomial.Chebyshev(coef[:, i], domain=[0.0, 1.0]).convert(
-                kind=np.polynomial.Polynomial
-            )
-            out[: poly.coef.size, j, i] = poly.coef
-            out[poly.coef.size :, j, i] = 0.0
-    return out
+    size = cz.shape[0]
+    convert = np.zeros((size, size))
+    for k in range(size):
+        poly = np.polynomial.Chebyshev.basis(k, domain=[0.0, 1.0]).convert(
+            kind=np.polynomial.Polynomial
+        )
+        convert[: poly.coef.size, k] = poly.coef
+    return np.stack((convert @ cz, convert @ cw), axis=1)
 
 
 class _GramTable:
