@@ -30,7 +30,7 @@ _LOG_EPS = math.log(1e-24)
 #: nodes evaluated together (bounds the memory of the Fourier arrays)
 _CHUNK = 2048
 #: nodes per dynamic programme (the tasks certain below a piece's lowest node are left out)
-_DP_NODES = 128
+_DP_NODES = 512
 #: the exact dynamic programme is used up to this many uncertain tasks ...
 _DP_MAX_ITEMS = 1500
 #: ... and this much work per node (tasks times counts kept)
