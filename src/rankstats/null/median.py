@@ -93,12 +93,28 @@ middle rank with nonnegative pair terms (:mod:`rankstats.null.median_even`, with
 error bound): :math:`10^{-14}` relative or better against a 30-60 digit reference for two
 separated counts at :math:`n = 66 .. 1000`.
 
-If the double sum
+Where the centres of the two middle ranks (the smallest :math:`x` with
+:math:`\mathbb{E}[N_x] \ge k - 1/2`) are more than 2000 times apart, the decomposition would
+fail that test, and the sums from the upper middle rank are taken at once. If the double sum
 cannot be done within its budget of six million kernel terms, the older quadrature of :math:`H`
 over :math:`(x, t)` (:mod:`rankstats.null.median_gap_quadrature`, about :math:`10^{-8}`) is the
 last resort.
 
-This module (about 600 lines) keeps the public functions and the moment assembly together; the
+Cost
+----
+The even case adds to the odd one the point masses at the same nodes (one more row of the same
+dynamic programme or Fourier inversion) and the kernel sums. Those over integer nodes are formed
+as two-dimensional windows (nodes by shifts) of the running log-kernel and of the weight tables;
+the discrete Gauss rules come from one table per node count
+(:func:`~rankstats.null.median_rules._gram_rules`: no eigen-decomposition per new panel length);
+inner products are pairwise sums in one thread (OpenBLAS's threaded dot products stalled for
+milliseconds on a busy machine). Measured in one run against the odd neighbour (one more task):
+within 1.3 to 3 times at n = 100, 4000, 20466 and :math:`10^6`; the few-task product form
+(:math:`n \le 64`) with spread counts, long windows with many distinct counts (kernel sums on
+panels in :math:`t`) and separated counts cost 10 to 20 times the odd case, at most about
+0.3 s (``python benchmarks/run.py median``).
+
+This module (about 670 lines) keeps the public functions and the moment assembly together; the
 numerical pieces live in the ``median_*`` modules beside it.
 
 Thread safety: a :class:`MedianDistribution` computes its moments once, under its own lock; the
@@ -116,7 +132,7 @@ import numpy as np
 
 from rankstats.arrays import FloatArray, IntArray
 from rankstats.null.grouping import distinct_counts
-from rankstats.null.median_even import even_moments
+from rankstats.null.median_even import _centre, even_moments
 from rankstats.null.median_gap import gap_sums
 from rankstats.null.median_gap_quadrature import _T_ENUM_BUDGET, _GapSums
 from rankstats.null.median_rules import (
@@ -124,6 +140,7 @@ from rankstats.null.median_rules import (
     _ladder,
     _piece_nodes,
     _pieces,
+    dot,
     integer_nodes,
 )
 from rankstats.null.median_small import (
@@ -155,6 +172,9 @@ _SMOOTH = 2.0
 #: even n: moments whose terms exceed this multiple of their value are summed again from the
 #: upper middle rank (:mod:`rankstats.null.median_even`)
 _CONDITION_MAX = 1e3
+#: even n whose lower middle rank's centre is this many times below the upper one's go to the
+#: sums from the upper middle rank directly (the decomposition would fail its condition test)
+_SEPARATION = 2 * _CONDITION_MAX
 
 Moments = tuple[float, float, float, float]
 
@@ -176,6 +196,14 @@ def _moments(cands: _Candidates, *, t_budget: int = _T_ENUM_BUDGET) -> Moments:
         return moments
     ks = [(n + 1) // 2] if n % 2 else [n // 2, n // 2 + 1]
     windows = [cands.window(k) for k in ks]
+    if n % 2 == 0 and _SEPARATION * _centre(cands, ks[0], 1, cands.c_max) < _centre(
+        cands, ks[1], 1, cands.c_max
+    ):
+        # the middle ranks are orders of magnitude apart (their centres): the decomposition
+        # below would fail its condition test, so go to the sums from the upper middle rank
+        from_upper = even_moments(cands)
+        if from_upper is not None:
+            return from_upper
     lo = max(min(w[0] for w in windows), 1)
     hi = max(min(max(w[1] for w in windows), cands.c_max), lo)
     c0 = cands.centre(lo, hi)
@@ -193,32 +221,32 @@ def _moments(cands: _Candidates, *, t_budget: int = _T_ENUM_BUDGET) -> Moments:
     # P(X > x) - 1[x < c0], from whichever tail keeps its relative accuracy
     tail = np.where(x < c0, -upper[:, 0], lower[:, 0])
     d = x - c0
-    s1 = float(w @ tail)
-    s2 = float(w @ ((2.0 * d + 1.0) * tail))
+    s1 = dot(w, tail)
+    s2 = dot(w, ((2.0 * d + 1.0) * tail))
     inv_w = 1.0 / (x * (x + 1.0))
     v0 = (c0 - x) / (x * c0)
     v1 = (c0 - x - 1.0) / ((x + 1.0) * c0)
-    e_inv = -float(w @ (inv_w * tail))
-    m2_inv = -float(w @ (inv_w * (v1 + v0) * tail))
+    e_inv = -dot(w, (inv_w * tail))
+    m2_inv = -dot(w, (inv_w * (v1 + v0) * tail))
     if not even:
         return c0 + s1, s2 - s1 * s1, 1.0 / c0 + e_inv, m2_inv - e_inv * e_inv
     mass = pmf[:, 0]
-    shift = s1 + 0.5 * float(w @ mass)
+    shift = s1 + 0.5 * dot(w, mass)
     m2_terms = mass * (d + 0.25)
-    m2 = s2 + float(w @ m2_terms)
+    m2 = s2 + dot(w, m2_terms)
     e_terms = mass / (x * (2.0 * x + 1.0))
-    e_inv -= float(w @ e_terms)
+    e_inv -= dot(w, e_terms)
     s = 2.0 * x
     u_s = (2.0 * c0 - s) / (s * c0)
     u_s1 = (2.0 * c0 - s - 1.0) / ((s + 1.0) * c0)
     m2_inv_terms = mass * (-2.0 / (s * (s + 1.0))) * (u_s1 + u_s)
-    m2_inv += float(w @ m2_inv_terms)
+    m2_inv += dot(w, m2_inv_terms)
     # the sizes of the terms, for the condition of the sums below
     aw = np.abs(w)
     sizes = [
-        float(aw @ np.abs((2.0 * d + 1.0) * tail)) + float(aw @ np.abs(m2_terms)),
-        1.0 / c0 + float(aw @ np.abs(inv_w * tail)) + float(aw @ e_terms),
-        float(aw @ np.abs(inv_w * (v1 + v0) * tail)) + float(aw @ np.abs(m2_inv_terms)),
+        dot(aw, np.abs((2.0 * d + 1.0) * tail)) + dot(aw, np.abs(m2_terms)),
+        1.0 / c0 + dot(aw, np.abs(inv_w * tail)) + dot(aw, e_terms),
+        dot(aw, np.abs(inv_w * (v1 + v0) * tail)) + dot(aw, np.abs(m2_inv_terms)),
     ]
     # the gap term weighs about 1/n in V[M]: its relative error may grow with n (module docs)
     tolerance = min(_GAP_TOLERANCE_MAX, max(1e-18, 1e-16 * n))

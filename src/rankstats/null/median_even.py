@@ -74,7 +74,14 @@ import numpy as np
 
 from rankstats.arrays import FloatArray
 from rankstats.null.median_gap import _Kernel, continues, gap_sums
-from rankstats.null.median_rules import _ENUM, _ladder, _piece_nodes, _pieces, integer_nodes
+from rankstats.null.median_rules import (
+    _ENUM,
+    _ladder,
+    _piece_nodes,
+    _pieces,
+    dot,
+    integer_nodes,
+)
 from rankstats.null.median_tails import _Candidates, _Evaluator
 
 __all__ = ["even_moments"]
@@ -111,13 +118,13 @@ def _single(
     lower, upper, _, _ = evaluator.evaluate(x, 0.0, [k - 1], [])
     tail = np.where(x < c0, -upper[:, 0], lower[:, 0])
     d = x - c0
-    s1 = float(w @ tail)
-    s2 = float(w @ ((2.0 * d + 1.0) * tail))
+    s1 = dot(w, tail)
+    s2 = dot(w, ((2.0 * d + 1.0) * tail))
     inv_w = 1.0 / (x * (x + 1.0))
     v0 = (c0 - x) / (x * c0)
     v1 = (c0 - x - 1.0) / ((x + 1.0) * c0)
-    e_inv = -float(w @ (inv_w * tail))
-    m2_inv = -float(w @ (inv_w * (v1 + v0) * tail))
+    e_inv = -dot(w, (inv_w * tail))
+    m2_inv = -dot(w, (inv_w * (v1 + v0) * tail))
     return s1, s2, e_inv, m2_inv
 
 
@@ -163,7 +170,7 @@ def _pair_mass(
         y2 = y.reshape(vh.size, _GAUSS)
         # ((v - 1) / y)^m / y, with (v - 1) / y = 1 - t / y
         factor = np.exp(mh[:, None] * np.log1p(-t[None, :] / y2)) / y2
-        out[hard] = (mh + 1.0) * ((pmf_y * factor) @ wt)
+        out[hard] = (mh + 1.0) * np.einsum("ij,j->i", pmf_y * factor, wt)
     return np.asarray(out, dtype=np.float64)
 
 
@@ -256,7 +263,7 @@ def _pair_terms(
     h_inv = 1.0 / (v * (2.0 * v - 1.0))
     return [
         -0.5 * float(np.sum(weight)) + sums[0],
-        float(weight @ (-0.5 * (2.0 * v - 0.5 - 2.0 * c))) + sums[1],
-        float(weight @ h_inv) + sums[2],
-        float(weight @ (h_inv * (2.0 / (2.0 * v - 1.0) + 1.0 / v - 2.0 * ci))) + sums[3],
+        dot(weight, (-0.5 * (2.0 * v - 0.5 - 2.0 * c))) + sums[1],
+        dot(weight, h_inv) + sums[2],
+        dot(weight, (h_inv * (2.0 / (2.0 * v - 1.0) + 1.0 / v - 2.0 * ci))) + sums[3],
     ]

@@ -51,9 +51,10 @@ import math
 from collections.abc import Callable
 
 import numpy as np
+from numpy.lib.stride_tricks import sliding_window_view
 
 from rankstats.arrays import FloatArray, IntArray
-from rankstats.null.median_rules import _piece_nodes
+from rankstats.null.median_rules import _piece_nodes, dot
 
 __all__ = ["continues", "gap_sums"]
 
@@ -61,8 +62,12 @@ __all__ = ["continues", "gap_sums"]
 _INTEGER_RANGE = 4_000_000
 #: at most this many (x, y) pairs are summed ...
 _PAIR_BUDGET = 6_000_000
-#: ... this many at a time
+#: ... this many at a time; more pairs than _ENUMERATE_MAX are summed by rules in t on panels
+#: (a few dozen nodes per decay length instead of every integer)
+_ENUMERATE_MAX = 500_000
 _PAIR_CHUNK = 400_000
+#: nodes per block of the integer-node sums (each block as wide as its longest span)
+_BLOCK_ROWS = 128
 
 #: weight functions of s = x + y for the gap sums, one array per sum
 Weights = Callable[[FloatArray], list[FloatArray]]
@@ -243,19 +248,34 @@ def _integer_nodes(
     s_lo = int(2.0 * x0) + 1
     tables = phi(np.arange(float(s_lo), 2.0 * top))
     totals = np.zeros(len(tables))
-    ends = np.cumsum(span)
+    # a block of nodes (sorted) times the shifts t = 1..T of its longest span, as two-dimensional
+    # windows of the running sums and of the weight tables: no per-pair index arrays
+    order = np.argsort(y, kind="stable")
+    y_at = (y[order] - x0).astype(np.int64)
+    span, scale, at_y = span[order], scale[order], at_y[order]
+    pad = int(span.max()) if span.size else 0
+    padded = np.concatenate((np.zeros(pad), running))
+    padded_tables = [np.concatenate((np.zeros(pad), table)) for table in tables]
     start = 0
     while start < y.size:
-        base = int(ends[start - 1]) if start else 0
-        stop = max(int(np.searchsorted(ends, base + _PAIR_CHUNK, side="right")), start + 1)
-        t, owner, _ = _enumerated(span[start:stop])
-        owner += start
-        yy = y[owner]
-        xx = yy - t
-        kappa = np.exp(running[(xx - x0).astype(np.int64)] - at_y[owner]) * scale[owner]
-        index = (xx + yy).astype(np.int64) - s_lo
-        for j, table in enumerate(tables):
-            totals[j] += float(kappa @ table[index])
+        stop = min(start + _BLOCK_ROWS, y.size)
+        width = int(span[start:stop].max())
+        while stop - start > 1 and (stop - start) * width > _PAIR_CHUNK:
+            stop = start + (stop - start) // 2
+            width = int(span[start:stop].max())
+        if width == 0:
+            start = stop
+            continue
+        rows = y_at[start:stop]
+        # column c is the shift t = width - c, i.e. x = y - width + c
+        log_k = sliding_window_view(padded, width)[rows + pad - width] - at_y[start:stop, None]
+        keep = np.arange(width)[None, :] >= (width - span[start:stop])[:, None]
+        kappa = np.where(keep, np.exp(log_k), 0.0) * scale[start:stop, None]
+        # s = x + y = 2y - width + c, from x0 + (y - x0) + (y - x0) - width + c
+        first_s = 2 * rows + int(2.0 * x0) - width - s_lo + pad
+        for j, table in enumerate(padded_tables):
+            values = sliding_window_view(table, width)[first_s]
+            totals[j] += float(np.sum(kappa * values))
         start = stop
     return [float(total) for total in totals]
 
@@ -368,7 +388,7 @@ def gap_sums(
     if not integral and not _continues(values, y, reach, span):
         return None
     ix: IntArray | None = None
-    if int(span.sum()) <= budget:
+    if int(span.sum()) <= min(budget, _ENUMERATE_MAX):
         t, owner, w_t = _enumerated(span)
     else:
         t, owner, w_t, ix = _panels(values, kernel.below, a, y, span, power)
@@ -384,5 +404,5 @@ def gap_sums(
         log_k = kernel.log_ratio(xx, yy, None if ix is None else ix[c0_:c1_], iy[own])
         kappa = np.exp(log_k) * (scale[own] * w_t[c0_:c1_])
         for j, values_j in enumerate(phi(xx + yy)):
-            totals[j] += float(kappa @ values_j)
+            totals[j] += dot(kappa, values_j)
     return [float(total) for total in totals]

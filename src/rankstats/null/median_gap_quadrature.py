@@ -20,6 +20,7 @@ from rankstats.null.median_rules import (
     _panel_nodes,
     _piece_nodes,
     _pieces,
+    dot,
 )
 from rankstats.null.median_tails import _Candidates, _Evaluator
 
@@ -148,8 +149,8 @@ class _GapSums:
         h = np.exp(log_factor) * mass[:, 0] * w
         s = 2.0 * x + t
         g0 = float(h.sum())
-        g1 = float(h @ (4.0 / (s * (s + 1.0) * (s + 2.0))))
-        g2 = float(h @ _second_difference_inverse_square(s, float(self.c0)))
+        g1 = dot(h, (4.0 / (s * (s + 1.0) * (s + 2.0))))
+        g2 = dot(h, _second_difference_inverse_square(s, float(self.c0)))
         return g0, g1, g2
 
     def _nodes_by_t(

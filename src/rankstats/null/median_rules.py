@@ -13,7 +13,7 @@ import threading
 
 import numpy as np
 
-from rankstats.arrays import BoolArray, FloatArray, IntArray
+from rankstats.arrays import FloatArray, IntArray
 
 #: nodes of the discrete Gauss rule on one panel (exact for polynomials of degree < 32)
 _NU = 16
@@ -21,6 +21,15 @@ _NU = 16
 _ENUM = 32
 #: powers of two from this value on are panel boundaries, so that 1/x weights stay smooth
 _LADDER_START = 32
+
+
+def dot(a: FloatArray, b: FloatArray) -> float:
+    """Return the inner product of two vectors, pairwise summed, in one thread.
+
+    Not ``a @ b``: OpenBLAS hands long dot products to its worker threads, which stall for
+    milliseconds when the other cores are busy, and sums them in blocks rather than pairwise.
+    """
+    return float(np.sum(a * b))
 
 
 def _suffix_sum(values: FloatArray) -> FloatArray:
@@ -47,41 +56,156 @@ def _prefix_sum(values: FloatArray) -> FloatArray:
     return np.ascontiguousarray(out)
 
 
-class _RuleStore:
-    """Cached Gram rules of one node count: sorted lengths and their stacked nodes and weights."""
+#: rules of lengths up to this multiple of the node count are computed one by one ...
+_GRAM_SHORT = 4
+#: ... longer ones from an interpolant of this degree in :math:`\epsilon = 1/L^2`, tabulated up
+#: to this multiple ...
+_GRAM_DEGREE = 24
+_GRAM_TABLE = 64
+#: ... and beyond it from an interpolant of this degree on the shorter range of epsilon
+_GRAM_LONG_DEGREE = 6
+#: beyond ten times that multiple (s = (top / L)^2 < 0.009) degree 2 suffices: (s / 4096)^3 < 1e-17
+_GRAM_FAR = 0.009
+
+
+def _jacobi_off(eps: FloatArray, nu: int) -> FloatArray:
+    r"""Off-diagonals :math:`\sqrt{\beta_k}` of the Gram Jacobi matrices, one row per ``eps``."""
+    k = np.arange(1, nu, dtype=np.float64)[None, :]
+    return np.asarray(
+        np.sqrt(k * k * (1.0 - k * k * eps[:, None]) / (4.0 * (4.0 * k * k - 1.0))),
+        dtype=np.float64,
+    )
+
+
+def _polished(eps: FloatArray, nu: int) -> tuple[FloatArray, FloatArray]:
+    r"""Gram rules at :math:`\epsilon = 1/L^2` (0: Gauss-Legendre), to full accuracy.
+
+    Golub-Welsch (``eigh`` of the Jacobi matrices) for first nodes, two Newton steps on the monic
+    recurrence, and Christoffel weights :math:`1 / \sum_{k < \nu} q_k(z_j)^2` from the
+    orthonormal one (a sum of squares, accurate to its own size however small).
+    """
+    off = _jacobi_off(eps, nu)
+    jacobi = np.zeros((eps.size, nu, nu))
+    i = np.arange(nu - 1)
+    jacobi[:, i, i + 1] = off
+    jacobi[:, i + 1, i] = off
+    z = np.linalg.eigh(jacobi)[0]
+    beta = off * off
+    for _ in range(2):
+        p_prev, p = np.zeros_like(z), np.ones_like(z)
+        d_prev, d = np.zeros_like(z), np.zeros_like(z)
+        for k in range(nu):
+            b = beta[:, k - 1, None] if k else 0.0
+            p_prev, p, d_prev, d = p, z * p - b * p_prev, d, p + z * d - b * d_prev
+        z = z - p / d
+    q_prev, q = np.zeros_like(z), np.ones_like(z)
+    total = np.ones_like(z)
+    for k in range(nu - 1):
+        o = off[:, k - 1, None] if k else 0.0
+        q_prev, q = q, (z * q - o * q_prev) / off[:, k, None]
+        total += q * q
+    return z, 1.0 / total
+
+
+def _departure_series(nu: int, top: float, degree: int) -> tuple[FloatArray, ...]:
+    r"""Chebyshev series in :math:`\epsilon \in [0, 1/top^2]` of the departures from Legendre.
+
+    Returns the Gauss-Legendre nodes and weights (:math:`\epsilon = 0`) and the coefficients of
+    the nodes' and weights' departures from them, from polished rules at Chebyshev points.
+    """
+    theta = np.pi * (np.arange(degree + 1) + 0.5) / (degree + 1)
+    eps = np.concatenate(([0.0], (np.cos(theta) + 1.0) / (2.0 * top * top)))
+    z, w = _polished(eps, nu)
+    basis = np.cos(np.outer(np.arange(degree + 1), theta)) * (2.0 / (degree + 1))
+    basis[0] /= 2.0
+    return z[0], w[0], basis @ (z[1:] - z[0]), basis @ (w[1:] - w[0])
+
+
+def _evaluate_series(series: tuple[FloatArray, ...], top: float, big: FloatArray) -> FloatArray:
+    """Nodes and weights (stacked) at lengths ``big`` from :func:`_departure_series`."""
+    z0, w0, cz, cw = series
+    basis = np.polynomial.chebyshev.chebvander(2.0 * (top / big) ** 2 - 1.0, cz.shape[0] - 1)
+    return np.stack(
+        (z0 + np.einsum("md,dn->mn", basis, cz), w0 + np.einsum("md,dn->mn", basis, cw))
+    )
+
+
+def _monomial(series: tuple[FloatArray, ...]) -> FloatArray:
+    r"""The departures of :func:`_departure_series` as polynomials in :math:`s = \epsilon\,top^2`.
+
+    Shape ``(degree + 1, 2, nu)``, lowest power first (for Horner's rule; low degree only). The
+    Chebyshev series in :math:`u = 2s - 1` is converted by one matrix, the images of the basis.
+    """
+    _, _, cz, cw = series
+    size = cz.shape[0]
+    convert = np.zeros((size, size))
+    for k in range(size):
+        poly = np.polynomial.Chebyshev.basis(k, domain=[0.0, 1.0]).convert(
+            kind=np.polynomial.Polynomial
+        )
+        convert[: poly.coef.size, k] = poly.coef
+    return np.stack((convert @ cz, convert @ cw), axis=1)
+
+
+class _GramTable:
+    r"""Gram rules of one node count :math:`\nu` for every length :math:`L > \nu`.
+
+    Lengths up to :math:`4\nu` are computed one by one (:func:`_polished`). Beyond, the nodes
+    and weights are analytic in :math:`\epsilon = 1/L^2` (the recurrence coefficients are linear
+    in it), and their departures from the Gauss-Legendre limit (:math:`\epsilon = 0`) are
+    interpolated by Chebyshev series from polished rules at Chebyshev points: of degree 24 on
+    :math:`[0, 1/(4\nu + 1)^2]` for the lengths up to :math:`64\nu` (tabulated once), of degree 6
+    on :math:`[0, 1/(64\nu)^2]` beyond (where :math:`k^2\epsilon < 1/4096`), summed as a
+    polynomial in :math:`\epsilon` (its first three terms beyond :math:`640\nu`). Measured against
+    polished rules for every length up to 3000 and 300 up to :math:`10^{13}`: nodes to
+    :math:`1.1 \cdot 10^{-16}`, weights to a few :math:`10^{-14}` relative (the Golub-Welsch
+    rules alone: :math:`5 \cdot 10^{-16}` and :math:`10^{-13}`), at a fraction of a microsecond
+    per length instead of tens.
+    """
 
     def __init__(self, nu: int) -> None:
-        self.lengths: IntArray = np.zeros(0, dtype=np.int64)
-        self.z: FloatArray = np.zeros((0, nu))
-        self.w: FloatArray = np.zeros((0, nu))
+        self.nu = nu
+        short = np.arange(nu + 1, _GRAM_SHORT * nu + 1, dtype=np.float64)
+        z_short, w_short = _polished(1.0 / (short * short), nu)
+        mid_top = float(_GRAM_SHORT * nu + 1)
+        mid = np.arange(mid_top, _GRAM_TABLE * nu + 1)
+        mid_rules = _evaluate_series(_departure_series(nu, mid_top, _GRAM_DEGREE), mid_top, mid)
+        # (length, nodes or weights, node)
+        self.table = np.stack(
+            (np.concatenate((z_short, mid_rules[0])), np.concatenate((w_short, mid_rules[1]))),
+            axis=1,
+        )
+        self.top = float(_GRAM_TABLE * nu)
+        series = _departure_series(nu, self.top, _GRAM_LONG_DEGREE)
+        self.base = np.stack((series[0], series[1]))
+        self.long = _monomial(series)
 
-    def __len__(self) -> int:
-        return int(self.lengths.size)
+    def rules(self, lengths: IntArray) -> tuple[FloatArray, FloatArray]:
+        """Nodes and weights for each length (all above ``nu``)."""
+        out = np.empty((lengths.size, 2, self.nu))
+        table = lengths <= self.top
+        out[table] = self.table[lengths[table] - (self.nu + 1)]
+        if not np.all(table):
+            # Horner's rule in s = (top / L)^2 <= 1, on the distinct lengths; the term of
+            # order j is below (s / 4096)^j, so beyond 10 top only the first three are kept
+            distinct, inverse = np.unique(lengths[~table], return_inverse=True)
+            s = (self.top / distinct.astype(np.float64)) ** 2
+            rules = np.empty((distinct.size, 2, self.nu))
+            for part, terms in ((s >= _GRAM_FAR, self.long), (s < _GRAM_FAR, self.long[:3])):
+                sp = s[part][:, None, None]
+                found = np.broadcast_to(terms[-1], (sp.shape[0], 2, self.nu)).copy()
+                for coef in terms[-2::-1]:
+                    found *= sp
+                    found += coef
+                rules[part] = found + self.base
+            out[~table] = rules[inverse.ravel()]
+        return out[:, 0], out[:, 1]
 
-    def find(self, lengths: IntArray) -> tuple[IntArray, BoolArray]:
-        """Positions of ``lengths`` (sorted, distinct) in the store, and which are present."""
-        pos = np.searchsorted(self.lengths, lengths)
-        inside = pos < self.lengths.size
-        hit = np.zeros(lengths.size, dtype=bool)
-        hit[inside] = self.lengths[pos[inside]] == lengths[inside]
-        return pos, hit
 
-    def add(self, lengths: IntArray, z: FloatArray, w: FloatArray) -> None:
-        """Merge new rules (lengths not yet present)."""
-        all_lengths = np.concatenate((self.lengths, lengths))
-        order = np.argsort(all_lengths, kind="stable")
-        keep = np.ones(order.size, dtype=bool)
-        keep[1:] = all_lengths[order][1:] != all_lengths[order][:-1]
-        order = order[keep]
-        self.lengths = all_lengths[order]
-        self.z = np.concatenate((self.z, z))[order]
-        self.w = np.concatenate((self.w, w))[order]
-
-
-#: Gram rules by node count (each store sorted by length); read and filled under the lock
-_GRAM_CACHE: dict[int, _RuleStore] = {}
+#: Gram tables by node count; read and filled under the lock
+_GRAM_CACHE: dict[int, _GramTable] = {}
 _GRAM_LOCK = threading.Lock()
-#: a store is emptied when it would grow beyond this many rules
+#: an integer-rule cache is emptied when it would grow beyond this many rules
 _GRAM_CACHE_SIZE = 200_000
 
 
@@ -90,43 +214,21 @@ def _gram_rules(lengths: IntArray, nu: int = _NU) -> tuple[FloatArray, FloatArra
 
     The orthogonal polynomials of the uniform measure on :math:`L` consecutive integers (discrete
     Chebyshev or Gram polynomials) obey :math:`p_{k+1} = (x - \tfrac{L-1}{2}) p_k - \beta_k p_{k-1}`
-    with :math:`\beta_k = k^2 (L^2 - k^2) / (4 (4k^2 - 1))`; the Golub-Welsch eigen-decomposition
-    of the scaled Jacobi matrix gives ``nu`` nodes and weights with
-    :math:`\sum_{x=0}^{L-1} f(x) = \sum_j w_j f(x_j)` for every polynomial of degree
-    :math:`< 2\nu` (``nu < L``). Nodes are returned as :math:`z_j` with
-    :math:`x_j = (L-1)/2 + L z_j`, weights normalised to sum to one. Rules are cached per node
-    count in sorted arrays (vectorised look-up: thousands of distinct lengths cost no Python
-    loop); the cache is shared by all threads and guarded by a lock (rules are computed outside
-    it).
+    with :math:`\beta_k = k^2 (L^2 - k^2) / (4 (4k^2 - 1))`; their Gauss rule has ``nu`` nodes
+    and weights with :math:`\sum_{x=0}^{L-1} f(x) = \sum_j w_j f(x_j)` for every polynomial of
+    degree :math:`< 2\nu` (``nu < L``). Nodes are returned as :math:`z_j` with
+    :math:`x_j = (L-1)/2 + L z_j`, weights normalised to sum to one. The rules come from one
+    :class:`_GramTable` per node count (vectorised: thousands of distinct lengths cost no Python
+    loop and no eigen-decomposition), shared by all threads and built outside the lock.
     """
-    distinct, inverse = np.unique(np.asarray(lengths, dtype=np.int64), return_inverse=True)
+    lengths = np.asarray(lengths, dtype=np.int64)
     with _GRAM_LOCK:
-        store = _GRAM_CACHE.setdefault(nu, _RuleStore(nu))
-        pos, hit = store.find(distinct)
-        z = np.empty((distinct.size, nu))
-        w = np.empty((distinct.size, nu))
-        z[hit] = store.z[pos[hit]]
-        w[hit] = store.w[pos[hit]]
-    missing = np.flatnonzero(~hit)
-    if missing.size:
-        big = distinct[missing].astype(np.float64)[:, None]
-        k = np.arange(1, nu, dtype=np.float64)[None, :]
-        off = np.sqrt(k * k * (1.0 - (k / big) ** 2) / (4.0 * (4.0 * k * k - 1.0)))
-        jacobi = np.zeros((missing.size, nu, nu))
-        i = np.arange(nu - 1)
-        jacobi[:, i, i + 1] = off
-        jacobi[:, i + 1, i] = off
-        nodes, vectors = np.linalg.eigh(jacobi)
-        z[missing] = nodes
-        w[missing] = vectors[:, 0, :] ** 2
+        table = _GRAM_CACHE.get(nu)
+    if table is None:
+        table = _GramTable(nu)
         with _GRAM_LOCK:
-            store = _GRAM_CACHE.setdefault(nu, _RuleStore(nu))
-            if len(store) + missing.size > _GRAM_CACHE_SIZE:
-                store = _GRAM_CACHE[nu] = _RuleStore(nu)
-            _, present = store.find(distinct[missing])
-            fresh = missing[~present]
-            store.add(distinct[fresh], z[fresh], w[fresh])
-    return z[inverse.ravel()], w[inverse.ravel()]
+            table = _GRAM_CACHE.setdefault(nu, table)
+    return table.rules(lengths.ravel())
 
 
 def _pieces(lo: int, hi: int, breaks: IntArray, max_piece: int) -> tuple[IntArray, IntArray]:

@@ -43,15 +43,17 @@ panels at every count (a panel starts at :math:`C_i + 1`) and at a geometric lad
 (ratio 2, so that :math:`1/(u + v)` is analytic on a disc of at least five half-lengths about each
 panel; :math:`1 + 16/n` beyond 16 tasks); panels of at most 32 integers are summed point by
 point, longer ones by 16-node discrete Gauss (Gram) rules. The double sum over :math:`u < v` is a
-tensor rule on pairs of distinct panels and, within one panel, a rule in :math:`t = v - u` on 32
-integer nodes (the inner sum over :math:`u` is a polynomial in :math:`t` when the summand is one)
-times a Gram rule in :math:`u`. The moments are accumulated centred
-(:math:`\sum p\,(M - \mathbb{E}[M])^2`) with pairwise summation of nonnegative terms. Rule
-errors are below :math:`10^{-15}` relative (polynomials times functions analytic far from each
-panel); measured against exact power sums with 50-digit harmonic sums and against sums over
-every integer, :math:`10^{-15}` relative or better. Magnitudes are kept as mantissa and
-exponent (the elementary symmetric polynomials are rescaled every eight tasks), so nothing
-overflows.
+tensor rule on pairs of distinct panels and, within one panel :math:`s..e`, a rule in :math:`v`
+on 32 integer nodes of :math:`s + 1..e` (the inner sum over :math:`u` is a polynomial in
+:math:`v` when the summand is one) times a Gram rule in :math:`u` on :math:`s..v - 1`: the costly
+factor :math:`g` (elementary symmetric polynomials) is needed at the 32 nodes :math:`v` only, the
+cheap :math:`f` (a power over a suffix product of the counts) at every pair. The moments are
+accumulated centred (:math:`\sum p\,(M - \mathbb{E}[M])^2`) with pairwise summation of
+nonnegative terms. Rule errors are below :math:`10^{-15}` relative (polynomials times functions
+analytic far from each panel); measured against exact power sums with 50-digit harmonic sums and
+against sums over every integer, :math:`10^{-15}` relative or better. Magnitudes are kept as
+mantissa and exponent (the elementary symmetric polynomials are rescaled every eight tasks), so
+nothing overflows.
 
 The same path serves every even number of tasks up to :data:`EVEN_N` = 64, with a finer ladder
 beyond 16 tasks and 24-node rules beyond 32 (the summands' degree grows with :math:`n`): there
@@ -67,7 +69,14 @@ import math
 import numpy as np
 
 from rankstats.arrays import BoolArray, FloatArray, IntArray
-from rankstats.null.median_rules import _integer_rule, _ladder, _panel_nodes, _piece_nodes, _pieces
+from rankstats.null.median_rules import (
+    _integer_rule,
+    _ladder,
+    _panel_nodes,
+    _piece_nodes,
+    _pieces,
+    dot,
+)
 from rankstats.null.median_tails import _Candidates
 
 __all__ = ["EVEN_N", "SMALL_N", "small_moments", "two_tasks"]
@@ -106,6 +115,12 @@ class _Tasks:
         self.c = np.sort(counts.astype(np.float64))
         self.n = int(counts.size)
         self.binom = _binomials(self.n)
+        # suffix products of 1 / C_i (mantissas) and suffix sums of exponents over sorted counts
+        mant, expo = np.frexp(self.c)
+        self._inv_mant = np.ones(self.n + 1)
+        self._inv_mant[:-1] = np.cumprod((1.0 / mant)[::-1])[::-1]
+        self._expo = np.zeros(self.n + 1, dtype=np.int64)
+        self._expo[:-1] = np.cumsum(expo[::-1])[::-1]
 
     def _above(self, x: FloatArray) -> tuple[BoolArray, FloatArray, IntArray]:
         r"""Mask of :math:`C_i \ge x`, the values :math:`C_i - x` there, and :math:`|A(x)|`."""
@@ -178,14 +193,14 @@ class _Tasks:
 
     def lower_factor(self, u: FloatArray, a: int) -> tuple[FloatArray, IntArray]:
         r""":math:`f(u) = \alpha(u) - \alpha(u - 1)` (zero where :math:`m \le 0`), scaled."""
-        mask, _, size = self._above(u)
-        m = a - (self.n - size)
+        first = np.searchsorted(self.c, u, side="left")  # A(u) = the counts from here on
+        m = a - first
         positive = m > 0
         with np.errstate(divide="ignore", invalid="ignore"):
             drop = -np.expm1(np.where(positive, m, 1).astype(np.float64) * np.log1p(-1.0 / u))
         u_mant, u_expo = np.frexp(u)
         power = np.where(positive, m, 0)
-        c_mant, c_expo = self._scale(mask)
+        c_mant, c_expo = self._inv_mant[first], -self._expo[first]
         mant = np.where(positive, drop * u_mant**power, 0.0) * c_mant
         return np.asarray(mant), (u_expo * power + c_expo).astype(np.int64)
 
@@ -299,27 +314,22 @@ def small_moments(counts: IntArray) -> tuple[float, float, float, float]:
         x_t, w_t, _ = _piece_nodes(t_s, t_l, nu=nu)
         parts_p.append(w_t * tasks.window_mass(x_t, a - 1, a + 1))
         parts_m.append(x_t)
-    # pairs within one panel that meets both ranges: a rule in t = v - u on integer nodes, then
-    # a Gram rule in u (short panels: every pair)
+    # pairs within one panel that meets both ranges: a rule in v on integer nodes, then a Gram
+    # rule in u = s..v - 1 (short panels: every pair); the costly factor g only at the v nodes
     both = np.intersect1d(u_id, v_id)
-    tri_u, tri_t, tri_w = [], [], []
-    for s, length in zip(starts[both].tolist(), lengths[both].tolist(), strict=True):
-        if length < 2:
-            continue
-        t, wt = _integer_rule(1, length - 1, _NU_T)
-        u, wu, own = _piece_nodes(
-            np.full(t.size, s, dtype=np.int64), (length - t).astype(np.int64), nu=nu
-        )
-        tri_u.append(u)
-        tri_t.append(t[own])
-        tri_w.append(wt[own] * wu)
-    if tri_u:
-        u = np.concatenate(tri_u)
-        v = u + np.concatenate(tri_t)
-        every = np.arange(u.size)
-        pair = _product(tasks.lower_factor(u, a), tasks.upper_factor(v, a), every, every)
-        parts_p.append(np.concatenate(tri_w) * pair)
-        parts_m.append(0.5 * (u + v))
+    both = both[lengths[both] >= 2]
+    if both.size:
+        rules = [
+            _integer_rule(s + 1, s + length - 1, _NU_T)
+            for s, length in zip(starts[both].tolist(), lengths[both].tolist(), strict=True)
+        ]
+        v = np.concatenate([rule[0] for rule in rules])
+        w_v = np.concatenate([rule[1] for rule in rules])
+        first = np.repeat(starts[both], [rule[0].size for rule in rules])
+        u, w_u, own = _piece_nodes(first, (v - first).astype(np.int64), nu=nu)
+        pair = _product(tasks.lower_factor(u, a), tasks.upper_factor(v, a), np.arange(u.size), own)
+        parts_p.append(w_v[own] * w_u * pair)
+        parts_m.append(0.5 * (u + v[own]))
     return _moments_of(np.concatenate(parts_p), np.concatenate(parts_m))
 
 
@@ -341,6 +351,6 @@ def two_tasks(c1: int, c2: int) -> tuple[float, float, float, float]:
     s, w = _panel_nodes(2, top, breaks, top)
     p = w * np.minimum(np.minimum(s - 1.0, f1), f1 + f2 + 1.0 - s) / (f1 * f2)
     inv = 2.0 / s
-    inv_mean = float(p @ inv)
+    inv_mean = dot(p, inv)
     dev = inv - inv_mean
-    return mean, var, inv_mean, float(p @ (dev * dev))
+    return mean, var, inv_mean, dot(p, (dev * dev))

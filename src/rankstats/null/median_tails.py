@@ -2,6 +2,17 @@ r"""Tails and point masses of the Poisson-binomial counts N_x behind the median 
 
 See :class:`_Evaluator`: an exact dynamic programme over the uncertain tasks where that is cheap,
 a lattice Fourier inversion of the characteristic function (from tabulated power sums) otherwise.
+
+The programme adds one task at a time to the law of the count, all terms nonnegative, so both
+tails keep their relative accuracy however small. It tracks only a band of counts: counts above
+the largest one asked for are pooled in one cell, and a count that cannot pass the smallest one
+asked for with the tasks left is settled (its mass added to every lower tail) and dropped, so the
+band is never wider than the tasks left. It is used where its work per node is small, or where
+the nodes are so few that the whole chunk is cheap (a median pinned at a small count, whose tiny
+tails the Fourier inversion has only to about :math:`10^{-16}` absolute).
+
+About 630 lines, one class: both methods share the evaluator's power tables, chunks and node
+order, and the dynamic programme is the fallback of the inversion within one chunk.
 """
 
 from __future__ import annotations
@@ -18,10 +29,15 @@ from rankstats.null.median_rules import _prefix_sum, _suffix_sum
 _LOG_EPS = math.log(1e-24)
 #: nodes evaluated together (bounds the memory of the Fourier arrays)
 _CHUNK = 2048
+#: nodes per dynamic programme (the tasks certain below a piece's lowest node are left out)
+_DP_NODES = 512
 #: the exact dynamic programme is used up to this many uncertain tasks ...
 _DP_MAX_ITEMS = 1500
 #: ... and this much work per node (tasks times counts kept)
 _DP_MAX_WORK = 40_000
+#: ... or this much work for all the nodes of a chunk together (few nodes: keep the relative
+#: accuracy of tiny tails, which the Fourier inversion has only in absolute terms)
+_DP_MAX_TOTAL = 2_000_000
 #: tasks with a candidate count below one of these multiples of the shift t are handled one by
 #: one, the first multiple for which the series in t / C needs at most _MAX_SERIES_TERMS terms
 _SERIES_RATIOS = (4.0, 8.0, 16.0, 66.0)
@@ -226,7 +242,12 @@ class _Evaluator:
                 # the exact programme where it is cheap: on the chunk's upper part when its
                 # lower nodes have too many uncertain tasks (it keeps small masses relative)
                 split = c0 + self._dp_start(xs[c0:c1] + ts[c0:c1], cdf_at, pmf_at)
-                for p0, p1, exact in ((c0, split, False), (split, c1, True)):
+                # the exact part in pieces of _DP_NODES nodes: each piece's programme drops the
+                # tasks certain below its lowest node (fewer tasks and counts higher up)
+                parts = [(c0, split, False)] + [
+                    (p0, min(p0 + _DP_NODES, c1), True) for p0 in range(split, c1, _DP_NODES)
+                ]
+                for p0, p1, exact in parts:
                     if p1 <= p0:
                         continue
                     part, part_t, rows = xs[p0:p1], ts[p0:p1], order[p0:p1]
@@ -244,7 +265,10 @@ class _Evaluator:
         certain = cands.below[cands.index_above(lowest)]
         items = cands.n - certain
         top = np.maximum(max([*cdf_at, *pmf_at]) - certain, 0)
-        cheap = (items <= _DP_MAX_ITEMS) & (items * (top + 1) <= _DP_MAX_WORK)
+        work = items * (top + 1)
+        if int(items.max()) <= _DP_MAX_ITEMS and int(work.max()) * xt.size <= _DP_MAX_TOTAL:
+            return 0
+        cheap = (items <= _DP_MAX_ITEMS) & (work <= _DP_MAX_WORK)
         # the cost falls along the chunk (more tasks are certain): the cheap nodes are a suffix
         return int(xt.size - np.cumprod(cheap[::-1]).sum())
 
@@ -257,7 +281,8 @@ class _Evaluator:
         certain = int(cands.below[i0])
         n_items = cands.n - certain
         top = max([*cdf_at, *pmf_at]) - certain
-        if n_items > _DP_MAX_ITEMS or n_items * (max(top, 0) + 1) > _DP_MAX_WORK:
+        work = n_items * (max(top, 0) + 1)
+        if n_items > _DP_MAX_ITEMS or (work > _DP_MAX_WORK and work * x.size > _DP_MAX_TOTAL):
             return None
         low = np.zeros((x.size, len(cdf_at)))
         up = np.ones((x.size, len(cdf_at)))
@@ -271,18 +296,34 @@ class _Evaluator:
             q_rows = np.ascontiguousarray(q.T)
             p_rows = 1.0 - q_rows
             # counts 0..top, and a last cell that collects every count above top; the state is
-            # (count, node) so that each step works on contiguous rows, in place, two products
+            # (count, node) so that each step works on contiguous rows, in place, two products.
+            # A count that cannot pass `decided` with the tasks left ends below every cdf and
+            # pmf point: its row is added to `settled` (all of it ends in every lower tail)
+            # and dropped, so the live rows form a band at most as wide as the tasks left
+            wanted = [m - certain for m in cdf_at if m >= certain]
+            wanted += [a - certain - 1 for a in pmf_at if a >= certain]
+            decided = min(wanted)
             dist = np.zeros((top + 2, x.size))
             dist[0] = 1.0
+            settled = np.zeros(x.size)
             moved = np.empty((top + 1, x.size))
+            lo = 0
             for k, (qi, pi) in enumerate(zip(q_rows, p_rows, strict=True)):
+                # rows j with j + (tasks left) <= decided are settled
+                settle = min(max(decided - (n_items - k) + 1, 0), top + 1)
+                if settle > lo:
+                    settled += dist[lo:settle].sum(axis=0)
+                    dist[lo:settle] = 0.0
+                    lo = settle
                 # after k tasks only the counts 0..k can be held: the rest of the rows are zero
                 hi = min(k, top) + 1
-                np.multiply(dist[:hi], qi, out=moved[:hi])
-                dist[:hi] *= pi
-                dist[1 : hi + 1] += moved[:hi]
+                if hi <= lo:
+                    continue
+                np.multiply(dist[lo:hi], qi, out=moved[lo:hi])
+                dist[lo:hi] *= pi
+                dist[lo + 1 : hi + 1] += moved[lo:hi]
             dist = dist.T
-            cum_low = np.cumsum(dist, axis=1)
+            cum_low = np.cumsum(dist, axis=1) + settled[:, None]
             cum_up = np.cumsum(dist[:, ::-1], axis=1)[:, ::-1]
             for j, m in enumerate(cdf_at):
                 if m >= certain:
