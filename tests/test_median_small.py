@@ -385,3 +385,20 @@ def test_narrow_masses_at_huge_counts_against_a_finer_ladder(n: int) -> None:
         finer = small_moments(candidates)
     for actual, wanted in zip(got, finer, strict=True):
         assert actual == pytest.approx(wanted, rel=1e-12)
+
+
+@pytest.mark.parametrize("n", [56, 58, 60, 62, 64, 66])
+@pytest.mark.parametrize("count", [3 * 10**11, 6 * 10**11, 10**12])
+def test_median_of_equal_large_counts_is_centred(n: int, count: int) -> None:
+    """Equal counts: the law is symmetric about (C + 1) / 2, so E[M] is known exactly.
+
+    The product form's rules lost 3e-12 on E[M] at 64 equal counts of 1e12 (and 1e-10 at 62 tasks
+    with counts spread over 1e11..1e12); such inputs now take the main path.
+    """
+    expected, variance = median_moments(np.full(n, count))
+    inverse, inverse_variance = inverse_median_moments(np.full(n, count))
+    assert expected == pytest.approx((count + 1) / 2, rel=1e-15)
+    # the continuous limit (Beta order statistics) is within O(1/C) of the discrete law
+    assert variance == pytest.approx(count**2 / (4 * (n + 2)), rel=0.2)
+    assert inverse > 2 / (count + 1)
+    assert inverse_variance > 0

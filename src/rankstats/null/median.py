@@ -75,13 +75,13 @@ orders of magnitude apart (e.g. :math:`C = (1, 1, 10^6, 10^6)`: :math:`X_{(2)} =
 :math:`\mathbb{E}[1/M] \approx 10^{-5}`, and about :math:`\log_{10}` of that ratio is lost in
 digits (:math:`10^{-11}` there, :math:`10^{-4}` at :math:`10^{12}`); two very different counts
 at :math:`n = 38` lost up to :math:`10^{-6}` too. So :math:`n \le 16` tasks and every even
-:math:`n \le 64` are summed instead over the point masses of the middle order statistics in
+:math:`n \le 56` are summed instead over the point masses of the middle order statistics in
 product form, every term nonnegative (:mod:`rankstats.null.median_small`): :math:`10^{-15}`
 relative against exact power sums and 50-digit harmonic sums at counts mixing 1, small,
 :math:`10^6`, :math:`10^9` and :math:`10^{12}` (about :math:`10^{-12}` beyond 32 tasks with
 counts near :math:`10^{12}` spread by 10 %, a limit of its rules).
 
-*Many tasks, middle ranks far apart.* Beyond 64 tasks the decomposition above is kept when it is
+*Many tasks, middle ranks far apart.* Beyond 56 tasks the decomposition above is kept when it is
 well conditioned: the sizes of the terms of each of :math:`\mathbb{V}[M]`,
 :math:`\mathbb{E}[1/M]` and :math:`\mathbb{V}[1/M]` (single sums, point-mass sums, double
 sums, squared shift) within :math:`10^3` of its value, so that rounding and the tails'
@@ -110,7 +110,7 @@ the discrete Gauss rules come from one table per node count
 inner products are pairwise sums in one thread (OpenBLAS's threaded dot products stalled for
 milliseconds on a busy machine). Measured in one run against the odd neighbour (one more task):
 within 1.3 to 3 times at n = 100, 4000, 20466 and :math:`10^6`; the few-task product form
-(:math:`n \le 64`) with spread counts, long windows with many distinct counts (kernel sums on
+(:math:`n \le 56`) with spread counts, long windows with many distinct counts (kernel sums on
 panels in :math:`t`) and separated counts cost 10 to 20 times the odd case, at most about
 0.3 s (``python benchmarks/run.py median``).
 
@@ -579,7 +579,7 @@ def inverse_median_moments(
     documentation (Error bound). For even :math:`n` the decomposition adds terms of the size of
     :math:`\mathbb{E}[1/X_{(a)}]` that cancel when the two middle ranks are orders of magnitude
     apart (:math:`C = (1, 1, 10^{12}, 10^{12})`) or two very different counts share the tasks;
-    up to 16 tasks, and for every even :math:`n \le 64`, the moments are instead summed over
+    up to 16 tasks, and for every even :math:`n \le 56`, the moments are instead summed over
     nonnegative point masses of the middle pair
     (:mod:`rankstats.null.median_small`), to :math:`10^{-15}` relative; two tasks are summed
     over the trapezoidal law of :math:`r_1 + r_2`.
