@@ -720,13 +720,32 @@ def _integrands(laplace: _Laplace, v: FloatArray) -> tuple[FloatArray, FloatArra
     return first, (u - 2.0) * first, transform
 
 
+def _nodes_and_midpoints(
+    laplace: _Laplace, nodes: tuple[int, int], cells: tuple[int, int]
+) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray, FloatArray]:
+    r"""The integrands at the nodes :math:`v = hk` and at the midpoints :math:`v = h(k + 1/2)`.
+
+    ``nodes`` and ``cells`` are the first and last :math:`k` of each (:math:`h` = ``_STEP``).
+    The first halving of the step always follows, so the midpoints are evaluated in the same
+    call as the nodes: every value is that of a call of its own, and the transforms' fixed cost
+    is paid once. Returns the integrands and transform at the nodes, then the two integrands at
+    the midpoints.
+    """
+    coarse = _STEP * np.arange(nodes[0], nodes[1] + 1.0)
+    middle = _STEP * np.arange(cells[0], cells[1] + 1.0) + 0.5 * _STEP
+    first, second, transform = _integrands(laplace, np.concatenate((coarse, middle)))
+    split = coarse.size
+    return first[:split], second[:split], transform[:split], first[split:], second[split:]
+
+
 def _reciprocal_moments(laplace: _Laplace, b: float) -> tuple[float, float]:
     r"""Return :math:`I_1 = \mathbb{E}[\mu/X] - 1` and :math:`\mu^2 \mathbb{V}[1/X]`.
 
     ``b`` is :math:`\min X / \mu`. See :func:`inverse_arithmetic_mean_moments`, Notes.
     """
     low, high = _FIRST_LOW, _FIRST_HIGH
-    f1, f2, transform = _integrands(laplace, _STEP * np.arange(low, high + 1.0))
+    # the integrands at the nodes of step _STEP (f) and at their midpoints (m)
+    f1, f2, transform, m1, m2 = _nodes_and_midpoints(laplace, (low, high), (low, high - 1))
     for _ in range(1000):  # grow the range until the bounds on both tails are negligible
         i1, i2 = _STEP * float(np.sum(f1)), _STEP * float(np.sum(f2))
         tolerance1 = _TAIL_TOLERANCE * i1
@@ -743,12 +762,17 @@ def _reciprocal_moments(laplace: _Laplace, b: float) -> tuple[float, float]:
         if not (grow_left or grow_right):
             break
         if grow_left:
-            g1, g2, _ = _integrands(laplace, _STEP * np.arange(low - _GROWTH, low + 0.0))
+            span = (low - _GROWTH, low - 1)
+            g1, g2, _, h1, h2 = _nodes_and_midpoints(laplace, span, span)
             f1, f2 = np.concatenate((g1, f1)), np.concatenate((g2, f2))
+            m1, m2 = np.concatenate((h1, m1)), np.concatenate((h2, m2))
             low -= _GROWTH
         if grow_right:
-            g1, g2, g3 = _integrands(laplace, _STEP * np.arange(high + 1.0, high + _GROWTH + 1))
+            g1, g2, g3, h1, h2 = _nodes_and_midpoints(
+                laplace, (high + 1, high + _GROWTH), (high, high + _GROWTH - 1)
+            )
             f1, f2 = np.concatenate((f1, g1)), np.concatenate((f2, g2))
+            m1, m2 = np.concatenate((m1, h1)), np.concatenate((m2, h2))
             transform = np.concatenate((transform, g3))
             high += _GROWTH
     i1, i2 = _STEP * float(np.sum(f1)), _STEP * float(np.sum(f2))
@@ -756,8 +780,11 @@ def _reciprocal_moments(laplace: _Laplace, b: float) -> tuple[float, float]:
     step = _STEP
     cells = _STEP * np.arange(low, high + 0.0)
     for _ in range(_MAX_HALVINGS):  # halve the step: add the midpoints of the current nodes
-        offsets = step * np.arange(0.5, _STEP / step)
-        g1, g2, _ = _integrands(laplace, (cells[:, None] + offsets[None, :]).ravel())
+        if step == _STEP:  # the first midpoints were evaluated with the nodes
+            g1, g2 = m1, m2
+        else:
+            offsets = step * np.arange(0.5, _STEP / step)
+            g1, g2, _ = _integrands(laplace, (cells[:, None] + offsets[None, :]).ravel())
         sum1 += float(np.sum(g1))
         sum2 += float(np.sum(g2))
         step /= 2.0
