@@ -35,7 +35,9 @@ from __future__ import annotations
 
 import functools
 import math
+import weakref
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
@@ -796,6 +798,49 @@ def _reciprocal_moments(laplace: _Laplace, b: float) -> tuple[float, float]:
     return i1, i2 - i1 * i1
 
 
+# --- the pairs (C, a) ---------------------------------------------------------------------------
+@dataclass(frozen=True)
+class _SpreadPairs:
+    r"""The distinct pairs :math:`(C, a)` of the tasks with :math:`C > 1`, for both metrics.
+
+    ``spread`` holds the pairs with their numbers of tasks, ``folded`` the same with many
+    distinct large counts of one share replaced by interpolation nodes
+    (:func:`~rankstats.null.interpolation.interpolation_pairs`); ``certain`` is the total share
+    :math:`\sum a_i` of the tasks with :math:`C = 1`, whose rank is 1.
+    """
+
+    spread: tuple[IntArray, FloatArray, FloatArray]
+    folded: tuple[IntArray, FloatArray, FloatArray]
+    certain: float
+
+
+#: the pairs of the tasks seen last: the inverse arithmetic and the harmonic mean rank of one
+#: cell of a table share them (a table holds its tasks while it computes their null moments)
+_PAIRS: weakref.WeakKeyDictionary[Tasks, _SpreadPairs | None] = weakref.WeakKeyDictionary()
+
+
+def _spread_pairs(tasks: Tasks) -> _SpreadPairs | None:
+    """The :class:`_SpreadPairs` of the tasks, computed once per :class:`Tasks` object.
+
+    ``None`` when every task has a single candidate.
+    """
+    try:
+        return _PAIRS[tasks]
+    except KeyError:
+        pass
+    c, a, multiplicity = tasks.shares()
+    spread = c > 1
+    pairs = None
+    if np.any(spread):
+        certain = float(np.sum(multiplicity[~spread] * a[~spread]))
+        c, a, multiplicity = c[spread], a[spread], multiplicity[spread]
+        # many distinct large counts: a few hundred interpolation nodes in log C stand for them
+        folded = interpolation_pairs(c, a, multiplicity)
+        pairs = _SpreadPairs((c, a, multiplicity), folded, certain)
+    _PAIRS[tasks] = pairs
+    return pairs
+
+
 # --- public functions ---------------------------------------------------------------------------
 def inverse_arithmetic_mean_moments(
     num_candidates: IntArray, weights: FloatArray | None = None
@@ -910,13 +955,11 @@ def inverse_arithmetic_mean_moments(
 
 def inverse_arithmetic_mean_moments_of(tasks: Tasks) -> tuple[float, float]:
     """:func:`inverse_arithmetic_mean_moments` of tasks given as rows with multiplicities."""
-    c, a, multiplicity = tasks.shares()
-    spread = c > 1
-    if not np.any(spread):
+    pairs = _spread_pairs(tasks)
+    if pairs is None:
         return 1.0, 0.0
-    certain = float(np.sum(multiplicity[~spread] * a[~spread]))
-    # many distinct large counts: a few hundred interpolation nodes in log C stand for them
-    c, a, multiplicity = interpolation_pairs(c[spread], a[spread], multiplicity[spread])
+    certain = pairs.certain
+    c, a, multiplicity = pairs.folded
     task = _ArithmeticTask(c.astype(np.float64))
     # the mean from the same pairs as the transform: the centring needs them to agree exactly
     mu = pairwise_dot(multiplicity * a, task.mean) + certain
@@ -1052,15 +1095,13 @@ def harmonic_mean_moments(
 
 def harmonic_mean_moments_of(tasks: Tasks) -> tuple[float, float]:
     """:func:`harmonic_mean_moments` of tasks given as rows with multiplicities."""
-    c, a, multiplicity = tasks.shares()
-    spread = c > 1
-    if not np.any(spread):
+    pairs = _spread_pairs(tasks)
+    if pairs is None:
         return 1.0, 0.0
-    certain = float(np.sum(multiplicity[~spread] * a[~spread]))
-    c, a, multiplicity = c[spread], a[spread], multiplicity[spread]
+    certain = pairs.certain
+    c, a, multiplicity = pairs.spread
     x_min = pairwise_dot(multiplicity * a, 1.0 / c.astype(np.float64)) + certain
-    # many distinct large counts: a few hundred interpolation nodes in log C stand for them
-    c, a, multiplicity = interpolation_pairs(c, a, multiplicity)
+    c, a, multiplicity = pairs.folded
     task = _HarmonicTask(c)
     # the mean from the same pairs as the transform: the centring needs them to agree exactly
     mu = pairwise_dot(multiplicity * a, task.mean) + certain
