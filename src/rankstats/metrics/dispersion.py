@@ -25,10 +25,13 @@ MAD_NORMAL_SCALE = 1.482602218505602
 def _weighted_variance(ranks: FloatArray, weights: FloatArray | None) -> FloatArray:
     if weights is None:
         return np.asarray(ranks.var(axis=-1), dtype=np.float64)
-    mean = np.average(ranks, axis=-1, weights=weights)
-    return np.asarray(
-        np.average((ranks - mean[..., None]) ** 2, axis=-1, weights=weights), dtype=np.float64
-    )
+    # numpy.average's arithmetic without its argument handling (the weights are clean)
+    total = weights.sum(axis=-1, dtype=np.float64)
+    mean = np.multiply(ranks, weights, dtype=np.float64).sum(axis=-1) / total
+    deviation = ranks - mean[..., None]
+    deviation *= deviation
+    deviation *= weights
+    return np.asarray(deviation.sum(axis=-1) / total, dtype=np.float64)
 
 
 @parse_docdata
