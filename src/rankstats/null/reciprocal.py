@@ -539,24 +539,27 @@ class _HarmonicTask:
         gap = se * ((ce - je) / (je * ce))
         f_start = np.exp(-gap)
         y_end, y_start = se / ce, se / je
+        # the two ends of the range as the rows of one array: each function called once for both
+        ends_x, ends_y = np.stack((ce, je)), np.stack((y_end, y_start))
         correction = np.zeros_like(se)
         for i in range(1, _EM_ORDER + 1):
             k = 2 * i - 1
-            at_end = np.polyval(_POLYNOMIALS[k], y_end) / ce**k
-            at_start = f_start * np.polyval(_POLYNOMIALS[k], y_start) / je**k
+            derivatives = np.polyval(_POLYNOMIALS[k], ends_y)
+            derivatives[1] *= f_start
+            derivatives /= ends_x**k
+            at_end, at_start = derivatives
             correction += _BERNOULLI[i - 1] / math.factorial(2 * i) * (at_end - at_start)
         tail = np.empty_like(se)
         # S: the integral of exp(-s (1/x - 1/C)) is x exp(-s (1/x - 1/C)) G(s / x)
         n = ~comp
-        integral = ce[n] * _exp_integral_ratio(y_end[n]) - je[n] * f_start[n] * (
-            _exp_integral_ratio(y_start[n])
-        )
+        g_end, g_start = _exp_integral_ratio(ends_y[:, n])
+        integral = ce[n] * g_end - je[n] * f_start[n] * g_start
         tail[n] = integral + 0.5 * (f_start[n] + 1.0) + correction[n]
         # D: 1 - exp(-s (1/x - 1/C)) = -expm1(s/C) + exp(s/C) (1 - exp(-s/x)), and the
         # integral of 1 - exp(-s/x) is x G^(s/x)
+        g_end, g_start = _exp_integral_complement(ends_y[:, comp])
         integral = -(ce[comp] - je[comp]) * np.expm1(y_end[comp]) + np.exp(y_end[comp]) * (
-            ce[comp] * _exp_integral_complement(y_end[comp])
-            - je[comp] * _exp_integral_complement(y_start[comp])
+            ce[comp] * g_end - je[comp] * g_start
         )
         tail[comp] = integral - 0.5 * np.expm1(-gap[comp]) - correction[comp]
         total[em] += tail
