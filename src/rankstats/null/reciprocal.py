@@ -252,11 +252,13 @@ class _ArithmeticTask:
         self.limit = 1.0 / c
         self.row_cost = np.ones(c.size)
 
-    def series_row(self, m: int) -> FloatArray:
-        """The coefficient of :math:`x^m` of every pair's series (zero for odd ``m``)."""
-        if m % 2 or m == 0:
-            return np.zeros(self.c.size)
-        out: FloatArray = _ARITHMETIC_SERIES[m // 2 - 1] * -np.expm1(-m * np.log(self.c))
+    def series_rows(self, part: slice) -> FloatArray:
+        """The coefficients of :math:`x^m`, m = 2..24 (columns; zero for odd m), of some pairs."""
+        c = self.c[part]
+        out = np.zeros((c.size, _SERIES_TERMS - 1))
+        even = np.arange(2, _SERIES_TERMS + 1, 2)
+        coefficients = np.array(_ARITHMETIC_SERIES)
+        out[:, ::2] = coefficients * -np.expm1(-even * np.log(c)[:, None])
         return out
 
     def __call__(self, s: FloatArray, rows: IntArray) -> tuple[FloatArray, FloatArray]:
@@ -267,6 +269,8 @@ class _ArithmeticTask:
         return centred, log_transform
 
 
+#: the powers m = 2.._SERIES_TERMS of the series
+_EXPONENTS = np.arange(2.0, _SERIES_TERMS + 1)
 #: binom(m, k) for k <= m (zero above)
 _BINOMIAL = np.array(
     [[math.comb(m, k) for k in range(_SERIES_TERMS + 1)] for m in range(_SERIES_TERMS + 1)],
@@ -274,6 +278,10 @@ _BINOMIAL = np.array(
 )
 #: zeta(k), k = 2.._SERIES_TERMS
 _ZETA = special.zeta(np.arange(2.0, _SERIES_TERMS + 1))
+#: m - k where k <= m, else 0: the power of (-h) that multiplies raw moment k in central moment m
+_POWER_INDEX = np.maximum(
+    np.subtract.outer(np.arange(_SERIES_TERMS + 1), np.arange(_SERIES_TERMS + 1)), 0
+)
 
 
 class _HarmonicTask:
@@ -356,8 +364,12 @@ class _HarmonicTask:
             self._moment_series = moment_series
         return self._moment_series
 
-    def series_row(self, m: int) -> FloatArray:
-        r"""The coefficient :math:`\lambda_m` of :math:`s^m` in every row's series of :math:`K`."""
+    @property
+    def series(self) -> FloatArray:
+        r"""The coefficients :math:`\lambda_m` of :math:`s^m` of the series of :math:`K`, per count.
+
+        One column per distinct count (index with :attr:`inverse`), computed on first use.
+        """
         if self._series is None:
             moments = self.moment_series
             series = np.empty_like(moments)
@@ -365,7 +377,11 @@ class _HarmonicTask:
                 part = slice(begin, begin + _INIT_ROWS)
                 series[:, part] = _log_series(moments[:, part])
             self._series = series
-        out: FloatArray = self._series[m, self.inverse]
+        return self._series
+
+    def series_rows(self, part: slice) -> FloatArray:
+        r"""The coefficients :math:`\lambda_m`, m = 2..24 (columns), of some rows' series."""
+        out: FloatArray = self.series[2:, self.inverse[part]].T
         return out
 
     def _ragged(self, rows: IntArray) -> tuple[IntArray, FloatArray, IntArray]:
@@ -392,10 +408,11 @@ class _HarmonicTask:
         powers = np.ones((size, c.size))  # (-h)^k
         for k in range(1, size):
             powers[k] = powers[k - 1] * -mean
-        central = np.zeros((size, c.size))
-        central[0] = 1.0
-        for m in range(2, size):  # sum_{k <= m} binom(m, k) raw[k] (-h)^(m - k), k = 0..m
-            central[m] = np.sum(_BINOMIAL[m, : m + 1, None] * raw[: m + 1] * powers[m::-1], axis=0)
+        # central[m] = sum_{k <= m} binom(m, k) raw[k] (-h)^(m - k), every m at once: the terms
+        # k > m are zeros (binom(m, k) = 0) added after the others
+        terms = _BINOMIAL[:, :, None] * raw[None, :, :] * powers[_POWER_INDEX]
+        central: FloatArray = terms.sum(axis=1)
+        central[0], central[1] = 1.0, 0.0
         return central
 
     def tabulate(self, s: FloatArray, rows: IntArray) -> tuple[FloatArray, FloatArray]:
@@ -417,10 +434,9 @@ class _HarmonicTask:
             x = s[inside]
             series = np.zeros_like(x)
             distinct = self.inverse[row_index]
-            self.series_row(2)  # the coefficients, once
-            assert self._series is not None
+            coefficients = self.series
             for m in range(_SERIES_TERMS, 1, -1):
-                series = (series + self._series[m, distinct]) * x
+                series = (series + coefficients[m, distinct]) * x
             series *= x
             centred[inside] = series
             log_transform[inside] = series - x * self.mean[row_index]
@@ -663,10 +679,16 @@ class _Laplace:
         levels, bucket = np.unique(level, return_inverse=True)
         self.bucket_threshold = np.exp2(levels)
         scale = np.exp2(level) / tau
+        # B[b, m] for m = 2..24, added pair by pair in order, in blocks of bounded memory
+        sums = np.zeros((levels.size, _SERIES_TERMS - 1))
+        for begin in range(0, a.size, _INIT_ROWS):
+            part = slice(begin, begin + _INIT_ROWS)
+            scaled = scale[part, None] ** _EXPONENTS
+            scaled[:, 0] = np.square(scale[part])  # scale**2 as numpy computes it: x * x
+            terms = multiplicity[part, None] * task.series_rows(part) * scaled
+            np.add.at(sums, bucket[part], terms)
         self.power_sums = np.zeros((_SERIES_TERMS + 1, levels.size))
-        for m in range(2, _SERIES_TERMS + 1):
-            terms = multiplicity * task.series_row(m) * scale**m
-            self.power_sums[m] = np.bincount(bucket, weights=terms, minlength=levels.size)
+        self.power_sums[2:] = sums.T
         self.bucket_mean = np.bincount(bucket, weights=multiplicity * a * task.mean)
 
     def __call__(self, u: FloatArray) -> tuple[FloatArray, FloatArray]:
