@@ -714,13 +714,13 @@ class _Laplace:
         counts = np.searchsorted(self.threshold, t, side="left")
         by_count = np.argsort(counts, kind="stable")
         begin = int(np.searchsorted(counts[by_count], 1))
+        # the elements a block of nodes by_count[begin:end] takes grow with end: each block is
+        # the longest run whose cost stays within _BLOCK_ELEMENTS (at least one node)
+        node_cost = self.prefix_cost[counts[by_count]]
         while begin < t.size:
-            end = begin + 1
-            while end < t.size:
-                cost = self.prefix_cost[counts[by_count[end]]] * (end + 1 - begin)
-                if cost > _BLOCK_ELEMENTS:
-                    break
-                end += 1
+            cost = node_cost[begin + 1 :] * np.arange(2.0, t.size - begin + 1)
+            over = np.flatnonzero(cost > _BLOCK_ELEMENTS)
+            end = begin + 1 + (int(over[0]) if over.size else cost.size)
             nodes = by_count[begin:end]
             count = int(counts[by_count[end - 1]])
             t_block = t[nodes]
