@@ -8,7 +8,7 @@ the null moments of weighted means are :meth:`rankstats.null.tasks.Tasks.mean` a
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, TypeGuard
 
 import numpy as np
 import numpy.typing as npt
@@ -43,6 +43,9 @@ def pairwise_dot(x: FloatArray | float, y: FloatArray | float) -> float:
     >>> abs(pairwise_dot(x, x) - math.fsum(x * x)) <= 1e-15 * math.fsum(x * x)
     True
     """
+    if _short_vector(x) and (isinstance(y, float) or (_short_vector(y) and y.shape == x.shape)):
+        # the common case, without broadcasting: the same products and the same pairwise sum
+        return float((x * y).sum())
     xs, ys = np.broadcast_arrays(np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64))
     if xs.ndim == 0:
         return float(xs * ys)
@@ -51,6 +54,13 @@ def pairwise_dot(x: FloatArray | float, y: FloatArray | float) -> float:
     return math.fsum(
         float(np.sum(xs[i : i + _DOT_BLOCK] * ys[i : i + _DOT_BLOCK]))
         for i in range(0, xs.size, _DOT_BLOCK)
+    )
+
+
+def _short_vector(x: object) -> TypeGuard[FloatArray]:
+    """Whether ``x`` is a float64 vector that :func:`pairwise_dot` sums in one block."""
+    return (
+        isinstance(x, np.ndarray) and x.ndim == 1 and x.dtype == np.float64 and x.size <= _DOT_BLOCK
     )
 
 
