@@ -22,6 +22,8 @@ __all__ = [
 ]
 
 
+#: the machine epsilon of float64
+_EPSILON = float(np.finfo(np.float64).eps)
 #: products summed per block by :func:`pairwise_dot` (512 KiB of scratch)
 _DOT_BLOCK = 1 << 16
 
@@ -129,6 +131,8 @@ def weighted_median(values: FloatArray, weights: FloatArray | None) -> FloatArra
     """
     if weights is None:
         return np.asarray(np.median(values, axis=-1), dtype=np.float64)
+    if values.ndim == 1:
+        return _weighted_median_1d(values, weights)
     order = np.argsort(values, axis=-1, kind="stable")
     sorted_values = np.take_along_axis(values, order, axis=-1)
     cumulative = np.cumsum(weights[order], axis=-1)
@@ -143,3 +147,22 @@ def weighted_median(values: FloatArray, weights: FloatArray | None) -> FloatArra
         + np.take_along_axis(sorted_values, upper, axis=-1)
     )
     return np.asarray(median[..., 0], dtype=np.float64)
+
+
+def _weighted_median_1d(values: FloatArray, weights: FloatArray) -> FloatArray:
+    """:func:`weighted_median` of one vector: the same sums and bounds, found by bisection.
+
+    The cumulative weights do not decrease (the weights are non-negative), so the first of them
+    at or above a bound is where :func:`numpy.searchsorted` puts the bound; the upper bound
+    :math:`W/2` plus the tolerance is below :math:`W` for fewer than :math:`2^{51}` values, so
+    both exist.
+    """
+    order = np.argsort(values, kind="stable")
+    cumulative = np.cumsum(weights[order])
+    total = cumulative[-1]
+    half = 0.5 * total
+    # cumulative sums carry rounding: treat values within n ulps of the half as equal to it
+    tolerance = total * (values.size * _EPSILON)
+    lower = order[np.searchsorted(cumulative, half - tolerance, side="left")]
+    upper = order[np.searchsorted(cumulative, half + tolerance, side="right")]
+    return np.asarray(0.5 * (values[lower] + values[upper]), dtype=np.float64)
