@@ -109,6 +109,27 @@ def _derivative_polynomials(order: int) -> list[FloatArray]:
 
 
 _POLYNOMIALS = _derivative_polynomials(2 * _EM_ORDER - 1)
+#: the odd orders k = 1, 3, .., 2 _EM_ORDER - 1 of the Euler-Maclaurin terms
+_ODD_ORDERS = np.arange(1, 2 * _EM_ORDER, 2)
+#: the coefficients of P_k for the odd k (columns), highest power first, padded with leading
+#: zeros to one length: Horner's rule over the padded rows gives every P_k exactly as over its
+#: own coefficients (0 x + 0 = 0 until the first coefficient), for all k at once
+_ODD_POLYNOMIALS = np.array(
+    [
+        np.concatenate((np.zeros(2 * _EM_ORDER - _POLYNOMIALS[k].size), _POLYNOMIALS[k]))
+        for k in _ODD_ORDERS
+    ]
+).T
+
+
+def _odd_derivative_polynomials(y: FloatArray) -> FloatArray:
+    """:math:`P_k(y)` for the odd orders k (first axis), by Horner's rule, as numpy.polyval."""
+    out = np.zeros((_ODD_ORDERS.size, *y.shape))
+    expand = (slice(None),) + (None,) * y.ndim
+    for row in _ODD_POLYNOMIALS:
+        out *= y
+        out += row[expand]
+    return out
 
 
 # --- special functions ---------------------------------------------------------------------
@@ -172,10 +193,11 @@ def _exp_integral_ratio(y: FloatArray) -> FloatArray:
     ys = y[small]
     out[small] = 1.0 - ys * np.exp(ys) * special.exp1(ys)
     yl = y[~small]
-    rest = np.zeros_like(yl)
-    for i in range(30, 0, -1):
-        rest = (i * i) / (yl + (2 * i + 1) - rest)
-    out[~small] = (1.0 - rest) / (yl + 1.0 - rest)
+    if yl.size:  # the 30 levels cost more than the rest: not for nothing
+        rest = np.zeros_like(yl)
+        for i in range(30, 0, -1):
+            rest = (i * i) / (yl + (2 * i + 1) - rest)
+        out[~small] = (1.0 - rest) / (yl + 1.0 - rest)
     return out
 
 
@@ -546,8 +568,9 @@ class _HarmonicTask:
             return out
 
         rest = ~dense
-        s_rest, c_rest, complement_rest = s[rest], c[rest], complement[rest]
-        total[rest] += _ragged_sums(lows[rest], highs[rest], head_term)
+        if np.any(rest):
+            s_rest, c_rest, complement_rest = s[rest], c[rest], complement[rest]
+            total[rest] += _ragged_sums(lows[rest], highs[rest], head_term)
 
         # j = J..C by Euler-Maclaurin, J = start
         em = ~direct
@@ -557,27 +580,28 @@ class _HarmonicTask:
         y_end, y_start = se / ce, se / je
         # the two ends of the range as the rows of one array: each function called once for both
         ends_x, ends_y = np.stack((ce, je)), np.stack((y_end, y_start))
+        # every odd order at once: (order, end, value)
+        derivatives = _odd_derivative_polynomials(ends_y)
+        derivatives[:, 1] *= f_start
+        derivatives /= ends_x ** _ODD_ORDERS[:, None, None]
         correction = np.zeros_like(se)
-        for i in range(1, _EM_ORDER + 1):
-            k = 2 * i - 1
-            derivatives = np.polyval(_POLYNOMIALS[k], ends_y)
-            derivatives[1] *= f_start
-            derivatives /= ends_x**k
-            at_end, at_start = derivatives
+        for i, (at_end, at_start) in enumerate(derivatives, start=1):
             correction += _BERNOULLI[i - 1] / math.factorial(2 * i) * (at_end - at_start)
         tail = np.empty_like(se)
         # S: the integral of exp(-s (1/x - 1/C)) is x exp(-s (1/x - 1/C)) G(s / x)
         n = ~comp
-        g_end, g_start = _exp_integral_ratio(ends_y[:, n])
-        integral = ce[n] * g_end - je[n] * f_start[n] * g_start
-        tail[n] = integral + 0.5 * (f_start[n] + 1.0) + correction[n]
+        if np.any(n):
+            g_end, g_start = _exp_integral_ratio(ends_y[:, n])
+            integral = ce[n] * g_end - je[n] * f_start[n] * g_start
+            tail[n] = integral + 0.5 * (f_start[n] + 1.0) + correction[n]
         # D: 1 - exp(-s (1/x - 1/C)) = -expm1(s/C) + exp(s/C) (1 - exp(-s/x)), and the
         # integral of 1 - exp(-s/x) is x G^(s/x)
-        g_end, g_start = _exp_integral_complement(ends_y[:, comp])
-        integral = -(ce[comp] - je[comp]) * np.expm1(y_end[comp]) + np.exp(y_end[comp]) * (
-            ce[comp] * g_end - je[comp] * g_start
-        )
-        tail[comp] = integral - 0.5 * np.expm1(-gap[comp]) - correction[comp]
+        if np.any(comp):
+            g_end, g_start = _exp_integral_complement(ends_y[:, comp])
+            integral = -(ce[comp] - je[comp]) * np.expm1(y_end[comp]) + np.exp(y_end[comp]) * (
+                ce[comp] * g_end - je[comp] * g_start
+            )
+            tail[comp] = integral - 0.5 * np.expm1(-gap[comp]) - correction[comp]
         total[em] += tail
         out = np.empty_like(total)
         out[complement] = np.log1p(-total[complement] / c[complement])
