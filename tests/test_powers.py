@@ -20,10 +20,12 @@ import pytest
 from mp_reference import power_sum
 from rankstats.null.harmonic import log_rank_mean
 from rankstats.null.powers import (
+    geometric_mean_log_moments_of,
     geometric_mean_moments,
     log_power_moment,
     log_power_moment_dispersion,
 )
+from rankstats.null.tasks import Tasks
 
 mp.mp.dps = 40
 
@@ -262,3 +264,18 @@ def test_geometric_mean_moments_large_n_weighted_against_mpmath(large_candidates
     expected_mean, expected_variance = product_formula(values, counts, exponents)
     assert relative_error(mean, expected_mean) <= 1e-13
     assert relative_error(variance, expected_variance) <= 1e-12
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_both_signs_of_shared_tasks_equal_separate_evaluations(weighted: bool) -> None:
+    """GMR and IGMR of one Tasks share one evaluation of both signs: same results."""
+    rng = np.random.default_rng(8)
+    candidates = rng.integers(1, 10**6, size=3_000)
+    weights = rng.random(3_000) if weighted else None
+    shared = Tasks(candidates, weights)
+    for sign in (1, -1, 1):
+        together = geometric_mean_log_moments_of(shared, sign)
+        alone = geometric_mean_log_moments_of(Tasks(candidates, weights), sign)
+        assert together == alone
+    with pytest.raises(ValueError, match="sign must be 1 or -1"):
+        geometric_mean_log_moments_of(shared, 2)  # type: ignore[arg-type]

@@ -18,6 +18,7 @@ import pytest
 
 from rankstats.null import reciprocal
 from rankstats.null.reciprocal import harmonic_mean_moments, inverse_arithmetic_mean_moments
+from rankstats.null.tasks import Tasks
 
 METRICS = {"iamr": inverse_arithmetic_mean_moments, "hmr": harmonic_mean_moments}
 CASES = [[1, 2, 3, 5], [2, 3, 4, 4], [3, 3], [1], [6], [3, 7, 2], [4, 1, 6, 3, 2], [1, 1, 2]]
@@ -276,3 +277,17 @@ def test_harmonic_mean_monte_carlo_where_the_delta_method_fails() -> None:
     assert delta_mean / mean - 1 > 0.3  # about +44 %
     assert abs(values.mean() - delta_mean) > 20 * np.sqrt(variance / values.size)
     assert delta_variance / variance > 2
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_moments_of_shared_tasks_equal_those_of_separate_tasks(weighted: bool) -> None:
+    """The harmonic and inverse arithmetic mean rank of one Tasks share its pairs: same results."""
+    rng = np.random.default_rng(6)
+    candidates = 14_541 - rng.integers(0, 1_000, size=5_000)
+    weights = rng.random(5_000) if weighted else None
+    shared = Tasks(candidates, weights)
+    first = reciprocal.harmonic_mean_moments_of(shared)
+    second = reciprocal.inverse_arithmetic_mean_moments_of(shared)
+    assert first == reciprocal.harmonic_mean_moments_of(Tasks(candidates, weights))
+    assert second == reciprocal.inverse_arithmetic_mean_moments_of(Tasks(candidates, weights))
+    assert reciprocal.harmonic_mean_moments_of(shared) == first

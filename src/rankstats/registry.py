@@ -19,6 +19,7 @@ process (class-resolver keeps them in a set, whose order varies from run to run)
 from __future__ import annotations
 
 import difflib
+import functools
 import inspect
 import re
 from collections.abc import Mapping
@@ -48,7 +49,9 @@ _BAD_CUT_OFF = re.compile(
 )
 
 
+@functools.cache
 def _takes_k(cls: type[RankBasedMetric]) -> bool:
+    """Whether the class takes a cut-off ``k`` (read once per class: signatures are slow)."""
     return "k" in inspect.signature(cls).parameters
 
 

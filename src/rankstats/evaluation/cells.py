@@ -199,25 +199,6 @@ class NullModels:
             )
         return _Null(expected, variance, method=base.method, note=note)
 
-    def derived_value(
-        self,
-        metric: DerivedRankBasedMetric,
-        cell: CellStatistics,
-        base_value: float,
-        value_gap: float | None,
-    ) -> float:
-        """The derived metric's value from its base's value (and gap ``1 - M``); NaN if undefined.
-
-        It is the metric's own transformation, from the gaps where they carry the digits.
-        """
-        if not self.get(metric, cell).defined:
-            return math.nan
-        base = self.get(metric.base, cell)
-        assert base.expected_value is not None  # defined
-        return metric._value_from(
-            base_value, base.expected_value, base.variance, base.gap, value_gap=value_gap
-        )
-
 
 def base_value_gap(metric: RankBasedMetric, cell: CellStatistics, rank_type: str) -> float | None:
     """:math:`1 - M` of a (non-derived) metric computed directly, where the metric can."""
@@ -250,6 +231,44 @@ def base_value(metric: RankBasedMetric, cell: CellStatistics, rank_type: str) ->
     return metric._evaluate_histogram(values, weights)
 
 
+@dataclass(frozen=True)
+class _MetricPlan:
+    """What the rows of one metric in one cell share, whatever the rank type.
+
+    ``base_key`` identifies the base metric's values (equal bases share them through one canonical
+    instance); ``derived`` is the metric if it is a derived one (else ``None``), ``base_null`` its
+    base's null quantities.
+    """
+
+    base: RankBasedMetric
+    base_key: int
+    null: _Null
+    derived: DerivedRankBasedMetric | None = None
+    base_null: _Null | None = None
+
+
+def _metric_plan(metric: RankBasedMetric, cell: CellStatistics, null: NullModels) -> _MetricPlan:
+    moments = null.get(metric, cell)
+    if isinstance(metric, DerivedRankBasedMetric):
+        base = metric.base
+        return _MetricPlan(base, id(null.canonical(base)), moments, metric, null.get(base, cell))
+    return _MetricPlan(metric, id(null.canonical(metric)), moments)
+
+
+def _derived_value(plan: _MetricPlan, base_value: float, value_gap: float | None) -> float:
+    """A derived metric's value from its base's value (and gap ``1 - M``); NaN if undefined.
+
+    It is the metric's own transformation, from the gaps where they carry the digits.
+    """
+    metric, base = plan.derived, plan.base_null
+    if metric is None or base is None or not plan.null.defined:
+        return math.nan
+    assert base.expected_value is not None  # defined
+    return metric._value_from(
+        base_value, base.expected_value, base.variance, base.gap, value_gap=value_gap
+    )
+
+
 def cell_rows(
     side: str,
     cell: CellStatistics,
@@ -257,23 +276,27 @@ def cell_rows(
     null: NullModels,
 ) -> list[ResultRow]:
     """The result rows of one cell: every rank type of the plan, every metric it lists."""
+    metrics = list(dict.fromkeys(m for _, metrics in plan for m in metrics))
+    null.prepare(metrics, cell)
+    # what does not depend on the rank type, once per metric
+    shared = {id(metric): _metric_plan(metric, cell, null) for metric in metrics}
     rows = []
     base_values: dict[tuple[int, str], float] = {}
     value_gaps: dict[tuple[int, str], float | None] = {}
-    null.prepare(list(dict.fromkeys(m for _, metrics in plan for m in metrics)), cell)
-    for rank_type, metrics in plan:
-        for metric in metrics:
-            moments = null.get(metric, cell)
-            base = metric.base if isinstance(metric, DerivedRankBasedMetric) else metric
+    for rank_type, metrics_of_type in plan:
+        for metric in metrics_of_type:
+            found = shared[id(metric)]
+            moments = found.null
             # equal bases (AMRI's and zMR's mean rank) share values, through one canonical id
-            key = (id(null.canonical(base)), rank_type)
-            if key not in base_values:
-                base_values[key] = base_value(base, cell, rank_type)
-            value = base_values[key]
-            if isinstance(metric, DerivedRankBasedMetric):
-                if metric._uses_value_gap and key not in value_gaps:
-                    value_gaps[key] = base_value_gap(base, cell, rank_type)
-                value = null.derived_value(metric, cell, value, value_gaps.get(key))
+            key = (found.base_key, rank_type)
+            value = base_values.get(key)
+            if value is None:
+                value = base_values[key] = base_value(found.base, cell, rank_type)
+            derived = found.derived
+            if derived is not None:
+                if derived._uses_value_gap and key not in value_gaps:
+                    value_gaps[key] = base_value_gap(found.base, cell, rank_type)
+                value = _derived_value(found, value, value_gaps.get(key))
             rows.append(
                 ResultRow(
                     side,

@@ -28,7 +28,7 @@ from rankstats.null.powers import geometric_mean_log_moments_of
 from rankstats.null.reciprocal import harmonic_mean_moments_of, inverse_arithmetic_mean_moments_of
 from rankstats.null.tasks import Tasks
 from rankstats.ranges import ValueRange
-from rankstats.weighting import weighted_median
+from rankstats.weighting import weighted_mean, weighted_median
 
 __all__ = [
     "ArithmeticMeanRank",
@@ -59,7 +59,7 @@ def _mean_reciprocal(
 ) -> FloatArray:
     """The (weighted) mean of the reciprocal ranks, or with ``invert`` its reciprocal."""
     if ranks.size > _EXTENDED_PRECISION_MAX_SIZE:
-        mean = _mean(np.reciprocal(ranks), weights)
+        mean = weighted_mean(np.reciprocal(ranks), weights)
         return np.reciprocal(mean) if invert else mean
     extended = np.reciprocal(ranks.astype(np.longdouble))
     if weights is None:
@@ -68,12 +68,6 @@ def _mean_reciprocal(
         wide = weights.astype(np.longdouble)
         wide_mean = (extended * wide).sum(axis=-1) / wide.sum()
     return np.asarray(np.reciprocal(wide_mean) if invert else wide_mean, dtype=np.float64)
-
-
-def _mean(values: FloatArray, weights: FloatArray | None) -> FloatArray:
-    if weights is None:
-        return np.asarray(values.mean(axis=-1), dtype=np.float64)
-    return np.asarray(np.average(values, axis=-1, weights=weights), dtype=np.float64)
 
 
 @parse_docdata
@@ -120,13 +114,13 @@ class ArithmeticMeanRank(RankBasedMetric):
     def _evaluate(
         self, ranks: FloatArray, num_candidates: IntArray | None, weights: FloatArray | None
     ) -> FloatArray:
-        return _mean(ranks, weights)
+        return weighted_mean(ranks, weights)
 
     @override
     def _value_gap(
         self, ranks: FloatArray, num_candidates: IntArray | None, weights: FloatArray | None
     ) -> FloatArray:
-        return _mean(1.0 - ranks, weights)
+        return weighted_mean(1.0 - ranks, weights)
 
     @override
     def _expected_value(self, tasks: Tasks) -> float:
@@ -179,7 +173,7 @@ class InverseArithmeticMeanRank(JointMoments, RankBasedMetric):
     def _evaluate(
         self, ranks: FloatArray, num_candidates: IntArray | None, weights: FloatArray | None
     ) -> FloatArray:
-        return np.reciprocal(_mean(ranks, weights))
+        return np.reciprocal(weighted_mean(ranks, weights))
 
     @override
     def _moments(self, tasks: Tasks) -> tuple[float | None, float | None]:
@@ -231,13 +225,17 @@ class GeometricMeanRank(JointMoments, RankBasedMetric):
     def _evaluate(
         self, ranks: FloatArray, num_candidates: IntArray | None, weights: FloatArray | None
     ) -> FloatArray:
-        return np.asarray(np.exp(self._sign * _mean(np.log(ranks), weights)), dtype=np.float64)
+        return np.asarray(
+            np.exp(self._sign * weighted_mean(np.log(ranks), weights)), dtype=np.float64
+        )
 
     @override
     def _value_gap(
         self, ranks: FloatArray, num_candidates: IntArray | None, weights: FloatArray | None
     ) -> FloatArray:
-        return np.asarray(-np.expm1(self._sign * _mean(np.log(ranks), weights)), dtype=np.float64)
+        return np.asarray(
+            -np.expm1(self._sign * weighted_mean(np.log(ranks), weights)), dtype=np.float64
+        )
 
     @override
     def _moments(self, tasks: Tasks) -> tuple[float | None, float | None]:
@@ -327,7 +325,7 @@ class InverseHarmonicMeanRank(RankBasedMetric):
     def _value_gap(
         self, ranks: FloatArray, num_candidates: IntArray | None, weights: FloatArray | None
     ) -> FloatArray:
-        return _mean((ranks - 1.0) / ranks, weights)
+        return weighted_mean((ranks - 1.0) / ranks, weights)
 
     @override
     def _expected_value(self, tasks: Tasks) -> float:

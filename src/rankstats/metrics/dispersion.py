@@ -12,7 +12,7 @@ from rankstats.base import JointMoments, RankBasedMetric, override
 from rankstats.null.dispersion import weighted_variance_moments_of
 from rankstats.null.tasks import Tasks
 from rankstats.ranges import ValueRange
-from rankstats.weighting import weighted_median
+from rankstats.weighting import weighted_mean, weighted_median
 
 __all__ = ["Count", "MedianAbsoluteDeviation", "StandardDeviation", "Variance"]
 
@@ -25,10 +25,9 @@ MAD_NORMAL_SCALE = 1.482602218505602
 def _weighted_variance(ranks: FloatArray, weights: FloatArray | None) -> FloatArray:
     if weights is None:
         return np.asarray(ranks.var(axis=-1), dtype=np.float64)
-    mean = np.average(ranks, axis=-1, weights=weights)
-    return np.asarray(
-        np.average((ranks - mean[..., None]) ** 2, axis=-1, weights=weights), dtype=np.float64
-    )
+    deviation = ranks - weighted_mean(ranks, weights)[..., None]
+    deviation *= deviation
+    return weighted_mean(deviation, weights)
 
 
 @parse_docdata

@@ -12,6 +12,7 @@ from rankstats.base import RankBasedMetric, override
 from rankstats.null.tasks import Tasks
 from rankstats.ranges import ValueRange
 from rankstats.validation import check_positive_int
+from rankstats.weighting import weighted_mean
 
 __all__ = ["HitsAtK", "hit_probability", "miss_probability"]
 
@@ -91,7 +92,7 @@ class HitsAtK(RankBasedMetric):
             return np.asarray(np.count_nonzero(hits) / ranks.size, dtype=np.float64)
         if weights is None:
             return np.asarray(np.count_nonzero(hits, axis=-1) / ranks.shape[-1], dtype=np.float64)
-        return np.asarray(np.average(hits, axis=-1, weights=weights), dtype=np.float64)
+        return weighted_mean(hits, weights)
 
     @override
     def _value_gap(
@@ -100,7 +101,7 @@ class HitsAtK(RankBasedMetric):
         misses = ranks > self.k
         if weights is None:
             return np.asarray(np.count_nonzero(misses, axis=-1) / ranks.shape[-1], dtype=np.float64)
-        return np.asarray(np.average(misses, axis=-1, weights=weights), dtype=np.float64)
+        return weighted_mean(misses, weights)
 
     @override
     def _expected_value(self, tasks: Tasks) -> float:

@@ -156,8 +156,10 @@ def interpolation_pairs(
     if folded_groups.size == 0:
         return counts, shares, multiplicity
     large_index = np.flatnonzero(large)
+    folded = np.zeros(values.size, dtype=bool)
+    folded[folded_groups] = True
     keep = np.ones(counts.size, dtype=bool)
-    keep[large_index[np.isin(inverse, folded_groups)]] = False
+    keep[large_index[folded[inverse]]] = False
     out_counts, out_shares, out_multiplicity = [counts[keep]], [shares[keep]], [multiplicity[keep]]
     for group in folded_groups:  # few: each holds MIN_DISTINCT counts at least
         members = large_index[inverse == group]

@@ -71,6 +71,7 @@ which loses at most two digits there. For :math:`C \le 16`,
 from __future__ import annotations
 
 import math
+import weakref
 from typing import Literal
 
 import numpy as np
@@ -532,33 +533,62 @@ def geometric_mean_log_moments(
 
 
 def geometric_mean_log_moments_of(tasks: Tasks, sign: Literal[1, -1] = 1) -> tuple[float, float]:
-    """:func:`geometric_mean_log_moments` of tasks given as rows with multiplicities."""
+    """:func:`geometric_mean_log_moments` of tasks given as rows with multiplicities.
+
+    Both signs are computed together, once per :class:`~rankstats.null.tasks.Tasks` object: the
+    geometric mean rank and its inverse of one cell of a table share one evaluation.
+    """
     if sign not in (1, -1):
         raise ValueError(f"sign must be 1 or -1, got {sign!r}")
+    both = _BOTH_SIGNS.get(tasks)
+    if both is None:
+        both = _BOTH_SIGNS[tasks] = _log_moments_both_signs(tasks)
+    return both[0] if sign == 1 else both[1]
+
+
+#: the log moments of both signs of the tasks seen last (a table holds its tasks while it
+#: computes their null moments)
+_BOTH_SIGNS: weakref.WeakKeyDictionary[Tasks, tuple[tuple[float, float], tuple[float, float]]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def _log_moments_both_signs(
+    tasks: Tasks,
+) -> tuple[tuple[float, float], tuple[float, float]]:
+    """The log moments for the signs 1 and -1, each row evaluated at both exponents at once."""
     counts: FloatArray | None
     if tasks.weights is None:
         distinct, repeats = tasks.distinct()
         values = distinct.astype(np.float64)
         counts = repeats.astype(np.float64)
-        exponents = np.asarray(sign / tasks.size)
+        exponents = np.full(values.size, 1.0 / tasks.size)
     else:
         tasks.require_each_weight("the null model of the geometric mean rank")
         values = tasks.candidates.astype(np.float64)
-        exponents = sign * (tasks.weights / tasks.total_weight)
+        exponents = tasks.weights / tasks.total_weight
         counts = None if tasks.counts is None else tasks.counts.astype(np.float64)
     # Blocks that stay in cache: faster than whole-array passes, and bounded scratch memory.
     # block sums are pairwise (np.sum), and added exactly (math.fsum): no error growing with n
-    mean_parts, dispersion_parts = [], []
+    parts: list[list[float]] = [[], [], [], []]  # log mean and dispersion, sign 1 then -1
     for start in range(0, values.size, _BLOCK):
         block = slice(start, start + _BLOCK)
-        p = exponents if exponents.ndim == 0 else exponents[block]
-        k, d, _ = _evaluate(values[block], p, need_k=True, need_d=True)
-        if counts is None:
-            mean_parts.append(float(k.sum()))
-            dispersion_parts.append(float(d.sum()))
-        else:
-            # Not np.dot: a BLAS call per block stalls on a busy machine (thread hand-offs).
-            mean_parts.append(float(np.sum(counts[block] * k)))
-            dispersion_parts.append(float(np.sum(counts[block] * d)))
-    log_mean, log_dispersion = math.fsum(mean_parts), math.fsum(dispersion_parts)
-    return log_mean, log_dispersion
+        p = exponents[block]
+        size = p.size
+        k, d, _ = _evaluate(
+            np.concatenate((values[block], values[block])),
+            np.concatenate((p, -p)),
+            need_k=True,
+            need_d=True,
+        )
+        for half, (mean_parts, dispersion_parts) in enumerate((parts[:2], parts[2:])):
+            rows = slice(half * size, (half + 1) * size)
+            if counts is None:
+                mean_parts.append(float(k[rows].sum()))
+                dispersion_parts.append(float(d[rows].sum()))
+            else:
+                # Not np.dot: a BLAS call per block stalls on a busy machine (thread hand-offs).
+                mean_parts.append(float(np.sum(counts[block] * k[rows])))
+                dispersion_parts.append(float(np.sum(counts[block] * d[rows])))
+    positive = (math.fsum(parts[0]), math.fsum(parts[1]))
+    return positive, (math.fsum(parts[2]), math.fsum(parts[3]))

@@ -35,7 +35,9 @@ from __future__ import annotations
 
 import functools
 import math
+import weakref
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
@@ -107,6 +109,27 @@ def _derivative_polynomials(order: int) -> list[FloatArray]:
 
 
 _POLYNOMIALS = _derivative_polynomials(2 * _EM_ORDER - 1)
+#: the odd orders k = 1, 3, .., 2 _EM_ORDER - 1 of the Euler-Maclaurin terms
+_ODD_ORDERS = np.arange(1, 2 * _EM_ORDER, 2)
+#: the coefficients of P_k for the odd k (columns), highest power first, padded with leading
+#: zeros to one length: Horner's rule over the padded rows gives every P_k exactly as over its
+#: own coefficients (0 x + 0 = 0 until the first coefficient), for all k at once
+_ODD_POLYNOMIALS = np.array(
+    [
+        np.concatenate((np.zeros(2 * _EM_ORDER - _POLYNOMIALS[k].size), _POLYNOMIALS[k]))
+        for k in _ODD_ORDERS
+    ]
+).T
+
+
+def _odd_derivative_polynomials(y: FloatArray) -> FloatArray:
+    """:math:`P_k(y)` for the odd orders k (first axis), by Horner's rule, as numpy.polyval."""
+    out = np.zeros((_ODD_ORDERS.size, *y.shape))
+    expand = (slice(None),) + (None,) * y.ndim
+    for row in _ODD_POLYNOMIALS:
+        out *= y
+        out += row[expand]
+    return out
 
 
 # --- special functions ---------------------------------------------------------------------
@@ -170,10 +193,11 @@ def _exp_integral_ratio(y: FloatArray) -> FloatArray:
     ys = y[small]
     out[small] = 1.0 - ys * np.exp(ys) * special.exp1(ys)
     yl = y[~small]
-    rest = np.zeros_like(yl)
-    for i in range(30, 0, -1):
-        rest = (i * i) / (yl + (2 * i + 1) - rest)
-    out[~small] = (1.0 - rest) / (yl + 1.0 - rest)
+    if yl.size:  # the 30 levels cost more than the rest: not for nothing
+        rest = np.zeros_like(yl)
+        for i in range(30, 0, -1):
+            rest = (i * i) / (yl + (2 * i + 1) - rest)
+        out[~small] = (1.0 - rest) / (yl + 1.0 - rest)
     return out
 
 
@@ -250,11 +274,13 @@ class _ArithmeticTask:
         self.limit = 1.0 / c
         self.row_cost = np.ones(c.size)
 
-    def series_row(self, m: int) -> FloatArray:
-        """The coefficient of :math:`x^m` of every pair's series (zero for odd ``m``)."""
-        if m % 2 or m == 0:
-            return np.zeros(self.c.size)
-        out: FloatArray = _ARITHMETIC_SERIES[m // 2 - 1] * -np.expm1(-m * np.log(self.c))
+    def series_rows(self, part: slice) -> FloatArray:
+        """The coefficients of :math:`x^m`, m = 2..24 (columns; zero for odd m), of some pairs."""
+        c = self.c[part]
+        out = np.zeros((c.size, _SERIES_TERMS - 1))
+        even = np.arange(2, _SERIES_TERMS + 1, 2)
+        coefficients = np.array(_ARITHMETIC_SERIES)
+        out[:, ::2] = coefficients * -np.expm1(-even * np.log(c)[:, None])
         return out
 
     def __call__(self, s: FloatArray, rows: IntArray) -> tuple[FloatArray, FloatArray]:
@@ -265,6 +291,8 @@ class _ArithmeticTask:
         return centred, log_transform
 
 
+#: the powers m = 2.._SERIES_TERMS of the series
+_EXPONENTS = np.arange(2.0, _SERIES_TERMS + 1)
 #: binom(m, k) for k <= m (zero above)
 _BINOMIAL = np.array(
     [[math.comb(m, k) for k in range(_SERIES_TERMS + 1)] for m in range(_SERIES_TERMS + 1)],
@@ -272,6 +300,10 @@ _BINOMIAL = np.array(
 )
 #: zeta(k), k = 2.._SERIES_TERMS
 _ZETA = special.zeta(np.arange(2.0, _SERIES_TERMS + 1))
+#: m - k where k <= m, else 0: the power of (-h) that multiplies raw moment k in central moment m
+_POWER_INDEX = np.maximum(
+    np.subtract.outer(np.arange(_SERIES_TERMS + 1), np.arange(_SERIES_TERMS + 1)), 0
+)
 
 
 class _HarmonicTask:
@@ -354,8 +386,12 @@ class _HarmonicTask:
             self._moment_series = moment_series
         return self._moment_series
 
-    def series_row(self, m: int) -> FloatArray:
-        r"""The coefficient :math:`\lambda_m` of :math:`s^m` in every row's series of :math:`K`."""
+    @property
+    def series(self) -> FloatArray:
+        r"""The coefficients :math:`\lambda_m` of :math:`s^m` of the series of :math:`K`, per count.
+
+        One column per distinct count (index with :attr:`inverse`), computed on first use.
+        """
         if self._series is None:
             moments = self.moment_series
             series = np.empty_like(moments)
@@ -363,7 +399,11 @@ class _HarmonicTask:
                 part = slice(begin, begin + _INIT_ROWS)
                 series[:, part] = _log_series(moments[:, part])
             self._series = series
-        out: FloatArray = self._series[m, self.inverse]
+        return self._series
+
+    def series_rows(self, part: slice) -> FloatArray:
+        r"""The coefficients :math:`\lambda_m`, m = 2..24 (columns), of some rows' series."""
+        out: FloatArray = self.series[2:, self.inverse[part]].T
         return out
 
     def _ragged(self, rows: IntArray) -> tuple[IntArray, FloatArray, IntArray]:
@@ -390,10 +430,11 @@ class _HarmonicTask:
         powers = np.ones((size, c.size))  # (-h)^k
         for k in range(1, size):
             powers[k] = powers[k - 1] * -mean
-        central = np.zeros((size, c.size))
-        central[0] = 1.0
-        for m in range(2, size):  # sum_{k <= m} binom(m, k) raw[k] (-h)^(m - k), k = 0..m
-            central[m] = np.sum(_BINOMIAL[m, : m + 1, None] * raw[: m + 1] * powers[m::-1], axis=0)
+        # central[m] = sum_{k <= m} binom(m, k) raw[k] (-h)^(m - k), every m at once: the terms
+        # k > m are zeros (binom(m, k) = 0) added after the others
+        terms = _BINOMIAL[:, :, None] * raw[None, :, :] * powers[_POWER_INDEX]
+        central: FloatArray = terms.sum(axis=1)
+        central[0], central[1] = 1.0, 0.0
         return central
 
     def tabulate(self, s: FloatArray, rows: IntArray) -> tuple[FloatArray, FloatArray]:
@@ -415,10 +456,9 @@ class _HarmonicTask:
             x = s[inside]
             series = np.zeros_like(x)
             distinct = self.inverse[row_index]
-            self.series_row(2)  # the coefficients, once
-            assert self._series is not None
+            coefficients = self.series
             for m in range(_SERIES_TERMS, 1, -1):
-                series = (series + self._series[m, distinct]) * x
+                series = (series + coefficients[m, distinct]) * x
             series *= x
             centred[inside] = series
             log_transform[inside] = series - x * self.mean[row_index]
@@ -528,8 +568,9 @@ class _HarmonicTask:
             return out
 
         rest = ~dense
-        s_rest, c_rest, complement_rest = s[rest], c[rest], complement[rest]
-        total[rest] += _ragged_sums(lows[rest], highs[rest], head_term)
+        if np.any(rest):
+            s_rest, c_rest, complement_rest = s[rest], c[rest], complement[rest]
+            total[rest] += _ragged_sums(lows[rest], highs[rest], head_term)
 
         # j = J..C by Euler-Maclaurin, J = start
         em = ~direct
@@ -537,26 +578,30 @@ class _HarmonicTask:
         gap = se * ((ce - je) / (je * ce))
         f_start = np.exp(-gap)
         y_end, y_start = se / ce, se / je
+        # the two ends of the range as the rows of one array: each function called once for both
+        ends_x, ends_y = np.stack((ce, je)), np.stack((y_end, y_start))
+        # every odd order at once: (order, end, value)
+        derivatives = _odd_derivative_polynomials(ends_y)
+        derivatives[:, 1] *= f_start
+        derivatives /= ends_x ** _ODD_ORDERS[:, None, None]
         correction = np.zeros_like(se)
-        for i in range(1, _EM_ORDER + 1):
-            k = 2 * i - 1
-            at_end = np.polyval(_POLYNOMIALS[k], y_end) / ce**k
-            at_start = f_start * np.polyval(_POLYNOMIALS[k], y_start) / je**k
+        for i, (at_end, at_start) in enumerate(derivatives, start=1):
             correction += _BERNOULLI[i - 1] / math.factorial(2 * i) * (at_end - at_start)
         tail = np.empty_like(se)
         # S: the integral of exp(-s (1/x - 1/C)) is x exp(-s (1/x - 1/C)) G(s / x)
         n = ~comp
-        integral = ce[n] * _exp_integral_ratio(y_end[n]) - je[n] * f_start[n] * (
-            _exp_integral_ratio(y_start[n])
-        )
-        tail[n] = integral + 0.5 * (f_start[n] + 1.0) + correction[n]
+        if np.any(n):
+            g_end, g_start = _exp_integral_ratio(ends_y[:, n])
+            integral = ce[n] * g_end - je[n] * f_start[n] * g_start
+            tail[n] = integral + 0.5 * (f_start[n] + 1.0) + correction[n]
         # D: 1 - exp(-s (1/x - 1/C)) = -expm1(s/C) + exp(s/C) (1 - exp(-s/x)), and the
         # integral of 1 - exp(-s/x) is x G^(s/x)
-        integral = -(ce[comp] - je[comp]) * np.expm1(y_end[comp]) + np.exp(y_end[comp]) * (
-            ce[comp] * _exp_integral_complement(y_end[comp])
-            - je[comp] * _exp_integral_complement(y_start[comp])
-        )
-        tail[comp] = integral - 0.5 * np.expm1(-gap[comp]) - correction[comp]
+        if np.any(comp):
+            g_end, g_start = _exp_integral_complement(ends_y[:, comp])
+            integral = -(ce[comp] - je[comp]) * np.expm1(y_end[comp]) + np.exp(y_end[comp]) * (
+                ce[comp] * g_end - je[comp] * g_start
+            )
+            tail[comp] = integral - 0.5 * np.expm1(-gap[comp]) - correction[comp]
         total[em] += tail
         out = np.empty_like(total)
         out[complement] = np.log1p(-total[complement] / c[complement])
@@ -658,10 +703,16 @@ class _Laplace:
         levels, bucket = np.unique(level, return_inverse=True)
         self.bucket_threshold = np.exp2(levels)
         scale = np.exp2(level) / tau
+        # B[b, m] for m = 2..24, added pair by pair in order, in blocks of bounded memory
+        sums = np.zeros((levels.size, _SERIES_TERMS - 1))
+        for begin in range(0, a.size, _INIT_ROWS):
+            part = slice(begin, begin + _INIT_ROWS)
+            scaled = scale[part, None] ** _EXPONENTS
+            scaled[:, 0] = np.square(scale[part])  # scale**2 as numpy computes it: x * x
+            terms = multiplicity[part, None] * task.series_rows(part) * scaled
+            np.add.at(sums, bucket[part], terms)
         self.power_sums = np.zeros((_SERIES_TERMS + 1, levels.size))
-        for m in range(2, _SERIES_TERMS + 1):
-            terms = multiplicity * task.series_row(m) * scale**m
-            self.power_sums[m] = np.bincount(bucket, weights=terms, minlength=levels.size)
+        self.power_sums[2:] = sums.T
         self.bucket_mean = np.bincount(bucket, weights=multiplicity * a * task.mean)
 
     def __call__(self, u: FloatArray) -> tuple[FloatArray, FloatArray]:
@@ -687,13 +738,13 @@ class _Laplace:
         counts = np.searchsorted(self.threshold, t, side="left")
         by_count = np.argsort(counts, kind="stable")
         begin = int(np.searchsorted(counts[by_count], 1))
+        # the elements a block of nodes by_count[begin:end] takes grow with end: each block is
+        # the longest run whose cost stays within _BLOCK_ELEMENTS (at least one node)
+        node_cost = self.prefix_cost[counts[by_count]]
         while begin < t.size:
-            end = begin + 1
-            while end < t.size:
-                cost = self.prefix_cost[counts[by_count[end]]] * (end + 1 - begin)
-                if cost > _BLOCK_ELEMENTS:
-                    break
-                end += 1
+            cost = node_cost[begin + 1 :] * np.arange(2.0, t.size - begin + 1)
+            over = np.flatnonzero(cost > _BLOCK_ELEMENTS)
+            end = begin + 1 + (int(over[0]) if over.size else cost.size)
             nodes = by_count[begin:end]
             count = int(counts[by_count[end - 1]])
             t_block = t[nodes]
@@ -720,13 +771,32 @@ def _integrands(laplace: _Laplace, v: FloatArray) -> tuple[FloatArray, FloatArra
     return first, (u - 2.0) * first, transform
 
 
+def _nodes_and_midpoints(
+    laplace: _Laplace, nodes: tuple[int, int], cells: tuple[int, int]
+) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray, FloatArray]:
+    r"""The integrands at the nodes :math:`v = hk` and at the midpoints :math:`v = h(k + 1/2)`.
+
+    ``nodes`` and ``cells`` are the first and last :math:`k` of each (:math:`h` = ``_STEP``).
+    The first halving of the step always follows, so the midpoints are evaluated in the same
+    call as the nodes: every value is that of a call of its own, and the transforms' fixed cost
+    is paid once. Returns the integrands and transform at the nodes, then the two integrands at
+    the midpoints.
+    """
+    coarse = _STEP * np.arange(nodes[0], nodes[1] + 1.0)
+    middle = _STEP * np.arange(cells[0], cells[1] + 1.0) + 0.5 * _STEP
+    first, second, transform = _integrands(laplace, np.concatenate((coarse, middle)))
+    split = coarse.size
+    return first[:split], second[:split], transform[:split], first[split:], second[split:]
+
+
 def _reciprocal_moments(laplace: _Laplace, b: float) -> tuple[float, float]:
     r"""Return :math:`I_1 = \mathbb{E}[\mu/X] - 1` and :math:`\mu^2 \mathbb{V}[1/X]`.
 
     ``b`` is :math:`\min X / \mu`. See :func:`inverse_arithmetic_mean_moments`, Notes.
     """
     low, high = _FIRST_LOW, _FIRST_HIGH
-    f1, f2, transform = _integrands(laplace, _STEP * np.arange(low, high + 1.0))
+    # the integrands at the nodes of step _STEP (f) and at their midpoints (m)
+    f1, f2, transform, m1, m2 = _nodes_and_midpoints(laplace, (low, high), (low, high - 1))
     for _ in range(1000):  # grow the range until the bounds on both tails are negligible
         i1, i2 = _STEP * float(np.sum(f1)), _STEP * float(np.sum(f2))
         tolerance1 = _TAIL_TOLERANCE * i1
@@ -743,12 +813,17 @@ def _reciprocal_moments(laplace: _Laplace, b: float) -> tuple[float, float]:
         if not (grow_left or grow_right):
             break
         if grow_left:
-            g1, g2, _ = _integrands(laplace, _STEP * np.arange(low - _GROWTH, low + 0.0))
+            span = (low - _GROWTH, low - 1)
+            g1, g2, _, h1, h2 = _nodes_and_midpoints(laplace, span, span)
             f1, f2 = np.concatenate((g1, f1)), np.concatenate((g2, f2))
+            m1, m2 = np.concatenate((h1, m1)), np.concatenate((h2, m2))
             low -= _GROWTH
         if grow_right:
-            g1, g2, g3 = _integrands(laplace, _STEP * np.arange(high + 1.0, high + _GROWTH + 1))
+            g1, g2, g3, h1, h2 = _nodes_and_midpoints(
+                laplace, (high + 1, high + _GROWTH), (high, high + _GROWTH - 1)
+            )
             f1, f2 = np.concatenate((f1, g1)), np.concatenate((f2, g2))
+            m1, m2 = np.concatenate((m1, h1)), np.concatenate((m2, h2))
             transform = np.concatenate((transform, g3))
             high += _GROWTH
     i1, i2 = _STEP * float(np.sum(f1)), _STEP * float(np.sum(f2))
@@ -756,8 +831,11 @@ def _reciprocal_moments(laplace: _Laplace, b: float) -> tuple[float, float]:
     step = _STEP
     cells = _STEP * np.arange(low, high + 0.0)
     for _ in range(_MAX_HALVINGS):  # halve the step: add the midpoints of the current nodes
-        offsets = step * np.arange(0.5, _STEP / step)
-        g1, g2, _ = _integrands(laplace, (cells[:, None] + offsets[None, :]).ravel())
+        if step == _STEP:  # the first midpoints were evaluated with the nodes
+            g1, g2 = m1, m2
+        else:
+            offsets = step * np.arange(0.5, _STEP / step)
+            g1, g2, _ = _integrands(laplace, (cells[:, None] + offsets[None, :]).ravel())
         sum1 += float(np.sum(g1))
         sum2 += float(np.sum(g2))
         step /= 2.0
@@ -767,6 +845,49 @@ def _reciprocal_moments(laplace: _Laplace, b: float) -> tuple[float, float]:
         if change <= _SETTLED * abs(i2 - i1 * i1):
             break
     return i1, i2 - i1 * i1
+
+
+# --- the pairs (C, a) ---------------------------------------------------------------------------
+@dataclass(frozen=True)
+class _SpreadPairs:
+    r"""The distinct pairs :math:`(C, a)` of the tasks with :math:`C > 1`, for both metrics.
+
+    ``spread`` holds the pairs with their numbers of tasks, ``folded`` the same with many
+    distinct large counts of one share replaced by interpolation nodes
+    (:func:`~rankstats.null.interpolation.interpolation_pairs`); ``certain`` is the total share
+    :math:`\sum a_i` of the tasks with :math:`C = 1`, whose rank is 1.
+    """
+
+    spread: tuple[IntArray, FloatArray, FloatArray]
+    folded: tuple[IntArray, FloatArray, FloatArray]
+    certain: float
+
+
+#: the pairs of the tasks seen last: the inverse arithmetic and the harmonic mean rank of one
+#: cell of a table share them (a table holds its tasks while it computes their null moments)
+_PAIRS: weakref.WeakKeyDictionary[Tasks, _SpreadPairs | None] = weakref.WeakKeyDictionary()
+
+
+def _spread_pairs(tasks: Tasks) -> _SpreadPairs | None:
+    """The :class:`_SpreadPairs` of the tasks, computed once per :class:`Tasks` object.
+
+    ``None`` when every task has a single candidate.
+    """
+    try:
+        return _PAIRS[tasks]
+    except KeyError:
+        pass
+    c, a, multiplicity = tasks.shares()
+    spread = c > 1
+    pairs = None
+    if np.any(spread):
+        certain = float(np.sum(multiplicity[~spread] * a[~spread]))
+        c, a, multiplicity = c[spread], a[spread], multiplicity[spread]
+        # many distinct large counts: a few hundred interpolation nodes in log C stand for them
+        folded = interpolation_pairs(c, a, multiplicity)
+        pairs = _SpreadPairs((c, a, multiplicity), folded, certain)
+    _PAIRS[tasks] = pairs
+    return pairs
 
 
 # --- public functions ---------------------------------------------------------------------------
@@ -883,13 +1004,11 @@ def inverse_arithmetic_mean_moments(
 
 def inverse_arithmetic_mean_moments_of(tasks: Tasks) -> tuple[float, float]:
     """:func:`inverse_arithmetic_mean_moments` of tasks given as rows with multiplicities."""
-    c, a, multiplicity = tasks.shares()
-    spread = c > 1
-    if not np.any(spread):
+    pairs = _spread_pairs(tasks)
+    if pairs is None:
         return 1.0, 0.0
-    certain = float(np.sum(multiplicity[~spread] * a[~spread]))
-    # many distinct large counts: a few hundred interpolation nodes in log C stand for them
-    c, a, multiplicity = interpolation_pairs(c[spread], a[spread], multiplicity[spread])
+    certain = pairs.certain
+    c, a, multiplicity = pairs.folded
     task = _ArithmeticTask(c.astype(np.float64))
     # the mean from the same pairs as the transform: the centring needs them to agree exactly
     mu = pairwise_dot(multiplicity * a, task.mean) + certain
@@ -1025,15 +1144,13 @@ def harmonic_mean_moments(
 
 def harmonic_mean_moments_of(tasks: Tasks) -> tuple[float, float]:
     """:func:`harmonic_mean_moments` of tasks given as rows with multiplicities."""
-    c, a, multiplicity = tasks.shares()
-    spread = c > 1
-    if not np.any(spread):
+    pairs = _spread_pairs(tasks)
+    if pairs is None:
         return 1.0, 0.0
-    certain = float(np.sum(multiplicity[~spread] * a[~spread]))
-    c, a, multiplicity = c[spread], a[spread], multiplicity[spread]
+    certain = pairs.certain
+    c, a, multiplicity = pairs.spread
     x_min = pairwise_dot(multiplicity * a, 1.0 / c.astype(np.float64)) + certain
-    # many distinct large counts: a few hundred interpolation nodes in log C stand for them
-    c, a, multiplicity = interpolation_pairs(c, a, multiplicity)
+    c, a, multiplicity = pairs.folded
     task = _HarmonicTask(c)
     # the mean from the same pairs as the transform: the centring needs them to agree exactly
     mu = pairwise_dot(multiplicity * a, task.mean) + certain
