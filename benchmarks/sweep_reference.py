@@ -100,8 +100,10 @@ def power_sum(c: int, p: mp.mpf) -> mp.mpf:
 
 # --- harmonic Laplace transform -----------------------------------------------------------------
 
-#: digits of the quadratures (the variance cancels at most log10(n) of them)
-_QUAD_DPS = 32
+#: digits of the quadratures (the variance cancels log10(n) of them, and mpmath's quadrature
+#: stops short of full precision; a miss is confirmed at ``CONFIRM_DPS``)
+QUAD_DPS = 40
+CONFIRM_DPS = 70
 #: rows summed term by term in the harmonic transform before Euler-Maclaurin takes over
 _HEAD = 100
 #: terms with exp(-s / j) below exp(-_CUT) are dropped (beyond any precision used here)
@@ -176,9 +178,20 @@ def harmonic_transform_sum(c: int, s: mp.mpf) -> mp.mpf:
 
 
 def _reciprocal_moments(
-    log_transform: Callable[[mp.mpf], mp.mpf], mean: mp.mpf, low: mp.mpf
+    log_transform: Callable[[mp.mpf], mp.mpf],
+    mean: mp.mpf,
+    variance: mp.mpf,
+    low: mp.mpf,
+    dps: int,
 ) -> tuple[mp.mpf, mp.mpf]:
-    """E[1/X], V[1/X] from ``log E[exp(-tX)]``, X with mean ``mean`` and minimum ``low``."""
+    """E[1/X], V[1/X] from ``log E[exp(-tX)]``, X with mean, variance and minimum ``low``.
+
+    ``V[1/X] = E[1/X^2] - E[1/X]^2`` cancels about ``log10(E[X]^2 / V[X])`` digits (the delta
+    method): the quadratures run with that many more.
+    """
+    if variance == 0:
+        return 1 / mean, mp.mpf(0)
+    dps += max(0, int(mp.log10(mean * mean / variance)))
     cache: dict[mp.mpf, mp.mpf] = {}
 
     def transform(t: mp.mpf) -> mp.mpf:
@@ -195,13 +208,13 @@ def _reciprocal_moments(
         x *= 10
     points.append(top)
     points.append(mp.inf)
-    with mp.workdps(_QUAD_DPS):
+    with mp.workdps(dps):
         first = mp.quad(transform, points)
         second = mp.quad(lambda t: t * transform(t), points)
         return first, second - first * first
 
 
-def _iamr(rows: Sequence[Row]) -> tuple[mp.mpf, mp.mpf]:
+def _iamr(rows: Sequence[Row], dps: int) -> tuple[mp.mpf, mp.mpf]:
     a = _shares(rows)
 
     def log_transform(t: mp.mpf) -> mp.mpf:
@@ -215,11 +228,11 @@ def _iamr(rows: Sequence[Row]) -> tuple[mp.mpf, mp.mpf]:
             total += m * (-s + mp.log(-mp.expm1(-s * c)) - mp.log(c) - mp.log(-mp.expm1(-s)))
         return total
 
-    mean = mp.fsum(ai * m * mp.mpf(c + 1) / 2 for (c, _, m), ai in zip(rows, a, strict=True))
-    return _reciprocal_moments(log_transform, mean, mp.mpf(1))
+    mean, variance = _mr(rows)
+    return _reciprocal_moments(log_transform, mean, variance, mp.mpf(1), dps)
 
 
-def _hmr(rows: Sequence[Row]) -> tuple[mp.mpf, mp.mpf]:
+def _hmr(rows: Sequence[Row], dps: int) -> tuple[mp.mpf, mp.mpf]:
     a = _shares(rows)
 
     def log_transform(t: mp.mpf) -> mp.mpf:
@@ -229,9 +242,9 @@ def _hmr(rows: Sequence[Row]) -> tuple[mp.mpf, mp.mpf]:
             total += m * mp.log(harmonic_transform_sum(c, s) / c)
         return total
 
-    mean = mp.fsum(ai * m * _h1(c) / c for (c, _, m), ai in zip(rows, a, strict=True))
+    mean, variance = _mrr(rows)
     low = mp.fsum(ai * m / c for (c, _, m), ai in zip(rows, a, strict=True))
-    return _reciprocal_moments(log_transform, mean, low)
+    return _reciprocal_moments(log_transform, mean, variance, low, dps)
 
 
 # --- the base metrics ---------------------------------------------------------------------------
@@ -324,10 +337,13 @@ def base_gap(key: str, rows: Sequence[Row], k: int = 10) -> mp.mpf:
     raise KeyError(key)
 
 
-def base_moments(key: str, rows: Sequence[Row], k: int = 10) -> tuple[mp.mpf, mp.mpf]:
-    """Exact E and V of a base metric (by key) for the rows, at the working precision."""
-    if key in ("iamr", "hmr") and all(c == 1 for c, _, _ in rows):
-        return mp.mpf(1), mp.mpf(0)  # X = 1 surely (the quadrature would round)
+def base_moments(
+    key: str, rows: Sequence[Row], k: int = 10, quad_dps: int = QUAD_DPS
+) -> tuple[mp.mpf, mp.mpf]:
+    """Exact E and V of a base metric (by key) for the rows, at the working precision.
+
+    ``quad_dps`` is the precision of the quadratures of the reciprocal-of-mean metrics.
+    """
     if key == "mr":
         return _mr(rows)
     if key == "mrr":
@@ -339,9 +355,9 @@ def base_moments(key: str, rows: Sequence[Row], k: int = 10) -> tuple[mp.mpf, mp
     if key == "igmr":
         return _gmr(rows, -1)
     if key == "iamr":
-        return _iamr(rows)
+        return _iamr(rows, quad_dps)
     if key == "hmr":
-        return _hmr(rows)
+        return _hmr(rows, quad_dps)
     if key == "variance":
         return _variance(rows)
     if key == "count":
@@ -522,7 +538,10 @@ def median_reference(rows: Sequence[tuple[int, int]]) -> tuple[mp.mpf, ...] | No
 # --- self check ---------------------------------------------------------------------------------
 
 
-def _enumerate(rows: Sequence[Row], f: Callable[[np.ndarray, np.ndarray], float]) -> tuple:
+def enumerate_moments(
+    rows: Sequence[Row], f: Callable[[np.ndarray, np.ndarray], float]
+) -> tuple[float, float]:
+    """Mean and variance of f(ranks, weights) over every rank tuple (long double)."""
     candidates = [c for c, _, m in rows for _ in range(m)]
     weights = np.array([w for _, w, m in rows for _ in range(m)], dtype=float)
     values = [
@@ -554,7 +573,7 @@ def self_check() -> None:
         for rows in rows_list:
             for key, f in funcs.items():
                 mean, var = base_moments(key, rows, k=3)
-                want = _enumerate(rows, f)
+                want = enumerate_moments(rows, f)
                 print(
                     key,
                     rows,
@@ -568,15 +587,22 @@ def self_check() -> None:
             want = _enumerated_median([c for c, m in median_rows for _ in range(m)])
             if got is not None:
                 print(
-                    "median", median_rows, [float(abs(x - y) / abs(y)) for x, y in zip(got, want)]
+                    "median",
+                    median_rows,
+                    [float(abs(x - y) / abs(y)) for x, y in zip(got, want, strict=True)],
                 )
         for c1, c2 in ((3, 5), (1, 9)):
             got = _two_task_median(c1, c2)
             want = _enumerated_median([c1, c2])
-            print("median2", c1, c2, [float(abs(x - y) / abs(y)) for x, y in zip(got, want)])
+            print(
+                "median2",
+                c1,
+                c2,
+                [float(abs(x - y) / abs(y)) for x, y in zip(got, want, strict=True)],
+            )
         got = _odd_single_count_median(9, 5)
         want = _enumerated_median([9] * 5)
-        print("median-odd", [float(abs(x - y) / abs(y)) for x, y in zip(got, want)])
+        print("median-odd", [float(abs(x - y) / abs(y)) for x, y in zip(got, want, strict=True)])
         # the harmonic transform against a direct sum
         for c, s in ((5000, 3.7), (5000, 900.0), (3000, 1e5), (2000, 0.01)):
             direct = mp.fsum(mp.exp(-mp.mpf(s) / j) for j in range(1, c + 1))
