@@ -104,6 +104,14 @@ def power_sum(c: int, p: mp.mpf) -> mp.mpf:
 #: stops short of full precision; a miss is confirmed at ``CONFIRM_DPS``)
 QUAD_DPS = 40
 CONFIRM_DPS = 70
+#: beyond this many digits cancelled in V[1/X], the quadrature reference is not attempted
+MAX_EXTRA_DPS = 30
+
+
+class TooCostly(Exception):
+    """A reference that would cost too much for a sweep (the input is skipped)."""
+
+
 #: rows summed term by term in the harmonic transform before Euler-Maclaurin takes over
 _HEAD = 100
 #: terms with exp(-s / j) below exp(-_CUT) are dropped (beyond any precision used here)
@@ -191,7 +199,10 @@ def _reciprocal_moments(
     """
     if variance == 0:
         return 1 / mean, mp.mpf(0)
-    dps += max(0, int(mp.log10(mean * mean / variance)))
+    extra = max(0, int(mp.log10(mean * mean / variance)))
+    if extra > MAX_EXTRA_DPS:
+        raise TooCostly(f"V[1/X] / E[1/X]^2 ~ 1e-{extra}")
+    dps += extra
     cache: dict[mp.mpf, mp.mpf] = {}
 
     def transform(t: mp.mpf) -> mp.mpf:
@@ -421,9 +432,24 @@ def base_value(
             mp.fsum(ai * mult for ai, r, mult in items if r <= k),
             mp.fsum(ai * mult for ai, r, mult in items if r > k),
         )
-    if key == "gmr":
-        log_value = mp.fsum(ai * mult * mp.log(r) for ai, r, mult in items)
+    if key in ("gmr", "igmr"):
+        sign = 1 if key == "gmr" else -1
+        log_value = sign * mp.fsum(ai * mult * mp.log(r) for ai, r, mult in items)
         return mp.exp(log_value), -mp.expm1(log_value)
+    if key in ("iamr", "hmr"):
+        inner, inner_gap = base_value("mr" if key == "iamr" else "mrr", rows, ranks, k)
+        return 1 / inner, -inner_gap / inner  # 1 - 1/x = (x - 1)/x
+    if key == "variance":  # in exact fractions: the value is 0 when every rank is equal
+        total = sum(Fraction(w) * m for _, w, m in rows)
+        exact = [
+            (Fraction(w) / total * mult, Fraction(r))
+            for (_, w, _), rank_list in zip(rows, ranks, strict=True)
+            for r, mult in rank_list
+        ]
+        center = sum(share * r for share, r in exact)
+        value = sum(share * (r - center) ** 2 for share, r in exact)
+        result = mp.mpf(value.numerator) / value.denominator
+        return result, 1 - result
     raise KeyError(key)
 
 
@@ -548,8 +574,13 @@ def _even_small_median(rows: Sequence[tuple[int, int]]) -> tuple[mp.mpf, ...]:
     return _moments_of_median_values(table, scale)
 
 
-def median_reference(rows: Sequence[tuple[int, int]]) -> tuple[mp.mpf, ...] | None:
-    """(E, V) of the median and of the inverse median for rows (C, m), or None if infeasible."""
+def median_reference(
+    rows: Sequence[tuple[int, int]], thorough: bool = False
+) -> tuple[mp.mpf, ...] | None:
+    """(E, V) of the median and of the inverse median for rows (C, m), or None if infeasible.
+
+    ``thorough`` admits the slower references (n = 2 with both counts above 3000: about 20 s).
+    """
     rows = sorted(rows)
     n = sum(m for _, m in rows)
     candidates = [c for c, m in rows for _ in range(m)]
@@ -565,9 +596,9 @@ def median_reference(rows: Sequence[tuple[int, int]]) -> tuple[mp.mpf, ...] | No
             _h1(c) / c,
             _h2(c) / c - (_h1(c) / c) ** 2,
         )
-    if n == 2:
+    if n == 2 and (thorough or candidates[0] <= 3000):
         return _two_task_median(candidates[0], candidates[1])
-    if n % 2 == 1 and len(rows) == 1 and rows[0][0] <= 1500:
+    if n % 2 == 1 and len(rows) == 1 and rows[0][0] <= 1500 and n <= 301:
         return _odd_single_count_median(rows[0][0], n)
     if n % 2 == 0 and n <= 40 and len(rows) <= 4 and rows[-1][0] <= 60:
         return _even_small_median(rows)
