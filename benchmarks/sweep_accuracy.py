@@ -236,6 +236,19 @@ def edge_cases() -> list[Case]:
     return out
 
 
+def median_cases(seed: int, count: int, top: int = 200) -> list[Case]:
+    """Unweighted inputs with an exact median law: n <= 60, up to 12 distinct counts <= top."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for index in range(count):
+        n = int(rng.integers(2, 61))
+        d = min(n, int(rng.integers(1, 13)))
+        counts = np.sort(rng.choice(np.arange(1, top + 1), size=d, replace=False))
+        rows = [(int(c), 1.0, m) for c, m in zip(counts, _composition(rng, n, d), strict=True)]
+        out.append(_case(f"median{index}:n={n}/d={d}", rows, False, 10, seed + index))
+    return out
+
+
 def lattice_cases(seed: int) -> list[Case]:
     """Over a thousand distinct (count, weight) pairs: the harmonic mean's lattice path."""
     rng = np.random.default_rng(seed)
@@ -576,6 +589,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     global THOROUGH
     THOROUGH = not args.quick
     cases = [] if args.no_edges else edge_cases()
+    cases += median_cases(args.seed, 10 if args.quick else 60)
     if not args.quick:
         cases += lattice_cases(args.seed)
     cases += make_cases(args.seed, count)

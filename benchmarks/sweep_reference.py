@@ -515,11 +515,13 @@ def _odd_single_count_median(c: int, n: int) -> tuple[mp.mpf, ...]:
 def _even_small_median(rows: Sequence[tuple[int, int]]) -> tuple[mp.mpf, ...]:
     """Exact law of (X_(a) + X_(a+1)) / 2, n = 2a, from the joint law of the middle pair.
 
+    (For odd n = 2a - 1, the law of X_(a) from its distribution function alone.)
+
     With N_x = #{i: r_i <= x}, for x <= y: G(x, y) = P(X_(a) <= x, X_(a+1) > y)
     = P(N_x = a, N_y = a) = [t^a] prod_i (p_i(x) t + q_i(y)), in integers scaled by prod C^m.
     """
     n = sum(m for _, m in rows)
-    a = n // 2
+    a = (n + 1) // 2  # the lower middle rank (the median itself for odd n)
     top = max(c for c, _ in rows)
     scale = math.prod(c**m for c, m in rows)
 
@@ -559,6 +561,10 @@ def _even_small_median(rows: Sequence[tuple[int, int]]) -> tuple[mp.mpf, ...]:
         return sum(out[a:])
 
     table: dict[Fraction, int] = {}
+    if n % 2 == 1:
+        for u in range(1, top + 1):
+            table[Fraction(u)] = cdf_a(u) - cdf_a(u - 1)
+        return _moments_of_median_values(table, scale)
     for u in range(1, top + 1):
         marginal = cdf_a(u) - cdf_a(u - 1)
         strictly_above = 0
@@ -600,7 +606,7 @@ def median_reference(
         return _two_task_median(candidates[0], candidates[1])
     if n % 2 == 1 and len(rows) == 1 and rows[0][0] <= 1500 and n <= 301:
         return _odd_single_count_median(rows[0][0], n)
-    if n % 2 == 0 and n <= 40 and len(rows) <= 4 and rows[-1][0] <= 60:
+    if n <= 60 and len(rows) <= 12 and rows[-1][0] <= 200:
         return _even_small_median(rows)
     return None
 

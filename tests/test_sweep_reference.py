@@ -6,7 +6,8 @@ in mpmath independently of rankstats (``benchmarks/sweep_reference.py``): ``expe
 a ``ValueError`` where a derived metric is undefined, and no warning anywhere. The inputs are the
 sweep's fixed edge cases (C = 1 and 2, counts (1, 1e12), expected values within 1e-3..1e-12 of
 the best, Hits@k with counts at k and k + 1, ...) and seeded random cases over n up to 1e6,
-counts up to 1e12 and every kind of weights. The reciprocal-of-mean metrics (IAMR, HMR), whose
+counts up to 1e12 and every kind of weights, and inputs with an exact median law (n up to 60,
+up to 12 distinct counts, even and odd n). The reciprocal-of-mean metrics (IAMR, HMR), whose
 references are slow quadratures, are checked on a few of them.
 """
 
@@ -42,9 +43,11 @@ def _misses(case: sweep.Case, metrics: list) -> list[str]:
 
 EDGES = sweep.edge_cases()
 RANDOM = sweep.make_cases(seed=20261123, count=32)
+#: unweighted inputs with an exact median law (n up to 60, up to 12 distinct counts)
+MEDIAN = sweep.median_cases(seed=5, count=8, top=80)
 
 
-@pytest.mark.parametrize("case", EDGES + RANDOM, ids=lambda case: case.label)
+@pytest.mark.parametrize("case", EDGES + RANDOM + MEDIAN, ids=lambda case: case.label)
 def test_closed_forms_and_derived_values_match_the_references(case: sweep.Case) -> None:
     assert _misses(case, _fast_metrics(case.k)) == []
 
