@@ -1,0 +1,114 @@
+"""A seeded sample of the accuracy sweep (``benchmarks/sweep_accuracy.py``), enforced at 1e-12.
+
+Every registered metric with a closed form is compared, on each input, with references computed
+in mpmath independently of rankstats (``benchmarks/sweep_reference.py``): ``expected_value``,
+``variance`` and ``moments``, the values of the derived metrics (and their bases) on drawn ranks,
+a ``ValueError`` where a derived metric is undefined, and no warning anywhere. The inputs are the
+sweep's fixed edge cases (C = 1 and 2, counts (1, 1e12), expected values within 1e-3..1e-12 of
+the best, Hits@k with counts at k and k + 1, ...) and seeded random cases over n up to 1e6,
+counts up to 1e12 and every kind of weights, and inputs with an exact median law (n up to 60,
+up to 12 distinct counts, even and odd n). The reciprocal-of-mean metrics (IAMR, HMR), whose
+references are slow quadratures, are checked on a few of them.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import mpmath as mp
+import numpy as np
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
+
+import sweep_accuracy as sweep
+import sweep_reference as reference
+from rankstats import HarmonicMeanRank, InverseArithmeticMeanRank
+
+SLOW = {"HarmonicMeanRank", "InverseArithmeticMeanRank"}
+
+
+def _fast_metrics(k: int) -> list:
+    return [m for m in sweep.registry_metrics(k) if type(m).__name__ not in SLOW]
+
+
+def _misses(case: sweep.Case, metrics: list) -> list[str]:
+    return [
+        f"{r.metric} {r.quantity}: {r.error:.3g} {r.note}"
+        for r in sweep.check_case(case, metrics)
+        if r.error > sweep.TOLERANCE
+    ]
+
+
+EDGES = sweep.edge_cases()
+RANDOM = sweep.make_cases(seed=20261123, count=32)
+#: unweighted inputs with an exact median law (n up to 60, up to 12 distinct counts)
+MEDIAN = sweep.median_cases(seed=5, count=8, top=80)
+
+
+@pytest.mark.parametrize("case", EDGES + RANDOM + MEDIAN, ids=lambda case: case.label)
+def test_closed_forms_and_derived_values_match_the_references(case: sweep.Case) -> None:
+    assert _misses(case, _fast_metrics(case.k)) == []
+
+
+#: reciprocal-of-mean metrics on a few inputs (the references integrate in mpmath; the harmonic
+#: one, which sums exp(-s/j) by Euler-Maclaurin at every node, on the cheaper ones)
+IAMR, HMR = InverseArithmeticMeanRank(), HarmonicMeanRank()
+RECIPROCAL = [
+    (sweep._case("(1, 1e12) x 50", [(1, 1.0, 50), (10**12, 1.0, 50)], False, 10), [IAMR, HMR]),
+    (sweep._case("weighted", [(3, 0.25, 7), (100, 4.0, 2)], True, 10), [IAMR, HMR]),
+    (sweep._case("C = 2, n = 1e6", [(2, 1.0, 10**6)], False, 10), [IAMR, HMR]),
+    # V / E^2 = 5e-6: a reference integrating with too few digits misses here by 1.6e-12
+    (
+        sweep._case(
+            "C ~ 1e12, n = 7e4", [(10**12 - 452, 1.0, 23544), (10**12, 1.0, 45000)], False, 10
+        ),
+        [IAMR],
+    ),
+    # V / E^2 ~ 1e-17: the reference needs 17 more digits
+    (sweep._case("weights 1e4, 1e-4", [(1, 1e4, 1), (10**4, 1e-4, 1)], True, 10), [IAMR, HMR]),
+]
+
+
+@pytest.mark.parametrize(("case", "metrics"), RECIPROCAL, ids=lambda x: getattr(x, "label", ""))
+def test_reciprocal_of_mean_metrics_match_the_quadrature_references(
+    case: sweep.Case, metrics: list
+) -> None:
+    assert _misses(case, metrics) == []
+
+
+def test_the_references_match_enumeration() -> None:
+    """The sweep's references themselves, against every rank tuple of small cases."""
+    rows = [(2, 0.5, 1), (7, 2.0, 2), (4, 1.0, 1)]
+    funcs = {
+        "mr": lambda r, w: np.average(r, weights=w),
+        "mrr": lambda r, w: np.average(1 / r, weights=w),
+        "hits": lambda r, w: np.average(r <= 3, weights=w),
+        "gmr": lambda r, w: np.exp(np.average(np.log(r), weights=w)),
+        "igmr": lambda r, w: np.exp(-np.average(np.log(r), weights=w)),
+        "iamr": lambda r, w: 1 / np.average(r, weights=w),
+        "hmr": lambda r, w: 1 / np.average(1 / r, weights=w),
+        "variance": lambda r, w: np.average((r - np.average(r, weights=w)) ** 2, weights=w),
+    }
+    with mp.workdps(40):
+        for key, f in funcs.items():
+            mean, var = reference.base_moments(key, rows, k=3, quad_dps=30)
+            want = reference.enumerate_moments(rows, f)
+            assert float(mean) == pytest.approx(want[0], rel=1e-14), key
+            assert float(var) == pytest.approx(want[1], rel=1e-13), key
+        for median_rows in ([(3, 2), (5, 2)], [(2, 3), (4, 1)], [(4, 2), (6, 4)]):
+            exact = reference._enumerated_median([c for c, m in median_rows for _ in range(m)])
+            assert reference._even_small_median(median_rows) == exact
+        assert reference._two_task_median(3, 5) == pytest.approx(
+            reference._enumerated_median([3, 5]), rel=1e-30
+        )
+        assert reference._odd_single_count_median(9, 5) == pytest.approx(
+            reference._enumerated_median([9] * 5), rel=1e-30
+        )
+        direct = mp.fsum(mp.exp(-mp.mpf(900) / j) for j in range(1, 3001))
+        assert reference.harmonic_transform_sum(3000, mp.mpf(900)) == pytest.approx(
+            direct, rel=1e-30
+        )
+        direct = mp.fsum(mp.mpf(j) ** mp.mpf(-0.9) for j in range(1, 5001))
+        assert reference.power_sum(5000, mp.mpf(-0.9)) == pytest.approx(direct, rel=1e-30)
