@@ -47,6 +47,7 @@ and the caller falls back to its quadrature of the double sum.
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Callable
 
@@ -58,8 +59,9 @@ from rankstats.null.median_rules import _piece_nodes, dot
 
 __all__ = ["continues", "gap_sums"]
 
-#: integer nodes up to this value use the table of log-kernel increments
-_INTEGER_RANGE = 4_000_000
+#: integer nodes up to this value use the table of log-kernel increments (its arrays and the
+#: weight tables take about 100 bytes per integer: 4e6 made a median of 66 tasks peak at 94 MB)
+_INTEGER_RANGE = 1_000_000
 #: at most this many (x, y) pairs are summed ...
 _PAIR_BUDGET = 6_000_000
 #: ... this many at a time; more pairs than _ENUMERATE_MAX are summed by rules in t on panels
@@ -68,6 +70,9 @@ _ENUMERATE_MAX = 500_000
 _PAIR_CHUNK = 400_000
 #: nodes per block of the integer-node sums (each block as wide as its longest span)
 _BLOCK_ROWS = 128
+#: the panels of the nodes are built in blocks of about this many pieces (each piece a few
+#: dozen pairs at most), so the pairs in memory at once are bounded whatever the counts
+_PIECES_PER_BLOCK = 8_192
 
 #: weight functions of s = x + y for the gap sums, one array per sum
 Weights = Callable[[FloatArray], list[FloatArray]]
@@ -160,9 +165,7 @@ def _panels(
     :func:`rankstats.null.median_rules._piece_nodes`).
     """
     nodes = np.arange(y.size)
-    with np.errstate(divide="ignore"):
-        decay = np.where(power > 0.0, y / np.maximum(power, 1.0), np.inf)
-    step = np.maximum(np.floor(np.minimum(4.0 * decay, y / 4.0)), 32.0).astype(np.int64)
+    decay, step = _steps(y, power)
     # kinks: counts b with y - T <= b < y cut at ceil(y - b)
     i0 = np.searchsorted(values, y - span, side="left")
     i1 = np.searchsorted(values, y, side="left")
@@ -387,15 +390,37 @@ def gap_sums(
     span = np.maximum(np.floor(np.minimum(reach, y - 1.0)), 0.0).astype(np.int64)
     if not integral and not _continues(values, y, reach, span):
         return None
-    ix: IntArray | None = None
-    if int(span.sum()) <= min(budget, _ENUMERATE_MAX):
-        t, owner, w_t = _enumerated(span)
-    else:
-        t, owner, w_t, ix = _panels(values, kernel.below, a, y, span, power)
-        if t.size > budget:
-            return None
     iy = kernel.index(y)
     totals = np.zeros(width)
+    if int(span.sum()) <= min(budget, _ENUMERATE_MAX):
+        t, owner, w_t = _enumerated(span)
+        _add_pairs(totals, kernel, phi, y, iy, scale, t, owner, w_t, None)
+        return [float(total) for total in totals]
+    # the panels' pairs, block of nodes by block of nodes: memory bounded by the block, not by
+    # the counts (wide spans cut by many counts make many pieces)
+    pairs = 0
+    for block in _node_blocks(values, y, span, power):
+        t, owner, w_t, ix = _panels(values, kernel.below, a, y[block], span[block], power[block])
+        pairs += t.size
+        if pairs > budget:
+            return None
+        _add_pairs(totals, kernel, phi, y, iy, scale, t, block[owner], w_t, ix)
+    return [float(total) for total in totals]
+
+
+def _add_pairs(
+    totals: FloatArray,
+    kernel: _Kernel,
+    phi: Weights,
+    y: FloatArray,
+    iy: IntArray,
+    scale: FloatArray,
+    t: FloatArray,
+    owner: IntArray,
+    w_t: FloatArray,
+    ix: IntArray | None,
+) -> None:
+    """Add the weighted kernel terms of the pairs ``(y[owner] - t, y[owner])`` to ``totals``."""
     for c0_ in range(0, t.size, _PAIR_CHUNK):
         c1_ = c0_ + _PAIR_CHUNK
         own = owner[c0_:c1_]
@@ -405,4 +430,26 @@ def gap_sums(
         kappa = np.exp(log_k) * (scale[own] * w_t[c0_:c1_])
         for j, values_j in enumerate(phi(xx + yy)):
             totals[j] += dot(kappa, values_j)
-    return [float(total) for total in totals]
+
+
+def _node_blocks(
+    values: FloatArray, y: FloatArray, span: IntArray, power: FloatArray
+) -> list[IntArray]:
+    """The nodes in consecutive blocks of about :data:`_PIECES_PER_BLOCK` pieces of panels."""
+    step = _steps(y, power)[1]
+    kinks = np.searchsorted(values, y, side="left") - np.searchsorted(values, y - span, side="left")
+    pieces = kinks + (span - 1) // step + 2
+    ends = np.searchsorted(
+        np.cumsum(pieces), np.arange(_PIECES_PER_BLOCK, int(pieces.sum()), _PIECES_PER_BLOCK)
+    )
+    bounds = np.unique(np.concatenate(([0], ends + 1, [y.size])))
+    bounds = bounds[bounds <= y.size]
+    return [np.arange(lo, hi) for lo, hi in itertools.pairwise(bounds.tolist()) if hi > lo]
+
+
+def _steps(y: FloatArray, power: FloatArray) -> tuple[FloatArray, IntArray]:
+    """Each node's decay length :math:`y / (a - c(y))` and its longest piece of panels."""
+    with np.errstate(divide="ignore"):
+        decay = np.where(power > 0.0, y / np.maximum(power, 1.0), np.inf)
+    step = np.maximum(np.floor(np.minimum(4.0 * decay, y / 4.0)), 32.0).astype(np.int64)
+    return decay, step

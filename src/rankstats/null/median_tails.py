@@ -29,6 +29,9 @@ from rankstats.null.median_rules import _prefix_sum, _suffix_sum
 _LOG_EPS = math.log(1e-24)
 #: nodes evaluated together (bounds the memory of the Fourier arrays)
 _CHUNK = 2048
+#: terms per block of rows where tasks are taken one by one (the characteristic function's
+#: (task, angle) terms, the log-factor's tasks): each block's temporaries take a few MB
+_BLOCK_TERMS = 250_000
 #: nodes per dynamic programme (the tasks certain below a piece's lowest node are left out)
 _DP_NODES = 512
 #: the exact dynamic programme is used up to this many uncertain tasks ...
@@ -584,7 +587,8 @@ class _Evaluator:
         sin_t = np.sin(theta)
         re = np.zeros((q.shape[0], theta.size))
         im = np.zeros((q.shape[0], theta.size))
-        step = max(1, 2_000_000 // (q.shape[1] * theta.size))
+        # rows in blocks of at most _BLOCK_TERMS (task, angle) terms (2e6 made them peak ~70 MB)
+        step = max(1, _BLOCK_TERMS // (q.shape[1] * theta.size))
         for r0 in range(0, q.shape[0], step):
             r1 = min(r0 + step, q.shape[0])
             q3 = q[r0:r1, :, None]
@@ -623,7 +627,7 @@ class _Evaluator:
         ib = table.index(y)
         width = int((ib - ia).max()) if x.size else 0
         if width > 0:
-            step = max(1, 4_000_000 // width)
+            step = max(1, _BLOCK_TERMS // width)
             for r0 in range(0, x.size, step):
                 r1 = min(r0 + step, x.size)
                 idx = ia[r0:r1, None] + np.arange(width)[None, :]
