@@ -628,6 +628,20 @@ def enumerate_moments(
     return float(v.mean()), float(((v - v.mean()) ** 2).mean())
 
 
+#: the values of the metrics the references cover, as numpy computes them from ranks and weights
+#: (for the enumeration of every rank tuple)
+ENUMERATED_VALUES: dict[str, Callable[[np.ndarray, np.ndarray], float]] = {
+    "mr": lambda r, w: np.average(r, weights=w),
+    "mrr": lambda r, w: np.average(1 / r, weights=w),
+    "hits": lambda r, w: np.average(r <= 3, weights=w),
+    "gmr": lambda r, w: np.exp(np.average(np.log(r), weights=w)),
+    "igmr": lambda r, w: np.exp(-np.average(np.log(r), weights=w)),
+    "iamr": lambda r, w: 1 / np.average(r, weights=w),
+    "hmr": lambda r, w: 1 / np.average(1 / r, weights=w),
+    "variance": lambda r, w: np.average((r - np.average(r, weights=w)) ** 2, weights=w),
+}
+
+
 def self_check() -> None:
     """The references against enumeration of every rank tuple (prints relative errors)."""
     rows_list: list[list[Row]] = [
@@ -635,16 +649,7 @@ def self_check() -> None:
         [(2, 0.5, 1), (7, 2.0, 2), (4, 1.0, 1)],
         [(1, 1.0, 2), (6, 3.0, 1), (9, 0.25, 1)],
     ]
-    funcs = {
-        "mr": lambda r, w: np.average(r, weights=w),
-        "mrr": lambda r, w: np.average(1 / r, weights=w),
-        "hits": lambda r, w: np.average(r <= 3, weights=w),
-        "gmr": lambda r, w: np.exp(np.average(np.log(r), weights=w)),
-        "igmr": lambda r, w: np.exp(-np.average(np.log(r), weights=w)),
-        "iamr": lambda r, w: 1 / np.average(r, weights=w),
-        "hmr": lambda r, w: 1 / np.average(1 / r, weights=w),
-        "variance": lambda r, w: np.average((r - np.average(r, weights=w)) ** 2, weights=w),
-    }
+    funcs = ENUMERATED_VALUES
     with mp.workdps(40):
         for rows in rows_list:
             for key, f in funcs.items():

@@ -17,7 +17,6 @@ import sys
 from pathlib import Path
 
 import mpmath as mp
-import numpy as np
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
@@ -81,16 +80,7 @@ def test_reciprocal_of_mean_metrics_match_the_quadrature_references(
 def test_the_references_match_enumeration() -> None:
     """The sweep's references themselves, against every rank tuple of small cases."""
     rows = [(2, 0.5, 1), (7, 2.0, 2), (4, 1.0, 1)]
-    funcs = {
-        "mr": lambda r, w: np.average(r, weights=w),
-        "mrr": lambda r, w: np.average(1 / r, weights=w),
-        "hits": lambda r, w: np.average(r <= 3, weights=w),
-        "gmr": lambda r, w: np.exp(np.average(np.log(r), weights=w)),
-        "igmr": lambda r, w: np.exp(-np.average(np.log(r), weights=w)),
-        "iamr": lambda r, w: 1 / np.average(r, weights=w),
-        "hmr": lambda r, w: 1 / np.average(1 / r, weights=w),
-        "variance": lambda r, w: np.average((r - np.average(r, weights=w)) ** 2, weights=w),
-    }
+    funcs = reference.ENUMERATED_VALUES
     with mp.workdps(40):
         for key, f in funcs.items():
             mean, var = reference.base_moments(key, rows, k=3, quad_dps=30)
