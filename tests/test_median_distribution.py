@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 import rankstats.null.median as median_module
+import rankstats.null.median_even as median_even
 import rankstats.null.median_rules as rules_module
 from rankstats import InverseMedianRank, MedianRank
 from rankstats.null.median import (
@@ -80,7 +81,7 @@ def test_metrics_agree_with_the_pairwise_programme() -> None:
 
 def _integer_everywhere(monkeypatch: pytest.MonkeyPatch) -> None:
     """Every integer of the window a node: no rule in x, the kernel sums exact."""
-    monkeypatch.setattr(median_module, "_N_SUB", 10**9)
+    monkeypatch.setattr(median_even, "_N_SUB", 10**9)
 
 
 @pytest.mark.parametrize(

@@ -132,14 +132,10 @@ import numpy as np
 
 from rankstats.arrays import FloatArray, IntArray
 from rankstats.null.grouping import distinct_counts
-from rankstats.null.median_even import _centre, even_moments
+from rankstats.null.median_even import _centre, even_moments, single_sums, window_nodes
 from rankstats.null.median_gap import gap_sums
 from rankstats.null.median_gap_quadrature import _T_ENUM_BUDGET, _GapSums
 from rankstats.null.median_rules import (
-    _ENUM,
-    _ladder,
-    _piece_nodes,
-    _pieces,
     dot,
     integer_nodes,
 )
@@ -161,14 +157,10 @@ __all__ = [
 ]
 
 
-#: the window is cut into at least this many panels, each then well inside one standard deviation
-_N_SUB = 48
 #: distributions kept by :func:`median_distribution`
 _CACHE_SIZE = 4
 #: the even-n gap sums drop terms below 1e-16 n of the largest, at most this much
 _GAP_TOLERANCE_MAX = 1e-12
-#: the summands are smooth on this many panel lengths (fewer nodes on shorter pieces)
-_SMOOTH = 2.0
 #: even n: moments whose terms exceed this multiple of their value are summed again from the
 #: upper middle rank (:mod:`rankstats.null.median_even`)
 _CONDITION_MAX = 1e3
@@ -207,32 +199,19 @@ def _moments(cands: _Candidates, *, t_budget: int = _T_ENUM_BUDGET) -> Moments:
     lo = max(min(w[0] for w in windows), 1)
     hi = max(min(max(w[1] for w in windows), cands.c_max), lo)
     c0 = cands.centre(lo, hi)
-    in_window = cands.distinct[(cands.distinct > lo) & (cands.distinct <= hi)]
-    breaks = np.concatenate((in_window, np.array([c0], dtype=np.int64), _ladder(hi)))
-    piece = max(_ENUM, -(-(hi - lo + 1) // _N_SUB))
-    starts, lengths = _pieces(lo, hi, breaks, piece)
-    # tails vary on the window's scale, the weights 1/x on the scale of x
-    smooth = np.minimum(_SMOOTH * (hi - lo + 1) / _N_SUB, starts.astype(np.float64))
-    x, w, _ = _piece_nodes(starts, lengths, smooth)
+    x, w, breaks, piece = window_nodes(cands, lo, hi, c0)
     a = ks[0]
     even = n % 2 == 0
     evaluator = _Evaluator(cands, float(lo), float(hi), 0.0)
     lower, upper, pmf, _ = evaluator.evaluate(x, 0.0, [a - 1], [a] if even else [])
     # P(X > x) - 1[x < c0], from whichever tail keeps its relative accuracy
-    tail = np.where(x < c0, -upper[:, 0], lower[:, 0])
-    d = x - c0
-    s1 = dot(w, tail)
-    s2 = dot(w, ((2.0 * d + 1.0) * tail))
-    inv_w = 1.0 / (x * (x + 1.0))
-    v0 = (c0 - x) / (x * c0)
-    v1 = (c0 - x - 1.0) / ((x + 1.0) * c0)
-    e_inv = -dot(w, (inv_w * tail))
-    m2_inv = -dot(w, (inv_w * (v1 + v0) * tail))
+    single = single_sums(x, w, np.where(x < c0, -upper[:, 0], lower[:, 0]), c0)
+    s1, s2, e_inv, m2_inv = single.s1, single.s2, single.e_inv, single.m2_inv
     if not even:
         return c0 + s1, s2 - s1 * s1, 1.0 / c0 + e_inv, m2_inv - e_inv * e_inv
     mass = pmf[:, 0]
     shift = s1 + 0.5 * dot(w, mass)
-    m2_terms = mass * (d + 0.25)
+    m2_terms = mass * (x - c0 + 0.25)
     m2 = s2 + dot(w, m2_terms)
     e_terms = mass / (x * (2.0 * x + 1.0))
     e_inv -= dot(w, e_terms)
@@ -244,9 +223,9 @@ def _moments(cands: _Candidates, *, t_budget: int = _T_ENUM_BUDGET) -> Moments:
     # the sizes of the terms, for the condition of the sums below
     aw = np.abs(w)
     sizes = [
-        dot(aw, np.abs((2.0 * d + 1.0) * tail)) + dot(aw, np.abs(m2_terms)),
-        1.0 / c0 + dot(aw, np.abs(inv_w * tail)) + dot(aw, e_terms),
-        dot(aw, np.abs(inv_w * (v1 + v0) * tail)) + dot(aw, np.abs(m2_inv_terms)),
+        dot(aw, np.abs(single.s2_terms)) + dot(aw, np.abs(m2_terms)),
+        1.0 / c0 + dot(aw, np.abs(single.e_inv_terms)) + dot(aw, e_terms),
+        dot(aw, np.abs(single.m2_inv_terms)) + dot(aw, np.abs(m2_inv_terms)),
     ]
     # the gap term weighs about 1/n in V[M]: its relative error may grow with n (module docs)
     tolerance = min(_GAP_TOLERANCE_MAX, max(1e-18, 1e-16 * n))

@@ -70,9 +70,11 @@ ill-conditioned: for spread counts it costs two to four times as much (point mas
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 
-from rankstats.arrays import FloatArray
+from rankstats.arrays import FloatArray, IntArray
 from rankstats.null.median_gap import _Kernel, continues, gap_sums
 from rankstats.null.median_rules import (
     _ENUM,
@@ -84,7 +86,7 @@ from rankstats.null.median_rules import (
 )
 from rankstats.null.median_tails import _Candidates, _Evaluator
 
-__all__ = ["even_moments"]
+__all__ = ["SingleSums", "WindowNodes", "even_moments", "single_sums", "window_nodes"]
 
 #: the window is cut into at least this many panels
 _N_SUB = 48
@@ -101,31 +103,73 @@ _GAP_TOLERANCE = 1e-18
 Moments = tuple[float, float, float, float]
 
 
-def _single(
-    cands: _Candidates, evaluator: _Evaluator, k: int, lo: int, hi: int, c0: int
-) -> Moments:
-    r"""Centred moments of the single order statistic :math:`X = X_{(k)}`.
+class WindowNodes(NamedTuple):
+    """The nodes and weights of the sums over a window of ranks, and how the window was cut."""
 
-    :math:`\mathbb{E}[X] - c_0`, :math:`\mathbb{E}[(X - c_0)^2]`, :math:`\mathbb{E}[1/X] -
-    1/c_0`, :math:`\mathbb{E}[(1/X - 1/c_0)^2]`, by summation by parts about :math:`c_0`.
-    """
+    x: FloatArray
+    w: FloatArray
+    #: the cut points (counts in the window, the centre, a ladder) and the longest piece
+    breaks: IntArray
+    piece: int
+
+
+def window_nodes(cands: _Candidates, lo: int, hi: int, c0: int) -> WindowNodes:
+    """Nodes for sums over ``lo..hi``, cut at the counts inside, at ``c0`` and on a ladder."""
     in_window = cands.distinct[(cands.distinct > lo) & (cands.distinct <= hi)]
     breaks = np.concatenate((in_window, np.array([c0], dtype=np.int64), _ladder(hi)))
     piece = max(_ENUM, -(-(hi - lo + 1) // _N_SUB))
     starts, lengths = _pieces(lo, hi, breaks, piece)
+    # tails vary on the window's scale, the weights 1/x on the scale of x
     smooth = np.minimum(_SMOOTH * (hi - lo + 1) / _N_SUB, starts.astype(np.float64))
     x, w, _ = _piece_nodes(starts, lengths, smooth)
-    lower, upper, _, _ = evaluator.evaluate(x, 0.0, [k - 1], [])
-    tail = np.where(x < c0, -upper[:, 0], lower[:, 0])
+    return WindowNodes(x, w, breaks, piece)
+
+
+class SingleSums(NamedTuple):
+    r"""Centred moments of one order statistic by summation by parts about :math:`c_0`.
+
+    :math:`\mathbb{E}[X] - c_0`, :math:`\mathbb{E}[(X - c_0)^2]`, :math:`\mathbb{E}[1/X] -
+    1/c_0`, :math:`\mathbb{E}[(1/X - 1/c_0)^2]`, and the terms of the last three sums (their
+    sizes give a condition estimate).
+    """
+
+    s1: float
+    s2: float
+    e_inv: float
+    m2_inv: float
+    s2_terms: FloatArray
+    e_inv_terms: FloatArray
+    m2_inv_terms: FloatArray
+
+
+def single_sums(x: FloatArray, w: FloatArray, tail: FloatArray, c0: int) -> SingleSums:
+    r""":class:`SingleSums` from ``tail`` :math:`= P(X > x) - 1[x < c_0]` at the nodes ``x``."""
     d = x - c0
-    s1 = dot(w, tail)
-    s2 = dot(w, ((2.0 * d + 1.0) * tail))
+    s2_terms = (2.0 * d + 1.0) * tail
     inv_w = 1.0 / (x * (x + 1.0))
     v0 = (c0 - x) / (x * c0)
     v1 = (c0 - x - 1.0) / ((x + 1.0) * c0)
-    e_inv = -dot(w, (inv_w * tail))
-    m2_inv = -dot(w, (inv_w * (v1 + v0) * tail))
-    return s1, s2, e_inv, m2_inv
+    e_inv_terms = inv_w * tail
+    m2_inv_terms = inv_w * (v1 + v0) * tail
+    return SingleSums(
+        dot(w, tail),
+        dot(w, s2_terms),
+        -dot(w, e_inv_terms),
+        -dot(w, m2_inv_terms),
+        s2_terms,
+        e_inv_terms,
+        m2_inv_terms,
+    )
+
+
+def _single(
+    cands: _Candidates, evaluator: _Evaluator, k: int, lo: int, hi: int, c0: int
+) -> Moments:
+    r"""Centred moments of the single order statistic :math:`X = X_{(k)}` (:class:`SingleSums`)."""
+    x, w, _, _ = window_nodes(cands, lo, hi, c0)
+    lower, upper, _, _ = evaluator.evaluate(x, 0.0, [k - 1], [])
+    sums = single_sums(x, w, np.where(x < c0, -upper[:, 0], lower[:, 0]), c0)
+    return sums.s1, sums.s2, sums.e_inv, sums.m2_inv
 
 
 def _centre(cands: _Candidates, k: int, lo: int, hi: int) -> int:
