@@ -50,6 +50,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Callable
+from typing import NamedTuple
 
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
@@ -165,15 +166,10 @@ def _panels(
     :func:`rankstats.null.median_rules._piece_nodes`).
     """
     nodes = np.arange(y.size)
-    decay, step = _steps(y, power)
-    # kinks: counts b with y - T <= b < y cut at ceil(y - b)
-    i0 = np.searchsorted(values, y - span, side="left")
-    i1 = np.searchsorted(values, y, side="left")
-    kinks = i1 - i0
+    decay, step, i0, kinks, regular = _cuts(values, y, span, power)
     k_owner = np.repeat(nodes, kinks)
     k_index = np.arange(k_owner.size) - np.repeat(np.cumsum(kinks) - kinks, kinks) + i0[k_owner]
     k_cut = np.ceil(y[k_owner] - values[k_index])
-    regular = (span - 1) // step
     r_owner = np.repeat(nodes, regular)
     r_cut = 1.0 + step[r_owner] * (
         np.arange(r_owner.size) - np.repeat(np.cumsum(regular) - regular, regular) + 1.0
@@ -436,9 +432,8 @@ def _node_blocks(
     values: FloatArray, y: FloatArray, span: IntArray, power: FloatArray
 ) -> list[IntArray]:
     """The nodes in consecutive blocks of about :data:`_PIECES_PER_BLOCK` pieces of panels."""
-    step = _steps(y, power)[1]
-    kinks = np.searchsorted(values, y, side="left") - np.searchsorted(values, y - span, side="left")
-    pieces = kinks + (span - 1) // step + 2
+    cuts = _cuts(values, y, span, power)
+    pieces = cuts.kinks + cuts.regular + 2
     ends = np.searchsorted(
         np.cumsum(pieces), np.arange(_PIECES_PER_BLOCK, int(pieces.sum()), _PIECES_PER_BLOCK)
     )
@@ -447,9 +442,25 @@ def _node_blocks(
     return [np.arange(lo, hi) for lo, hi in itertools.pairwise(bounds.tolist()) if hi > lo]
 
 
-def _steps(y: FloatArray, power: FloatArray) -> tuple[FloatArray, IntArray]:
-    """Each node's decay length :math:`y / (a - c(y))` and its longest piece of panels."""
+class _Cuts(NamedTuple):
+    """Where the panels of each node's sum over ``t = 1..span`` are cut (see :func:`_panels`)."""
+
+    #: the kernel's decay length y / (a - c(y)), and the longest regular piece
+    decay: FloatArray
+    step: IntArray
+    #: the first count in y - span .. y - 1 (each such count cuts a piece: a kink) and how many
+    first_kink: IntArray
+    kinks: IntArray
+    #: the regular cuts, every ``step``
+    regular: IntArray
+
+
+def _cuts(values: FloatArray, y: FloatArray, span: IntArray, power: FloatArray) -> _Cuts:
+    """The cuts of every node's panels: at the counts it crosses and every few decay lengths."""
     with np.errstate(divide="ignore"):
         decay = np.where(power > 0.0, y / np.maximum(power, 1.0), np.inf)
     step = np.maximum(np.floor(np.minimum(4.0 * decay, y / 4.0)), 32.0).astype(np.int64)
-    return decay, step
+    # kinks: counts b with y - T <= b < y cut at ceil(y - b)
+    first = np.searchsorted(values, y - span, side="left")
+    kinks = np.searchsorted(values, y, side="left") - first
+    return _Cuts(decay, step, first, kinks, (span - 1) // step)
