@@ -157,7 +157,7 @@ class GroupSums:
         if not isinstance(terms, np.ndarray):
             if not terms:
                 return np.zeros((0, self.size))
-            terms = stacked(terms[0].size, [functools.partial(np.asarray, t) for t in terms])
+            terms = np.column_stack(terms).astype(np.float64, copy=False)
         count = terms.shape[1]
         if ids.size and self._layout(ids)[2] <= SEQUENTIAL_ROWS:
             matrix = self._matrix(ids, weights, inverse, terms.shape[0])
