@@ -523,10 +523,11 @@ class _Builder:
         methods.flags.writeable = False
 
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            for key, (sums, finish) in self._value_sums.items():
-                micro._values[key] = sums if finish is None else finish(sums / total)
-            for key, (sums, finish) in self._gap_sums.items():
-                micro._value_gaps[key] = finish(sums / total)
+            # each a sum over every group already (a (1,) array)
+            for key, (summed, finish) in self._value_sums.items():
+                micro._values[key] = summed if finish is None else finish(summed / total)
+            for key, (summed, finish) in self._gap_sums.items():
+                micro._value_gaps[key] = finish(summed / total)
             for metric, (expected, variance, gap) in self._null_sums.items():
                 micro._nulls[metric] = (
                     expected / total,
