@@ -69,6 +69,8 @@ _PAIR_BUDGET = 6_000_000
 #: (a few dozen nodes per decay length instead of every integer)
 _ENUMERATE_MAX = 500_000
 _PAIR_CHUNK = 400_000
+#: entries (nodes by shifts) per block of the sums over nodes with no count in reach
+_PLAIN_BLOCK = 8_192
 #: nodes per block of the integer-node sums (each block as wide as its longest span)
 _BLOCK_ROWS = 128
 #: the panels of the nodes are built in blocks of about this many pieces (each piece a few
@@ -100,13 +102,26 @@ class _Kernel:
         return np.asarray(self.a - self.below[iy], dtype=np.float64)
 
     def lowest(self, y: FloatArray, cut: FloatArray) -> FloatArray:
-        r"""The smallest integer :math:`x \ge 1` with :math:`\kappa(x, y) \ge e^{-41}`, per node.
+        r"""Per node, the smallest integer :math:`x \ge 1` with :math:`\log\kappa(x, y) \ge -c`.
 
-        :math:`\kappa(\cdot, y)` is non-decreasing (:math:`\alpha` is, where :math:`c(x) \le
-        a`), so bisection finds it.
+        (:math:`c` is ``cut``.) Where no count lies between that :math:`x` and :math:`y`, the
+        kernel is :math:`(x / y)^{a - c(y)}` and the answer is explicit; elsewhere
+        :math:`\kappa(\cdot, y)` is non-decreasing (:math:`\alpha` is, where
+        :math:`c(x) \le a`), so bisection finds it.
         """
-        lo = np.ones(y.size)  # kappa(lo) may be above the cut
         hi = np.maximum(np.ceil(y) - 1.0, 1.0)  # kappa(hi) = 1 or close: above the cut
+        plain_reach = _plain_reach(y, self.exponent(y), cut)
+        guess = np.minimum(np.maximum(np.ceil(y - plain_reach), 1.0), hi)
+        plain = self.index(guess) == self.index(y)
+        if bool(np.all(plain)):
+            return np.asarray(guess, dtype=np.float64)
+        out: FloatArray = guess.copy()
+        out[~plain] = self._bisect(y[~plain], cut[~plain], hi[~plain])
+        return out
+
+    def _bisect(self, y: FloatArray, cut: FloatArray, hi: FloatArray) -> FloatArray:
+        """:meth:`lowest` by bisection, for nodes with counts in the kernel's reach."""
+        lo = np.ones(y.size)  # kappa(lo) may be above the cut
         ok = self.log_ratio(lo, np.maximum(y, 1.0 + 1e-9)) >= -cut
         lo_bad = np.where(ok, 0.0, lo)  # largest x known below the cut (0: none)
         while True:
@@ -140,6 +155,12 @@ class _Kernel:
         out = (self.a - self.below[iy]) * np.log1p(-(y - x) / y)
         out += between * np.log(x) - (self.log_prefix[iy] - self.log_prefix[ix])
         return np.asarray(out, dtype=np.float64)
+
+
+def _plain_reach(y: FloatArray, power: FloatArray, cut: FloatArray) -> FloatArray:
+    r"""The shift :math:`t` where :math:`(1 - t/y)^p` falls to :math:`e^{-c}` (inf where p = 0)."""
+    with np.errstate(divide="ignore"):
+        return np.where(power > 0.0, -y * np.expm1(-cut / np.maximum(power, 1.0)), np.inf)
 
 
 def _enumerated(span: IntArray) -> tuple[FloatArray, IntArray, FloatArray]:
@@ -229,8 +250,7 @@ def _integer_nodes(
     :math:`(a - c(z)) \log(1 + 1/z)` from the lowest :math:`x` needed: positive terms, and a
     running total of the size of the window's log-ratio only, not of :math:`\log \alpha`.
     """
-    with np.errstate(divide="ignore"):
-        bound = np.where(power > 0.0, -y * np.expm1(-cut / np.maximum(power, 1.0)), np.inf)
+    bound = _plain_reach(y, power, cut)
     x0 = max(1.0, float(np.min(np.maximum(y - 1.0 - np.floor(bound), 1.0))))
     top = float(y.max())
     if top - x0 > _INTEGER_RANGE:
@@ -389,8 +409,13 @@ def gap_sums(
     iy = kernel.index(y)
     totals = np.zeros(width)
     if int(span.sum()) <= min(budget, _ENUMERATE_MAX):
-        t, owner, w_t = _enumerated(span)
-        _add_pairs(totals, kernel, phi, y, iy, scale, t, owner, w_t, None)
+        # no count within a node's reach: the kernel is (1 - t/y)^p on all its shifts
+        plain = (kernel.index(y - span) == iy) & (power >= 0.0)
+        _add_plain(totals, phi, y[plain], power[plain], span[plain], scale[plain])
+        rest = np.flatnonzero(~plain)
+        if rest.size:
+            t, owner, w_t = _enumerated(span[rest])
+            _add_pairs(totals, kernel, phi, y, iy, scale, t, rest[owner], w_t, None)
         return [float(total) for total in totals]
     # the panels' pairs, block of nodes by block of nodes: memory bounded by the block, not by
     # the counts (wide spans cut by many counts make many pieces)
@@ -426,6 +451,47 @@ def _add_pairs(
         kappa = np.exp(log_k) * (scale[own] * w_t[c0_:c1_])
         for j, values_j in enumerate(phi(xx + yy)):
             totals[j] += dot(kappa, values_j)
+
+
+def _add_plain(
+    totals: FloatArray,
+    phi: Weights,
+    y: FloatArray,
+    power: FloatArray,
+    span: IntArray,
+    scale: FloatArray,
+) -> None:
+    r"""Add :math:`\sum_j s_j \sum_{t=1}^{T_j} (1 - t/y_j)^{p_j} \varphi(2 y_j - t)` to ``totals``.
+
+    For nodes with no count within their reach (:math:`s_j` is ``scale``). The pairs are laid out
+    as rows (nodes, sorted by span) by columns (shifts), in blocks of about :data:`_PLAIN_BLOCK`
+    entries: no per-pair index arrays, and each block's temporaries stay in cache.
+    """
+    if y.size == 0:
+        return
+    order = np.argsort(span, kind="stable")
+    y, power, span, scale = y[order], power[order], span[order].astype(np.float64), scale[order]
+    start = 0
+    while start < y.size:
+        # the largest block whose rows, padded to its widest (last) span, fit in a block
+        padded = (np.arange(1, y.size - start + 1) * span[start:]) <= _PLAIN_BLOCK
+        stop = start + max(int(np.count_nonzero(padded)), 1)
+        rows = slice(start, stop)
+        start = stop
+        width = int(span[stop - 1])
+        if width == 0:
+            continue
+        shift = np.minimum(np.arange(1.0, width + 1.0)[None, :], span[rows, None])
+        kappa = np.log1p(-shift / y[rows, None])
+        kappa *= power[rows, None]
+        np.exp(kappa, out=kappa)
+        kappa *= scale[rows, None]
+        if span[rows][0] < width:
+            kappa *= np.arange(1.0, width + 1.0)[None, :] <= span[rows, None]
+        s = 2.0 * y[rows, None] - shift
+        flat = kappa.ravel()
+        for j, values_j in enumerate(phi(s.ravel())):
+            totals[j] += dot(flat, values_j)
 
 
 def _node_blocks(

@@ -1,0 +1,127 @@
+"""The even-n gap sums (:mod:`rankstats.null.median_gap`) against direct high-precision sums."""
+
+from __future__ import annotations
+
+import math
+
+import mpmath
+import numpy as np
+import pytest
+
+from rankstats.null import median_gap
+from rankstats.null.grouping import distinct_counts
+from rankstats.null.median_gap import _Kernel, gap_sums
+
+
+def _kernel_parts(candidates: np.ndarray, a: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    values, counts = distinct_counts(candidates)
+    below = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
+    return values.astype(np.float64), counts.astype(np.float64), below
+
+
+def _reference(
+    candidates: np.ndarray, a: int, y: np.ndarray, scale: np.ndarray, c0: float
+) -> list[float]:
+    r"""Every pair, to 30 digits: :math:`\sum_j s_j \sum_{t \ge 1} \kappa(y_j - t, y_j) \varphi(s)`.
+
+    For a non-integer node :math:`y` the inner sum runs over :math:`x = y - t \ge 1` (the
+    continuation of the integer sum that the library's rules in :math:`y` need).
+    """
+    sorted_counts = [mpmath.mpf(int(c)) for c in np.sort(candidates)]
+    totals = [mpmath.mpf(0)] * 3
+    with mpmath.workdps(30):
+        for yj, sj in zip(y.tolist(), scale.tolist(), strict=True):
+            ym = mpmath.mpf(yj)
+            power = a - sum(1 for c in sorted_counts if c <= ym)
+            for t in range(1, math.ceil(yj)):
+                xm = ym - t
+                if xm < 1:
+                    break
+                log_k = power * mpmath.log(xm / ym)
+                log_k += sum(mpmath.log(xm / c) for c in sorted_counts if xm < c <= ym)
+                if log_k < -50:
+                    continue
+                kappa = mpmath.exp(log_k) * sj
+                s = xm + ym
+                u1 = 2 / (s + 1) - 1 / mpmath.mpf(c0)
+                u0 = 2 / s - 1 / mpmath.mpf(c0)
+                u2 = 2 / (s + 2) - 1 / mpmath.mpf(c0)
+                weights = (1, 4 / (s * (s + 1) * (s + 2)), u2 * u2 - 2 * u1 * u1 + u0 * u0)
+                totals = [total + kappa * w for total, w in zip(totals, weights, strict=True)]
+    return [float(total) for total in totals]
+
+
+CASES = [
+    # no count below the nodes: every node takes the plain rows (kernel (1 - t/y)^p)
+    pytest.param(np.random.default_rng(1).integers(900, 1000, size=40), 20, False, id="plain"),
+    # counts among integer nodes (beyond the table of running sums, patched to 0 here): most
+    # nodes' reach crosses a count and takes the general pairs, a few take the plain rows
+    pytest.param(
+        np.concatenate((np.arange(300, 340, 4), np.random.default_rng(2).integers(600, 700, 30))),
+        20,
+        True,
+        id="kinks",
+    ),
+    # a node's power a - c(y) is 0: the kernel is flat down to x = 1 (general pairs too)
+    pytest.param(np.array([2, 3, 5, 40, 45, 50]), 3, True, id="flat"),
+]
+
+
+@pytest.mark.parametrize(("candidates", "a", "integral"), CASES)
+def test_enumerated_pairs_against_every_pair(
+    candidates: np.ndarray, a: int, integral: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rng = np.random.default_rng(3)
+    values, counts, below = _kernel_parts(candidates, a)
+    lo = float(np.sort(candidates)[a - 1]) * 0.3
+    y = np.sort(rng.uniform(lo, float(np.sort(candidates)[a]), size=12)) + 0.37
+    if integral:
+        y = np.unique(np.floor(y))
+        monkeypatch.setattr(median_gap, "_INTEGER_RANGE", 0)
+    weights = rng.uniform(0.5, 1.5, size=y.size)
+    mass = rng.uniform(0.2, 1.0, size=y.size)
+    c0 = float(np.median(candidates)) / 2
+    got = gap_sums(values, counts, below, a, y, weights, mass, c0, tolerance=1e-20)
+    assert got is not None
+    expected = _reference(candidates, a, y, weights * mass, c0)
+    np.testing.assert_allclose(got, expected, rtol=1e-13)
+
+
+def test_lowest_explicit_matches_bisection() -> None:
+    """The explicit lowest x of a node with no count in reach, against bisection for every node."""
+    rng = np.random.default_rng(4)
+    for _ in range(20):
+        candidates = rng.integers(1, 2_000, size=int(rng.integers(4, 200)))
+        a = int(rng.integers(1, candidates.size // 2 + 1)) if candidates.size > 2 else 1
+        values, counts, below = _kernel_parts(candidates, a)
+        kernel = _Kernel(values, counts, below, a)
+        y = rng.uniform(1.5, 2_500.0, size=300)
+        y = y[kernel.exponent(y) >= 0.0]
+        y = np.concatenate((y, np.floor(y[: y.size // 2])))
+        y = y[y > 1.0]
+        cut = np.full(y.size, 41.0)
+        hi = np.maximum(np.ceil(y) - 1.0, 1.0)
+        fast = kernel.lowest(y, cut)
+        slow = kernel._bisect(y, cut, hi)
+        differ = fast != slow
+        # only where the cut falls within rounding of an integer's kernel value
+        if np.any(differ):
+            edge = np.minimum(fast, slow)[differ]
+            log_k = kernel.log_ratio(edge, y[differ])
+            np.testing.assert_allclose(log_k, -41.0, atol=1e-9)
+
+
+def test_plain_blocks_match_unblocked(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The plain rows' blocking (rows padded to the block's widest span) changes no sum."""
+    candidates = np.random.default_rng(5).integers(10_000, 12_000, size=400)
+    a = 200
+    values, counts, below = _kernel_parts(candidates, a)
+    y = np.linspace(4_000.5, 7_000.5, 300)
+    weights = np.ones(y.size)
+    mass = np.exp(-(((y - 5_500.0) / 700.0) ** 2))
+    blocked = gap_sums(values, counts, below, a, y, weights, mass, 5_000.0)
+    monkeypatch.setattr(median_gap, "_PLAIN_BLOCK", 10**9)
+    whole = gap_sums(values, counts, below, a, y, weights, mass, 5_000.0)
+    assert blocked is not None
+    assert whole is not None
+    np.testing.assert_allclose(blocked, whole, rtol=1e-14)
