@@ -226,11 +226,27 @@ def _inverse_weights(s: FloatArray, c0: float) -> tuple[FloatArray, FloatArray]:
     :math:`\Delta^2 (u_s^2) = 8 u_{s+1} / (s(s+1)(s+2)) + d_{s+1}^2 + d_s^2`, without
     cancellation.
     """
-    cube = s * (s + 1.0) * (s + 2.0)
-    u1 = (2.0 * c0 - s - 1.0) / ((s + 1.0) * c0)
-    d0 = -2.0 / (s * (s + 1.0))
-    d1 = -2.0 / ((s + 1.0) * (s + 2.0))
-    return 4.0 / cube, 8.0 * u1 / cube + d1 * d1 + d0 * d0
+    # from three reciprocals, in place (these weights are evaluated at every pair)
+    r0 = np.reciprocal(s)
+    u1 = s + 1.0
+    r1 = np.reciprocal(u1)
+    r2 = s + 2.0
+    np.reciprocal(r2, out=r2)
+    np.multiply(r0, r1, out=r0)  # -d0 / 2
+    cube = r0 * r2  # 1 / (s (s+1) (s+2))
+    np.multiply(r2, r1, out=r2)  # -d1 / 2
+    np.subtract(2.0 * c0, u1, out=u1)
+    u1 *= r1
+    u1 /= c0
+    u1 *= cube
+    u1 *= 8.0
+    r0 *= r0
+    r2 *= r2
+    r0 += r2
+    r0 *= 4.0
+    u1 += r0
+    cube *= 4.0
+    return cube, u1
 
 
 def _integer_nodes(
