@@ -21,7 +21,6 @@ variances are tiny); the moments are returned as floats.
 from __future__ import annotations
 
 import functools
-import math
 from collections.abc import Callable
 
 import mpmath as mp
@@ -229,4 +228,3 @@ def _check_small() -> None:  # pragma: no cover - a manual self-test against enu
 
 if __name__ == "__main__":  # pragma: no cover
     _check_small()
-    print(math.pi)
