@@ -12,7 +12,7 @@ import mpmath as mp
 import numpy as np
 import pytest
 
-from rankstats.null.median_rules import _gram_rules
+from rankstats.null.median_rules import _gram_rules, integer_nodes
 
 
 def _exact_mean(length: int, power: int) -> float:
@@ -66,3 +66,37 @@ def test_gram_rules_repeat_and_order() -> None:
     for row, (z1, w1) in enumerate(single):
         assert np.array_equal(z[row], z1[0])
         assert np.array_equal(w[row], w1[0])
+
+
+@pytest.mark.parametrize(
+    ("lo", "hi", "centre", "width"),
+    [
+        (1_000, 400_000, 200_000.0, 40_000.0),
+        (10**9, 10**9 + 5 * 10**7, 10**9 + 2.5 * 10**7, 4 * 10**6),
+        (300, 9_000, 4_000.0, 900.0),
+    ],
+)
+def test_integer_nodes_with_a_scale(lo: int, hi: int, centre: float, width: float) -> None:
+    """Integer rules with as many nodes as the scale asks: a smooth sum to 1e-14.
+
+    The summand is a Gaussian of the window's width times ``1/x`` (the inverse median's weights);
+    the reference sums every integer (positive terms, numpy's pairwise sums: about 1e-16).
+    """
+    rng = np.random.default_rng(lo)
+    breaks = np.sort(rng.integers(lo, hi, size=30))
+    scale = 2.0 * (hi - lo + 1) / 48
+    piece = -(-(hi - lo + 1) // 48)
+    x, w = integer_nodes(lo, hi, breaks, piece, scale)
+    assert np.all(x == np.floor(x))
+    default_x, _ = integer_nodes(lo, hi, breaks, piece)
+    assert x.size < default_x.size  # fewer nodes than the fixed 32 per panel
+
+    def f(values: np.ndarray) -> np.ndarray:
+        return np.exp(-(((values - centre) / width) ** 2)) / values
+
+    got = float(np.sum(w * f(x)))
+    total = 0.0
+    for start in range(lo, hi + 1, 1_000_000):
+        block = np.arange(start, min(start + 1_000_000, hi + 1), dtype=np.float64)
+        total += float(np.sum(f(block)))
+    assert got == pytest.approx(total, rel=1e-14)

@@ -132,7 +132,13 @@ import numpy as np
 
 from rankstats.arrays import FloatArray, IntArray
 from rankstats.null.grouping import distinct_counts
-from rankstats.null.median_even import _centre, even_moments, single_sums, window_nodes
+from rankstats.null.median_even import (
+    _centre,
+    even_moments,
+    single_sums,
+    window_nodes,
+    window_scale,
+)
 from rankstats.null.median_gap import gap_sums
 from rankstats.null.median_gap_quadrature import _T_ENUM_BUDGET, _GapSums
 from rankstats.null.median_rules import (
@@ -234,7 +240,7 @@ def _moments(cands: _Candidates, *, t_budget: int = _T_ENUM_BUDGET) -> Moments:
     )
     if sums is None:
         # sum over integer nodes, where the kernel sums are exact
-        xi, wi = integer_nodes(lo, hi, breaks, piece)
+        xi, wi = integer_nodes(lo, hi, breaks, piece, window_scale(lo, hi))
         _, _, pmf_i, _ = evaluator.evaluate(xi, 0.0, [], [a])
         sums = gap_sums(
             cands.values,

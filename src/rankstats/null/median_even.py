@@ -113,6 +113,11 @@ class WindowNodes(NamedTuple):
     piece: int
 
 
+def window_scale(lo: int, hi: int) -> float:
+    """The length on which the summands over ``lo..hi`` are smooth (the tails vary on it)."""
+    return _SMOOTH * (hi - lo + 1) / _N_SUB
+
+
 def window_nodes(cands: _Candidates, lo: int, hi: int, c0: int) -> WindowNodes:
     """Nodes for sums over ``lo..hi``, cut at the counts inside, at ``c0`` and on a ladder."""
     in_window = cands.distinct[(cands.distinct > lo) & (cands.distinct <= hi)]
@@ -120,7 +125,7 @@ def window_nodes(cands: _Candidates, lo: int, hi: int, c0: int) -> WindowNodes:
     piece = max(_ENUM, -(-(hi - lo + 1) // _N_SUB))
     starts, lengths = _pieces(lo, hi, breaks, piece)
     # tails vary on the window's scale, the weights 1/x on the scale of x
-    smooth = np.minimum(_SMOOTH * (hi - lo + 1) / _N_SUB, starts.astype(np.float64))
+    smooth = np.minimum(window_scale(lo, hi), starts.astype(np.float64))
     x, w, _ = _piece_nodes(starts, lengths, smooth)
     return WindowNodes(x, w, breaks, piece)
 
@@ -244,13 +249,13 @@ def even_moments(cands: _Candidates) -> Moments | None:
     # first Gram nodes (J and the kernel sums continue smoothly to non-integer v where no
     # count lies within the kernel's reach), else integer nodes, where both are exact
     starts, lengths = _pieces(v_lo, hi_b, breaks, piece)
-    smooth = np.minimum(_SMOOTH * (hi_b - v_lo + 1) / _N_SUB, starts.astype(np.float64))
+    smooth = np.minimum(window_scale(v_lo, hi_b), starts.astype(np.float64))
     v, wv, _ = _piece_nodes(starts, lengths, smooth)
     terms = None
     if continues(cands.values, cands.counts, cands.below, a, v - 1.0, _GAP_TOLERANCE):
         terms = _pair_terms(cands, evaluator, kernel, a, v, wv, float(c0))
     if terms is None:
-        v, wv = integer_nodes(v_lo, hi_b, breaks, piece)
+        v, wv = integer_nodes(v_lo, hi_b, breaks, piece, window_scale(v_lo, hi_b))
         terms = _pair_terms(cands, evaluator, kernel, a, v, wv, float(c0))
     if terms is None:
         return None

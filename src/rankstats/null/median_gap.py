@@ -56,7 +56,7 @@ import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
 from rankstats.arrays import FloatArray, IntArray
-from rankstats.null.median_rules import _piece_nodes, dot
+from rankstats.null.median_rules import _nodes_per_piece, _piece_nodes, dot
 
 __all__ = ["continues", "gap_sums"]
 
@@ -69,6 +69,9 @@ _PAIR_BUDGET = 6_000_000
 #: (a few dozen nodes per decay length instead of every integer)
 _ENUMERATE_MAX = 500_000
 _PAIR_CHUNK = 400_000
+#: the kernel's explicit reach serves nodes whose reach crosses at most power / _CROSSED_MAX
+#: tasks' counts
+_CROSSED_MAX = 8
 #: entries (nodes by shifts) per block of the sums over nodes with no count in reach
 _PLAIN_BLOCK = 8_192
 #: nodes per block of the integer-node sums (each block as wide as its longest span)
@@ -102,17 +105,23 @@ class _Kernel:
         return np.asarray(self.a - self.below[iy], dtype=np.float64)
 
     def lowest(self, y: FloatArray, cut: FloatArray) -> FloatArray:
-        r"""Per node, the smallest integer :math:`x \ge 1` with :math:`\log\kappa(x, y) \ge -c`.
+        r"""Per node, an integer :math:`x \ge 1` from which on :math:`\log\kappa(x, y) \ge -c`.
 
         (:math:`c` is ``cut``.) Where no count lies between that :math:`x` and :math:`y`, the
-        kernel is :math:`(x / y)^{a - c(y)}` and the answer is explicit; elsewhere
+        kernel is :math:`(x / y)^{a - c(y)}` and the answer is explicit (the smallest such
+        :math:`x`); where a few do, that :math:`x` is a little lower than needed; elsewhere
         :math:`\kappa(\cdot, y)` is non-decreasing (:math:`\alpha` is, where
         :math:`c(x) \le a`), so bisection finds it.
         """
         hi = np.maximum(np.ceil(y) - 1.0, 1.0)  # kappa(hi) = 1 or close: above the cut
-        plain_reach = _plain_reach(y, self.exponent(y), cut)
-        guess = np.minimum(np.maximum(np.ceil(y - plain_reach), 1.0), hi)
-        plain = self.index(guess) == self.index(y)
+        power = self.exponent(y)
+        guess = np.minimum(np.maximum(np.ceil(y - _plain_reach(y, power, cut)), 1.0), hi)
+        # each of the k tasks with a count in (x, y] takes at most log(y / x) more from
+        # log kappa, like a power p + k: their reach lies within about k / p of the explicit
+        # one, which (an upper bound) is close enough where k <= p / 8 (a few more terms, each
+        # exact, are summed)
+        crossed = self.below[self.index(y)] - self.below[self.index(guess)]
+        plain = crossed * _CROSSED_MAX <= power
         if bool(np.all(plain)):
             return np.asarray(guess, dtype=np.float64)
         out: FloatArray = guess.copy()
@@ -170,15 +179,25 @@ def _enumerated(span: IntArray) -> tuple[FloatArray, IntArray, FloatArray]:
     return t.astype(np.float64), owner, np.ones(owner.size)
 
 
-def _panels(
+class _Pieces(NamedTuple):
+    """Pieces of the sums over ``t``: start, length, smoothness scale, node, count index."""
+
+    starts: IntArray
+    lengths: IntArray
+    smooth: FloatArray
+    owner: IntArray
+    ix: IntArray
+
+
+def _pieces(
     values: FloatArray,
     below: FloatArray,
     a: int,
     y: FloatArray,
     span: IntArray,
     power: FloatArray,
-) -> tuple[FloatArray, IntArray, FloatArray, IntArray]:
-    r"""Nodes and weights in :math:`t` for :math:`\sum_{t=1}^{T_j} f_j(t)`, one rule per node.
+) -> _Pieces:
+    r"""The pieces in :math:`t` of :math:`\sum_{t=1}^{T_j} f_j(t)`, for one rule per piece.
 
     The integers :math:`1..T_j` are cut where :math:`x = y_j - t` crosses a count (the kernel
     has a kink there) and into pieces of at most four decay lengths :math:`y / (a - c(y))` (and
@@ -215,8 +234,27 @@ def _panels(
     with np.errstate(divide="ignore"):
         decay_x = np.where(power_x > 0.0, lowest / np.maximum(power_x, 1.0), np.inf)
     smooth = np.minimum(np.minimum(decay[p_owner], decay_x), y[p_owner] / 8.0)
-    t, w, piece = _piece_nodes(starts, lengths, smooth)
-    return t, p_owner[piece], w, ix[piece]
+    return _Pieces(starts, lengths, smooth, p_owner, ix)
+
+
+def _panels(
+    values: FloatArray,
+    below: FloatArray,
+    a: int,
+    y: FloatArray,
+    span: IntArray,
+    power: FloatArray,
+) -> tuple[FloatArray, IntArray, FloatArray, IntArray]:
+    """Nodes ``t``, their nodes ``y`` (index), weights and count index of :func:`_pieces`."""
+    pieces = _pieces(values, below, a, y, span, power)
+    t, w, piece = _piece_nodes(pieces.starts, pieces.lengths, pieces.smooth)
+    return t, pieces.owner[piece], w, pieces.ix[piece]
+
+
+def _pairs_of(pieces: _Pieces) -> int:
+    """How many pairs :func:`_panels` makes of these pieces (enumerated or ruled)."""
+    nus = _nodes_per_piece(pieces.lengths, pieces.smooth)
+    return int(np.where(pieces.lengths <= 2 * nus, pieces.lengths, nus).sum())
 
 
 def _inverse_weights(s: FloatArray, c0: float) -> tuple[FloatArray, FloatArray]:
@@ -435,12 +473,20 @@ def gap_sums(
         return [float(total) for total in totals]
     # the panels' pairs, block of nodes by block of nodes: memory bounded by the block, not by
     # the counts (wide spans cut by many counts make many pieces)
+    blocks = _node_blocks(values, y, span, power)
+    # count the pairs first (each piece has one at least): an input beyond the budget costs the
+    # pieces, not their rules and sums
+    cuts = _cuts(values, y, span, power)
+    if int((cuts.kinks + cuts.regular + 1).sum()) > budget:
+        return None
     pairs = 0
-    for block in _node_blocks(values, y, span, power):
-        t, owner, w_t, ix = _panels(values, kernel.below, a, y[block], span[block], power[block])
-        pairs += t.size
+    for block in blocks:
+        pieces = _pieces(values, kernel.below, a, y[block], span[block], power[block])
+        pairs += _pairs_of(pieces)
         if pairs > budget:
             return None
+    for block in blocks:
+        t, owner, w_t, ix = _panels(values, kernel.below, a, y[block], span[block], power[block])
         _add_pairs(totals, kernel, phi, y, iy, scale, t, block[owner], w_t, ix)
     return [float(total) for total in totals]
 

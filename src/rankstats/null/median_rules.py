@@ -385,24 +385,46 @@ def _integer_rule_at_zero(length: int, nu: int) -> tuple[FloatArray, FloatArray]
     return nodes, np.linalg.solve(vander.T, moments)
 
 
-#: integer nodes per panel where a sum needs integer nodes (kernel sums exact there)
+#: integer nodes per panel where a sum needs integer nodes (kernel sums exact there): at most
+#: this many, and at least NU_INTEGER_MIN where the function's scale is known
 NU_INTEGER = 32
+NU_INTEGER_MIN = 8
 #: ... on panels of at least this many integers (rounding the Chebyshev points of shorter
 #: panels makes the rule ill-conditioned); shorter panels are summed point by point
 INTEGER_MIN_PIECE = 256
 
 
-def integer_nodes(lo: int, hi: int, breaks: IntArray, piece: int) -> tuple[FloatArray, FloatArray]:
+def _integer_nodes_per_piece(lengths: IntArray, scale: FloatArray) -> IntArray:
+    r"""Integer nodes for pieces of a function smooth on the length ``scale`` (one per piece).
+
+    An interpolatory rule of :math:`\nu` nodes is exact to degree :math:`\nu - 1` only (a Gauss
+    rule to :math:`2\nu - 1`): the fewest :math:`\nu \ge` :data:`NU_INTEGER_MIN` with
+    :math:`(L / 2 \text{scale})^{\nu} \le 10^{-16}`, at most :data:`NU_INTEGER`.
+    """
+    ratio = np.minimum(lengths / (2.0 * scale), 0.5)
+    nu = np.ceil(-16.0 / np.log10(ratio))
+    return np.clip(nu, NU_INTEGER_MIN, NU_INTEGER).astype(np.int64)
+
+
+def integer_nodes(
+    lo: int, hi: int, breaks: IntArray, piece: int, scale: float | None = None
+) -> tuple[FloatArray, FloatArray]:
     """Integer nodes and weights summing a smooth function over ``lo..hi`` (pieces cut at breaks).
 
-    Panels of ``piece`` integers take a discrete rule of :data:`NU_INTEGER` integer nodes; pieces
-    shorter than :data:`INTEGER_MIN_PIECE` are enumerated two panels' worth at a time.
+    Panels of ``piece`` integers take a discrete rule of :data:`NU_INTEGER` integer nodes, or,
+    given the length ``scale`` on which the function is smooth (capped by a panel's distance
+    from 0), as many as :func:`_integer_nodes_per_piece` asks; pieces shorter than
+    :data:`INTEGER_MIN_PIECE` are enumerated two panels' worth at a time.
     """
     starts, lengths = _pieces(
         lo, hi, breaks, piece if piece >= INTEGER_MIN_PIECE else 2 * NU_INTEGER
     )
+    if scale is None:
+        nus = np.full(lengths.size, NU_INTEGER, dtype=np.int64)
+    else:
+        nus = _integer_nodes_per_piece(lengths, np.minimum(scale, starts.astype(np.float64)))
     rules = [
-        _integer_rule(int(p0), int(p0 + p1 - 1), NU_INTEGER)
-        for p0, p1 in zip(starts.tolist(), lengths.tolist(), strict=True)
+        _integer_rule(int(p0), int(p0 + p1 - 1), int(nu))
+        for p0, p1, nu in zip(starts.tolist(), lengths.tolist(), nus.tolist(), strict=True)
     ]
     return np.concatenate([rule[0] for rule in rules]), np.concatenate([rule[1] for rule in rules])
