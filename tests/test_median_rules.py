@@ -12,7 +12,13 @@ import mpmath as mp
 import numpy as np
 import pytest
 
-from rankstats.null.median_rules import _gram_rules, integer_nodes
+from rankstats.null.median_rules import (
+    _gram_rules,
+    _nodes_per_piece,
+    _piece_nodes,
+    exponential_nodes_per_piece,
+    integer_nodes,
+)
 
 
 def _exact_mean(length: int, power: int) -> float:
@@ -100,3 +106,34 @@ def test_integer_nodes_with_a_scale(lo: int, hi: int, centre: float, width: floa
         block = np.arange(start, min(start + 1_000_000, hi + 1), dtype=np.float64)
         total += float(np.sum(f(block)))
     assert got == pytest.approx(total, rel=1e-14)
+
+
+@pytest.mark.parametrize("scale", [7.3, 55.0, 1_234.5, 65_432.1])
+@pytest.mark.parametrize("scales_long", [0.3, 1.0, 2.0, 4.0])
+def test_exponential_nodes_sum_a_decay(scale: float, scales_long: float) -> None:
+    """The node counts for exponential-like summands: e^(-t/scale) (1 + t/y)^-3 to 1e-15.
+
+    Against every term (numpy's pairwise sums of positive terms); the pieces are as long as the
+    gap sums' (up to four decay lengths) and start where the summand is largest or has fallen.
+    """
+    length = max(int(scales_long * scale), 1)
+    y = 50.0 * scale
+    for start in (1, int(3 * scale) + 1):
+        starts = np.array([start], dtype=np.int64)
+        lengths = np.array([length], dtype=np.int64)
+        nus = exponential_nodes_per_piece(lengths, np.array([scale]))
+        x, w, _ = _piece_nodes(starts, lengths, nu=nus)
+
+        def f(t: np.ndarray) -> np.ndarray:
+            return np.exp(-t / scale) * (1.0 + t / y) ** -3
+
+        every = np.arange(start, start + length, dtype=np.float64)
+        assert float(np.sum(w * f(x))) == pytest.approx(float(np.sum(f(every))), rel=1e-15)
+
+
+def test_exponential_nodes_fewer_than_the_pole_model() -> None:
+    """Four decay lengths take 11 nodes (the pole model of the single sums asks the most, 16)."""
+    lengths = np.array([4_000, 2_000, 400], dtype=np.int64)
+    scale = np.full(3, 1_000.0)
+    assert exponential_nodes_per_piece(lengths, scale).tolist() == [11, 9, 6]
+    assert _nodes_per_piece(lengths, scale).tolist() == [16, 16, 11]

@@ -56,7 +56,12 @@ import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
 from rankstats.arrays import FloatArray, IntArray
-from rankstats.null.median_rules import _nodes_per_piece, _piece_nodes, dot
+from rankstats.null.median_rules import (
+    _nodes_per_piece,
+    _piece_nodes,
+    dot,
+    exponential_nodes_per_piece,
+)
 
 __all__ = ["continues", "gap_sums"]
 
@@ -180,11 +185,11 @@ def _enumerated(span: IntArray) -> tuple[FloatArray, IntArray, FloatArray]:
 
 
 class _Pieces(NamedTuple):
-    """Pieces of the sums over ``t``: start, length, smoothness scale, node, count index."""
+    """Pieces of the sums over ``t``: start, length, Gauss nodes, node, count index."""
 
     starts: IntArray
     lengths: IntArray
-    smooth: FloatArray
+    nus: IntArray
     owner: IntArray
     ix: IntArray
 
@@ -233,8 +238,13 @@ def _pieces(
     power_x = np.maximum(a - below[ix], 0.0)
     with np.errstate(divide="ignore"):
         decay_x = np.where(power_x > 0.0, lowest / np.maximum(power_x, 1.0), np.inf)
-    smooth = np.minimum(np.minimum(decay[p_owner], decay_x), y[p_owner] / 8.0)
-    return _Pieces(starts, lengths, smooth, p_owner, ix)
+    # the kernel falls like an exponential on its decay length; the weights phi are smooth on
+    # the scale of y (their pole s = 0 is at least y away)
+    nus = np.maximum(
+        exponential_nodes_per_piece(lengths, np.minimum(decay[p_owner], decay_x)),
+        _nodes_per_piece(lengths, y[p_owner] / 8.0),
+    )
+    return _Pieces(starts, lengths, nus, p_owner, ix)
 
 
 def _panels(
@@ -247,14 +257,14 @@ def _panels(
 ) -> tuple[FloatArray, IntArray, FloatArray, IntArray]:
     """Nodes ``t``, their nodes ``y`` (index), weights and count index of :func:`_pieces`."""
     pieces = _pieces(values, below, a, y, span, power)
-    t, w, piece = _piece_nodes(pieces.starts, pieces.lengths, pieces.smooth)
+    t, w, piece = _piece_nodes(pieces.starts, pieces.lengths, nu=pieces.nus)
     return t, pieces.owner[piece], w, pieces.ix[piece]
 
 
 def _pairs_of(pieces: _Pieces) -> int:
     """How many pairs :func:`_panels` makes of these pieces (enumerated or ruled)."""
-    nus = _nodes_per_piece(pieces.lengths, pieces.smooth)
-    return int(np.where(pieces.lengths <= 2 * nus, pieces.lengths, nus).sum())
+    lengths, nus = pieces.lengths, pieces.nus
+    return int(np.where(lengths <= 2 * nus, lengths, nus).sum())
 
 
 def _inverse_weights(s: FloatArray, c0: float) -> tuple[FloatArray, FloatArray]:

@@ -263,21 +263,72 @@ def _nodes_per_piece(lengths: IntArray, scale: float | FloatArray | None) -> Int
     return np.clip(nu, 3, _NU).astype(np.int64)
 
 
+def _exponential_ratios(tolerance: float = 1e-17) -> FloatArray:
+    r"""Per node count 3.. :data:`_NU`, the largest ratio of :func:`exponential_nodes_per_piece`.
+
+    That is the largest :math:`r` with :math:`K_\nu r^{2\nu} e^{2r} \le` ``tolerance``;
+    :math:`K_\nu = 2^{2\nu+1} (\nu!)^4 / ((2\nu+1) ((2\nu)!)^3)` is the constant of the
+    Gauss-Legendre error :math:`K_\nu h^{2\nu} f^{(2\nu)}(\xi)` on an interval of
+    half-length :math:`h`.
+    """
+    out = []
+    for nu in range(3, _NU + 1):
+        log_k = (
+            (2 * nu + 1) * math.log(2.0)
+            + 4.0 * math.lgamma(nu + 1)
+            - math.log(2 * nu + 1)
+            - 3.0 * math.lgamma(2 * nu + 1)
+        )
+        lo, hi = 0.0, 64.0
+        for _ in range(80):
+            mid = (lo + hi) / 2.0
+            if log_k + 2 * nu * math.log(mid) + 2.0 * mid <= math.log(tolerance):
+                lo = mid
+            else:
+                hi = mid
+        out.append(lo)
+    return np.array(out)
+
+
+#: the largest half-length over scale that nu = 3, 4, ... Gauss nodes sum to 1e-17 for a
+#: function whose derivatives grow like scale^-k (:func:`_exponential_ratios`)
+_EXPONENTIAL_RATIOS = _exponential_ratios()
+
+
+def exponential_nodes_per_piece(lengths: IntArray, scale: FloatArray) -> IntArray:
+    r"""Gauss nodes for pieces of a function like :math:`e^{-t / \text{scale}}` (one scale each).
+
+    Its derivatives grow like :math:`\text{scale}^{-k}` (not factorially, as near a pole: that
+    is :func:`_nodes_per_piece`'s model), so the Gauss-Legendre error on a piece of
+    :math:`L` integers is about :math:`K_\nu r^{2\nu}` times the function's largest value
+    there, :math:`r = L / (2\,\text{scale})`, and that is at most :math:`e^{2r}` times its
+    smallest: the fewest :math:`\nu \ge 3` for :math:`10^{-17}` of the smallest value (11
+    nodes for four scales, where the factorial-free bound of :func:`_nodes_per_piece` asks 16),
+    at most :data:`_NU`.
+    """
+    ratio = lengths / (2.0 * scale)
+    nu = 3 + np.searchsorted(_EXPONENTIAL_RATIOS, ratio, side="left")
+    return np.minimum(nu, _NU).astype(np.int64)
+
+
 def _piece_nodes(
     starts: IntArray,
     lengths: IntArray,
     scale: float | FloatArray | None = None,
-    nu: int | None = None,
+    nu: int | IntArray | None = None,
 ) -> tuple[FloatArray, FloatArray, IntArray]:
     r"""Nodes, weights and owning piece for :math:`\sum_{x \in \text{piece}} f(x)`.
 
     Pieces of at most twice their node count (``_ENUM`` without a ``scale``) are summed point by
     point; longer ones use the discrete Gauss rule of :func:`_gram_rules` with
     :func:`_nodes_per_piece` nodes, exact when ``f`` is a polynomial of degree below twice that
-    on the piece and spectrally convergent for smooth ``f``. A given ``nu`` fixes the node
-    count instead.
+    on the piece and spectrally convergent for smooth ``f``. A given ``nu`` (one, or one per
+    piece) fixes the node counts instead.
     """
-    nus = _nodes_per_piece(lengths, scale) if nu is None else np.full(lengths.size, nu)
+    if nu is None:
+        nus = _nodes_per_piece(lengths, scale)
+    else:
+        nus = np.broadcast_to(np.asarray(nu, dtype=np.int64), lengths.shape)
     small = lengths <= 2 * nus
     s_len = lengths[small]
     total = int(s_len.sum())
@@ -285,15 +336,15 @@ def _piece_nodes(
     x_parts = [(np.repeat(starts[small], s_len) + offsets).astype(np.float64)]
     w_parts = [np.ones(total)]
     o_parts = [np.repeat(np.flatnonzero(small), s_len)]
-    for nu in np.unique(nus[~small]).tolist():
-        big = np.flatnonzero(~small & (nus == nu))
+    for count in np.unique(nus[~small]).tolist():
+        big = np.flatnonzero(~small & (nus == count))
         g_len = lengths[big]
-        z, weight = _gram_rules(g_len, nu)
+        z, weight = _gram_rules(g_len, int(count))
         length = g_len.astype(np.float64)[:, None]
         start = starts[big].astype(np.float64)[:, None]
         x_parts.append((start + (length - 1.0) / 2.0 + length * z).ravel())
         w_parts.append((length * weight).ravel())
-        o_parts.append(np.repeat(big, nu))
+        o_parts.append(np.repeat(big, int(count)))
     return np.concatenate(x_parts), np.concatenate(w_parts), np.concatenate(o_parts)
 
 
