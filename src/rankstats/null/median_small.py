@@ -93,6 +93,8 @@ _NU_MANY = 24
 _RESCALE = 8
 #: integer nodes of the rule in t = v - u within a panel
 _NU_T = 32
+#: pairs (u, v) in different panels formed at a time
+_PAIR_BLOCK = 65_536
 #: a geometric ladder from this value on cuts the panels ...
 _LADDER_START = 32
 #: ... with ratio 1 + _LADDER_SPREAD / max(n, _LADDER_SPREAD)
@@ -310,15 +312,19 @@ def small_moments(counts: IntArray) -> tuple[float, float, float, float]:
     x_v, w_v, o_v = _piece_nodes(v_s, v_l, nu=nu)
     f = tasks.lower_factor(x_u, a)
     g = tasks.upper_factor(x_v, a)
-    # pairs in different panels (u's panel below v's)
-    keep = np.nonzero(u_id[o_u][:, None] < v_id[o_v][None, :])
-    parts_p = [w_u[keep[0]] * w_v[keep[1]] * _product(f, g, keep[0], keep[1])]
-    parts_m = [0.5 * (x_u[keep[0]] + x_v[keep[1]])]
+    moments = _Centred()
+    # pairs in different panels (u's panel below v's), a block of u nodes at a time: the pairs
+    # grow with the square of the panels (log C each), their arrays stay within the block
+    panel_u, panel_v = u_id[o_u], v_id[o_v]
+    rows = max(1, _PAIR_BLOCK // max(x_v.size, 1))
+    for r0 in range(0, x_u.size, rows):
+        i, j = np.nonzero(panel_u[r0 : r0 + rows, None] < panel_v[None, :])
+        i += r0
+        moments.add(w_u[i] * w_v[j] * _product(f, g, i, j), 0.5 * (x_u[i] + x_v[j]))
     t_s, t_l, _ = _clip(starts, lengths, lo_b, hi_a)
     if t_s.size:
         x_t, w_t, _ = _piece_nodes(t_s, t_l, nu=nu)
-        parts_p.append(w_t * tasks.window_mass(x_t, a - 1, a + 1))
-        parts_m.append(x_t)
+        moments.add(w_t * tasks.window_mass(x_t, a - 1, a + 1), x_t)
     # pairs within one panel that meets both ranges: a rule in v on integer nodes, then a Gram
     # rule in u = s..v - 1 (short panels: every pair); the costly factor g only at the v nodes
     both = np.intersect1d(u_id, v_id)
@@ -333,9 +339,42 @@ def small_moments(counts: IntArray) -> tuple[float, float, float, float]:
         first = np.repeat(starts[both], [rule[0].size for rule in rules])
         u, w_u, own = _piece_nodes(first, (v - first).astype(np.int64), nu=nu)
         pair = _product(tasks.lower_factor(u, a), tasks.upper_factor(v, a), np.arange(u.size), own)
-        parts_p.append(w_v[own] * w_u * pair)
-        parts_m.append(0.5 * (u + v[own]))
-    return _moments_of(np.concatenate(parts_p), np.concatenate(parts_m))
+        moments.add(w_v[own] * w_u * pair, 0.5 * (u + v[own]))
+    return moments.result()
+
+
+class _Centred:
+    r"""Mass, mean and centred second moment of :math:`m` and :math:`1/m`, added chunk by chunk.
+
+    Each chunk of point masses ``p`` (nonnegative) at values ``m`` is centred on its own mean,
+    and chunks are merged by the parallel formula of Chan, Golub and LeVeque
+    (:math:`M_2 = M_2^{(1)} + M_2^{(2)} + \delta^2 T_1 T_2 / (T_1 + T_2)`): every term is
+    nonnegative, so nothing cancels, whatever the number of chunks.
+    """
+
+    def __init__(self) -> None:
+        self.total = 0.0
+        self.stats = [0.0, 0.0, 0.0, 0.0]  # mean, M2 of m; mean, M2 of 1/m
+
+    def add(self, p: FloatArray, m: FloatArray) -> None:
+        """Add the point masses ``p`` at the values ``m`` (positive)."""
+        total = float(np.sum(p))
+        if total == 0.0:
+            return
+        merged = self.total + total
+        for k, values in enumerate((m, 1.0 / m)):
+            mean = float(np.sum(p * values)) / total
+            dev = values - mean
+            m2 = float(np.sum(p * (dev * dev)))
+            delta = mean - self.stats[2 * k]
+            self.stats[2 * k] += delta * total / merged
+            self.stats[2 * k + 1] += m2 + delta * delta * self.total * total / merged
+        self.total = merged
+
+    def result(self) -> tuple[float, float, float, float]:
+        r""":math:`\mathbb{E}[M], \mathbb{V}[M], \mathbb{E}[1/M], \mathbb{V}[1/M]`."""
+        mean, m2, inv_mean, inv_m2 = self.stats
+        return mean, m2 / self.total, inv_mean, inv_m2 / self.total
 
 
 def two_tasks(c1: int, c2: int) -> tuple[float, float, float, float]:
