@@ -422,4 +422,4 @@ def test_product_form_memory_does_not_grow_with_the_counts(n: int) -> None:
             peaks.append(tracemalloc.get_traced_memory()[1])
         finally:
             tracemalloc.stop()
-    assert peaks[1] < 6e6
+    assert peaks[1] < 5e6

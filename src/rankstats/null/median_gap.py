@@ -73,7 +73,7 @@ _PAIR_BUDGET = 6_000_000
 #: ... this many at a time; more pairs than _ENUMERATE_MAX are summed by rules in t on panels
 #: (a few dozen nodes per decay length instead of every integer)
 _ENUMERATE_MAX = 500_000
-_PAIR_CHUNK = 400_000
+_PAIR_CHUNK = 16_384
 #: the kernel's explicit reach serves nodes whose reach crosses at most power / _CROSSED_MAX
 #: tasks' counts
 _CROSSED_MAX = 8
@@ -82,8 +82,9 @@ _PLAIN_BLOCK = 8_192
 #: nodes per block of the integer-node sums (each block as wide as its longest span)
 _BLOCK_ROWS = 128
 #: the panels of the nodes are built in blocks of about this many pieces (each piece a few
-#: dozen pairs at most), so the pairs in memory at once are bounded whatever the counts
-_PIECES_PER_BLOCK = 8_192
+#: dozen pairs at most), so the pairs in memory at once are bounded whatever the counts (about
+#: 5 MB at the peak: 8192 pieces took 10 MB)
+_PIECES_PER_BLOCK = 4_096
 
 #: weight functions of s = x + y for the gap sums, one array per sum
 Weights = Callable[[FloatArray], list[FloatArray]]

@@ -94,7 +94,7 @@ _RESCALE = 8
 #: integer nodes of the rule in t = v - u within a panel
 _NU_T = 32
 #: pairs (u, v) in different panels formed at a time
-_PAIR_BLOCK = 65_536
+_PAIR_BLOCK = 8_192
 #: a geometric ladder from this value on cuts the panels ...
 _LADDER_START = 32
 #: ... with ratio 1 + _LADDER_SPREAD / max(n, _LADDER_SPREAD)

@@ -27,8 +27,10 @@ from rankstats.null.median_rules import _prefix_sum, _suffix_sum
 
 #: tails below this are dropped: they bound the window of x that is evaluated
 _LOG_EPS = math.log(1e-24)
-#: nodes evaluated together (bounds the memory of the Fourier arrays)
-_CHUNK = 2048
+#: nodes evaluated together (bounds the memory of the Fourier arrays: 2048 had made the odd-n
+#: median at n = 1e4 with counts up to 1e9 peak at 6 MB against 2 MB with small counts; the
+#: smaller arrays are faster too, as they fault fewer fresh pages)
+_CHUNK = 512
 #: terms per block of rows where tasks are taken one by one (the characteristic function's
 #: (task, angle) terms, the log-factor's tasks): each block's temporaries take a few MB
 _BLOCK_TERMS = 250_000
