@@ -421,19 +421,74 @@ _INTEGER_CACHE: dict[tuple[int, int], tuple[FloatArray, FloatArray]] = {}
 
 def _integer_rule_at_zero(length: int, nu: int) -> tuple[FloatArray, FloatArray]:
     """The rule of :func:`_integer_rule` on ``0..length - 1`` (``length > 2 nu``)."""
-    z = -np.cos(np.pi * (2.0 * np.arange(nu) + 1.0) / (2.0 * nu))
-    nodes = np.rint((length - 1) * (1.0 + z) / 2.0)
-    for i in range(1, nu):
-        nodes[i] = max(nodes[i], nodes[i - 1] + 1.0)
-    nodes[-1] = min(nodes[-1], length - 1.0)
-    for i in range(nu - 2, -1, -1):
-        nodes[i] = min(nodes[i], nodes[i + 1] - 1.0)
-    g_z, g_w = _gram_rules(np.array([length], dtype=np.int64), _NU)
-    g_x = (length - 1) / 2.0 + length * g_z[0]
+    nodes, weights = _integer_rules_at_zero(np.array([length], dtype=np.int64), nu)
+    return nodes[0], weights[0]
+
+
+#: integer rules formed together (their Chebyshev-Vandermonde arrays take 128 nu bytes each)
+_INTEGER_BATCH = 512
+
+
+def _integer_rules_at_zero(lengths: IntArray, nu: int) -> tuple[FloatArray, FloatArray]:
+    """The rules of :func:`_integer_rule` on ``0..length - 1`` for many lengths (each > 2 nu).
+
+    Returns the nodes and the weights, one row per length.
+    """
     cheb = np.polynomial.chebyshev.chebvander
-    moments = length * (g_w[0] @ cheb(2.0 * g_x / (length - 1) - 1.0, nu - 1))
-    vander = cheb(2.0 * nodes / (length - 1) - 1.0, nu - 1)
-    return nodes, np.linalg.solve(vander.T, moments)
+    z = -np.cos(np.pi * (2.0 * np.arange(nu) + 1.0) / (2.0 * nu))
+    out_nodes = np.empty((lengths.size, nu))
+    out_weights = np.empty((lengths.size, nu))
+    for b0 in range(0, lengths.size, _INTEGER_BATCH):
+        length = lengths[b0 : b0 + _INTEGER_BATCH].astype(np.float64)[:, None]
+        nodes = np.rint((length - 1.0) * (1.0 + z[None, :]) / 2.0)
+        for i in range(1, nu):
+            nodes[:, i] = np.maximum(nodes[:, i], nodes[:, i - 1] + 1.0)
+        nodes[:, -1] = np.minimum(nodes[:, -1], length[:, 0] - 1.0)
+        for i in range(nu - 2, -1, -1):
+            nodes[:, i] = np.minimum(nodes[:, i], nodes[:, i + 1] - 1.0)
+        g_z, g_w = _gram_rules(lengths[b0 : b0 + _INTEGER_BATCH], _NU)
+        g_x = (length - 1.0) / 2.0 + length * g_z
+        basis = cheb(2.0 * g_x / (length - 1.0) - 1.0, nu - 1)
+        moments = length * np.einsum("mj,mjk->mk", g_w, basis)
+        vander = cheb(2.0 * nodes / (length - 1.0) - 1.0, nu - 1)
+        out_nodes[b0 : b0 + _INTEGER_BATCH] = nodes
+        out_weights[b0 : b0 + _INTEGER_BATCH] = np.linalg.solve(
+            np.swapaxes(vander, 1, 2), moments[..., None]
+        )[..., 0]
+    return out_nodes, out_weights
+
+
+def _integer_rules(
+    starts: IntArray, lengths: IntArray, nus: IntArray
+) -> tuple[FloatArray, FloatArray]:
+    """:func:`_integer_rule` on every piece (start, length, nodes), concatenated in order.
+
+    The rules not yet cached are formed together, one batch per node count.
+    """
+    rules: list[tuple[FloatArray, FloatArray] | None] = [None] * lengths.size
+    missing: dict[int, list[int]] = {}
+    with _GRAM_LOCK:
+        for i, (length, nu) in enumerate(zip(lengths.tolist(), nus.tolist(), strict=True)):
+            if length <= 2 * nu:
+                rules[i] = (np.arange(length, dtype=np.float64), np.ones(length))
+                continue
+            found = _INTEGER_CACHE.get((length, nu))
+            if found is None:
+                missing.setdefault(nu, []).append(i)
+            else:
+                rules[i] = found
+    for nu, index in missing.items():
+        nodes, weights = _integer_rules_at_zero(lengths[index], nu)
+        with _GRAM_LOCK:
+            if len(_INTEGER_CACHE) + len(index) > _GRAM_CACHE_SIZE:
+                _INTEGER_CACHE.clear()
+            for row, i in enumerate(index):
+                rules[i] = _INTEGER_CACHE[(int(lengths[i]), nu)] = (nodes[row], weights[row])
+    parts = [rule for rule in rules if rule is not None]
+    sizes = [rule[0].size for rule in parts]
+    x = np.concatenate([rule[0] for rule in parts]) + np.repeat(starts, sizes)
+    w = np.concatenate([rule[1] for rule in parts])
+    return x.astype(np.float64), w
 
 
 #: integer nodes per panel where a sum needs integer nodes (kernel sums exact there): at most
@@ -474,8 +529,4 @@ def integer_nodes(
         nus = np.full(lengths.size, NU_INTEGER, dtype=np.int64)
     else:
         nus = _integer_nodes_per_piece(lengths, np.minimum(scale, starts.astype(np.float64)))
-    rules = [
-        _integer_rule(int(p0), int(p0 + p1 - 1), int(nu))
-        for p0, p1, nu in zip(starts.tolist(), lengths.tolist(), nus.tolist(), strict=True)
-    ]
-    return np.concatenate([rule[0] for rule in rules]), np.concatenate([rule[1] for rule in rules])
+    return _integer_rules(starts, lengths, nus)
