@@ -400,29 +400,12 @@ def _integer_rule(lo: int, hi: int, nu: int) -> tuple[FloatArray, FloatArray]:
     to degree 31). Ranges of at most ``2 nu`` integers are enumerated. Unlike
     :func:`_panel_nodes`, the nodes are integers, for functions known only there.
     """
-    length = hi - lo + 1
-    if length <= 2 * nu:
-        return np.arange(lo, hi + 1, dtype=np.float64), np.ones(length)
-    key = (length, nu)
-    with _GRAM_LOCK:
-        found = _INTEGER_CACHE.get(key)
-    if found is None:
-        found = _integer_rule_at_zero(length, nu)
-        with _GRAM_LOCK:
-            if len(_INTEGER_CACHE) >= _GRAM_CACHE_SIZE:
-                _INTEGER_CACHE.clear()
-            _INTEGER_CACHE[key] = found
-    return lo + found[0], found[1].copy()
+    one = np.ones(1, dtype=np.int64)
+    return _integer_rules(lo * one, (hi - lo + 1) * one, nu * one)
 
 
 #: integer rules on 0..length-1 by (length, nodes); guarded by _GRAM_LOCK
 _INTEGER_CACHE: dict[tuple[int, int], tuple[FloatArray, FloatArray]] = {}
-
-
-def _integer_rule_at_zero(length: int, nu: int) -> tuple[FloatArray, FloatArray]:
-    """The rule of :func:`_integer_rule` on ``0..length - 1`` (``length > 2 nu``)."""
-    nodes, weights = _integer_rules_at_zero(np.array([length], dtype=np.int64), nu)
-    return nodes[0], weights[0]
 
 
 #: integer rules formed together (their Chebyshev-Vandermonde arrays take 128 nu bytes each)
