@@ -47,9 +47,11 @@ sums are exact (every :math:`x`) when few, else discrete Gauss rules in :math:`t
 pieces cut where :math:`x` crosses a count (the kernel's only kinks). The nodes :math:`y` are
 those of the single sums when they are integers, or when no count lies within the kernel's reach
 below the window (then the kernel sum continues smoothly to non-integer :math:`y`); otherwise
-integer nodes: every integer on panels shorter than 256, integer interpolatory rules of 32
-nodes on longer ones. For :math:`n = 2` the inverse median is summed directly over the
-trapezoidal law of :math:`r_1 + r_2`.
+integer nodes: every integer on panels shorter than 256, integer interpolatory rules on longer
+ones, with as many nodes (8 to 32) as the summands' scale asks. A node with no count within the
+kernel's reach has the kernel :math:`(1 - t/y)^{a - c(y)}` on all its shifts, summed over every
+:math:`t` as a block of nodes by shifts. For :math:`n = 2` the inverse median is summed
+directly over the trapezoidal law of :math:`r_1 + r_2`.
 
 Error bound
 -----------
@@ -63,11 +65,17 @@ What is approximated: the tails, to about :math:`10^{-16}` absolute (exact dynam
 Fourier inversion); sums over windows longer than :math:`48 \times 32` integers, by Gram rules of
 up to 16 nodes (exact to degree 31) on panels no longer than a fiftieth of the window (about half
 a standard deviation) and than their distance from 0, on which the summands are analytic: the
-rule error is below :math:`10^{-15}` relative. Measured against summing every integer of the
-window with exact kernel sums, and against an independent dynamic programme over all pairs
-:math:`x < y` (tests): :math:`\mathbb{E}` to a few units in the last place, :math:`\mathbb{V}`
-to :math:`10^{-14}` relative or better, for :math:`n` from 2 to :math:`10^6` and counts up to
-:math:`10^{12}`.
+rule error is below :math:`10^{-15}` relative. Integer rules of :math:`\nu` nodes are exact to
+degree :math:`\nu - 1`, and take the fewest :math:`\nu \ge 8` with
+:math:`(L / 2s)^\nu \le 10^{-16}` (:math:`L` the panel, :math:`s` the summands' scale). The
+kernel sums' pieces in :math:`t` (at most four decay lengths :math:`y / (a - c(y))`) take as
+many Gauss nodes as an exponential of the decay length :math:`d` asks, the Gauss-Legendre error
+:math:`K_\nu r^{2\nu} e^{2r} \le 10^{-17}` relative with :math:`r = L / 2d` (11 nodes on four
+decay lengths), and no fewer than the weights' scale :math:`y` asks. Measured against summing
+every integer of the window with exact kernel sums, and against an independent dynamic programme
+over all pairs :math:`x < y` (tests): :math:`\mathbb{E}` to a few units in the last place,
+:math:`\mathbb{V}` to :math:`10^{-14}` relative or better, for :math:`n` from 2 to
+:math:`10^6` and counts up to :math:`10^{12}`.
 
 *Few tasks.* For the inverse median this decomposition cancels when the two middle ranks are
 orders of magnitude apart (e.g. :math:`C = (1, 1, 10^6, 10^6)`: :math:`X_{(2)} = 1`,
@@ -96,9 +104,12 @@ separated counts at :math:`n = 66 .. 1000`.
 Where the centres of the two middle ranks (the smallest :math:`x` with
 :math:`\mathbb{E}[N_x] \ge k - 1/2`) are more than 2000 times apart, the decomposition would
 fail that test, and the sums from the upper middle rank are taken at once. If the double sum
-cannot be done within its budget of six million kernel terms, the older quadrature of :math:`H`
-over :math:`(x, t)` (:mod:`rankstats.null.median_gap_quadrature`, about :math:`10^{-8}`) is the
-last resort.
+cannot be done within its budget of six million kernel terms (counted before any is summed),
+the older quadrature of :math:`H` over :math:`(x, t)`
+(:mod:`rankstats.null.median_gap_quadrature`, about :math:`10^{-8}`) is the last resort: it is
+reached from a few :math:`10^5` tasks with counts spread over :math:`1..10^{12}`, where the
+double sum weighs :math:`1/n` in :math:`\mathbb{V}[M]` (at :math:`n = 10^6`: :math:`3 \cdot
+10^{-13}` relative on :math:`\mathbb{V}[M]` against the kernel sums with an unlimited budget).
 
 Cost
 ----

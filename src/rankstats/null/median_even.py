@@ -50,8 +50,9 @@ integrated by six-point Gauss-Legendre.
 Sums and error bound
 --------------------
 :math:`v` runs over the window of :math:`Y` on integer nodes (every integer on short panels,
-integer interpolatory rules of 32 nodes on panels cut at every count plus one, where the law
-changes polynomial, and at powers of four), the kernel sums exactly as in
+integer interpolatory rules of 8 to 32 nodes, as the summands' scale asks, on panels cut at every
+count plus one, where the law changes polynomial, and at powers of four), the kernel sums exactly
+as in
 :func:`~rankstats.null.median_gap.gap_sums`. The tails and point masses are accurate to about
 :math:`10^{-16}` absolute (:mod:`rankstats.null.median_tails`); every term of the second sum of
 the inverse median is nonnegative and each factor is accurate to a few units in the last place

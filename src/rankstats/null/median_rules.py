@@ -182,23 +182,30 @@ class _GramTable:
 
     def rules(self, lengths: IntArray) -> tuple[FloatArray, FloatArray]:
         """Nodes and weights for each length (all above ``nu``)."""
-        out = np.empty((lengths.size, 2, self.nu))
         table = lengths <= self.top
-        out[table] = self.table[lengths[table] - (self.nu + 1)]
-        if not np.all(table):
-            # Horner's rule in s = (top / L)^2 <= 1, on the distinct lengths; the term of
-            # order j is below (s / 4096)^j, so beyond 10 top only the first three are kept
-            distinct, inverse = np.unique(lengths[~table], return_inverse=True)
-            s = (self.top / distinct.astype(np.float64)) ** 2
-            rules = np.empty((distinct.size, 2, self.nu))
-            for part, terms in ((s >= _GRAM_FAR, self.long), (s < _GRAM_FAR, self.long[:3])):
-                sp = s[part][:, None, None]
-                found = np.broadcast_to(terms[-1], (sp.shape[0], 2, self.nu)).copy()
-                for coef in terms[-2::-1]:
-                    found *= sp
-                    found += coef
-                rules[part] = found + self.base
-            out[~table] = rules[inverse.ravel()]
+        if bool(table.all()):
+            found = self.table[lengths - (self.nu + 1)]
+            return found[:, 0], found[:, 1]
+        out = np.empty((lengths.size, 2, self.nu))
+        if bool(table.any()):
+            out[table] = self.table[lengths[table] - (self.nu + 1)]
+        # Horner's rule in s = (top / L)^2 <= 1, length by length (lengths repeat rarely); the
+        # term of order j is below (s / 4096)^j, so beyond 10 top only the first three are kept
+        s = (self.top / lengths[~table].astype(np.float64)) ** 2
+        rules = np.empty((s.size, 2, self.nu))
+        far = s < _GRAM_FAR
+        for part, terms in ((~far, self.long), (far, self.long[:3])):
+            if not bool(part.any()):
+                continue
+            sp = s[part][:, None, None]
+            found = terms[-1] * sp
+            found += terms[-2]
+            for coef in terms[-3::-1]:
+                found *= sp
+                found += coef
+            found += self.base
+            rules[part] = found
+        out[~table] = rules
         return out[:, 0], out[:, 1]
 
 
