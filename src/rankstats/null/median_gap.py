@@ -57,6 +57,7 @@ from numpy.lib.stride_tricks import sliding_window_view
 
 from rankstats.arrays import FloatArray, IntArray
 from rankstats.null.median_rules import (
+    _NU,
     _nodes_per_piece,
     _piece_nodes,
     dot,
@@ -494,14 +495,18 @@ def gap_sums(
     # count the pairs first (each piece has one at least): an input beyond the budget costs the
     # pieces, not their rules and sums
     cuts = _cuts(values, y, span, power)
-    if int((cuts.kinks + cuts.regular + 1).sum()) > budget:
+    pieces_per_node = cuts.kinks + cuts.regular + 1
+    if int(pieces_per_node.sum()) > budget:
         return None
-    pairs = 0
-    for block in blocks:
-        pieces = _pieces(values, kernel.below, a, y[block], span[block], power[block])
-        pairs += _pairs_of(pieces)
-        if pairs > budget:
-            return None
+    # (a piece has at most 2 _NU pairs, enumerated, or _NU nodes: below the budget by that
+    # bound, nothing to count)
+    if int(np.minimum(span, 2 * _NU * pieces_per_node).sum()) > budget:
+        pairs = 0
+        for block in blocks:
+            pieces = _pieces(values, kernel.below, a, y[block], span[block], power[block])
+            pairs += _pairs_of(pieces)
+            if pairs > budget:
+                return None
     for block in blocks:
         t, owner, w_t, ix = _panels(values, kernel.below, a, y[block], span[block], power[block])
         _add_pairs(totals, kernel, phi, y, iy, scale, t, block[owner], w_t, ix)
