@@ -47,22 +47,21 @@ and the caller falls back to its quadrature of the double sum.
 
 from __future__ import annotations
 
-import itertools
 import math
 from collections.abc import Callable
-from typing import NamedTuple
 
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
 from rankstats.arrays import FloatArray, IntArray
-from rankstats.null.median_rules import (
-    _NU,
-    _nodes_per_piece,
-    _piece_nodes,
-    dot,
-    exponential_nodes_per_piece,
+from rankstats.null.median_gap_panels import (
+    kernel_pieces,
+    node_blocks,
+    pair_count,
+    panel_nodes,
+    shift_cuts,
 )
+from rankstats.null.median_rules import _NU, dot
 
 __all__ = ["continues", "gap_sums"]
 
@@ -82,10 +81,6 @@ _CROSSED_MAX = 8
 _PLAIN_BLOCK = 8_192
 #: nodes per block of the integer-node sums (each block as wide as its longest span)
 _BLOCK_ROWS = 128
-#: the panels of the nodes are built in blocks of about this many pieces (each piece a few
-#: dozen pairs at most), so the pairs in memory at once are bounded whatever the counts (about
-#: 5 MB at the peak: 8192 pieces took 10 MB)
-_PIECES_PER_BLOCK = 4_096
 
 #: weight functions of s = x + y for the gap sums, one array per sum
 Weights = Callable[[FloatArray], list[FloatArray]]
@@ -184,95 +179,6 @@ def _enumerated(span: IntArray) -> tuple[FloatArray, IntArray, FloatArray]:
     owner = np.repeat(np.arange(span.size, dtype=np.int64), span)
     t = np.arange(owner.size) - np.repeat(np.cumsum(span) - span, span) + 1.0
     return t.astype(np.float64), owner, np.ones(owner.size)
-
-
-class _Pieces(NamedTuple):
-    """Pieces of the sums over ``t``: start, length, Gauss nodes, node, count index."""
-
-    starts: IntArray
-    lengths: IntArray
-    nus: IntArray
-    owner: IntArray
-    ix: IntArray
-
-
-def _pieces(
-    values: FloatArray,
-    below: FloatArray,
-    a: int,
-    y: FloatArray,
-    span: IntArray,
-    power: FloatArray,
-) -> _Pieces:
-    r"""The pieces in :math:`t` of :math:`\sum_{t=1}^{T_j} f_j(t)`, for one rule per piece.
-
-    The integers :math:`1..T_j` are cut where :math:`x = y_j - t` crosses a count (the kernel
-    has a kink there) and into pieces of at most four decay lengths :math:`y / (a - c(y))` (and
-    a quarter of :math:`y`, over which the weights :math:`\varphi` are smooth); pieces are then
-    summed point by point or by discrete Gauss rules (see
-    :func:`rankstats.null.median_rules._piece_nodes`).
-    """
-    nodes = np.arange(y.size)
-    decay, step, i0, kinks, regular = _cuts(values, y, span, power)
-    k_owner = np.repeat(nodes, kinks)
-    k_index = np.arange(k_owner.size) - np.repeat(np.cumsum(kinks) - kinks, kinks) + i0[k_owner]
-    k_cut = np.ceil(y[k_owner] - values[k_index])
-    r_owner = np.repeat(nodes, regular)
-    r_cut = 1.0 + step[r_owner] * (
-        np.arange(r_owner.size) - np.repeat(np.cumsum(regular) - regular, regular) + 1.0
-    )
-    owner = np.concatenate((nodes, nodes, k_owner, r_owner))
-    cut = np.concatenate((np.ones(y.size), span + 1.0, k_cut, r_cut))
-    inside = (cut >= 1.0) & (cut <= span[owner] + 1.0)
-    owner, cut_i = owner[inside], cut[inside].astype(np.int64)
-    # the cuts (integers) sorted by node, then by t: as one key where it fits in 62 bits (a sort
-    # of values is several times faster than a lexsort)
-    width = int(span.max()) + 2
-    if width * (y.size + 1) < 2**62:
-        owner, cut_i = np.divmod(np.sort(owner * width + cut_i), width)
-    else:
-        order = np.lexsort((cut_i, owner))
-        owner, cut_i = owner[order], cut_i[order]
-    same = (owner[1:] == owner[:-1]) & (cut_i[1:] > cut_i[:-1])
-    starts = cut_i[:-1][same]
-    lengths = (cut_i[1:] - cut_i[:-1])[same]
-    p_owner = owner[:-1][same]
-    # no count lies strictly inside a piece: one count index per piece (alpha is continuous)
-    middle = y[p_owner] - (starts + (lengths - 1) / 2.0)
-    ix = np.asarray(np.searchsorted(values, middle, side="right"), dtype=np.int64)
-    # the kernel's own decay length on each piece: below a count its power a - c(x) is larger
-    # than at y (e.g. (x / 12)^33 below a count 12 where it is flat above)
-    lowest = np.maximum(y[p_owner] - (starts + lengths - 1.0), 1.0)
-    power_x = np.maximum(a - below[ix], 0.0)
-    with np.errstate(divide="ignore"):
-        decay_x = np.where(power_x > 0.0, lowest / np.maximum(power_x, 1.0), np.inf)
-    # the kernel falls like an exponential on its decay length; the weights phi are smooth on
-    # the scale of y (their pole s = 0 is at least y away)
-    nus = np.maximum(
-        exponential_nodes_per_piece(lengths, np.minimum(decay[p_owner], decay_x)),
-        _nodes_per_piece(lengths, y[p_owner] / 8.0),
-    )
-    return _Pieces(starts, lengths, nus, p_owner, ix)
-
-
-def _panels(
-    values: FloatArray,
-    below: FloatArray,
-    a: int,
-    y: FloatArray,
-    span: IntArray,
-    power: FloatArray,
-) -> tuple[FloatArray, IntArray, FloatArray, IntArray]:
-    """Nodes ``t``, their nodes ``y`` (index), weights and count index of :func:`_pieces`."""
-    pieces = _pieces(values, below, a, y, span, power)
-    t, w, piece = _piece_nodes(pieces.starts, pieces.lengths, nu=pieces.nus)
-    return t, pieces.owner[piece], w, pieces.ix[piece]
-
-
-def _pairs_of(pieces: _Pieces) -> int:
-    """How many pairs :func:`_panels` makes of these pieces (enumerated or ruled)."""
-    lengths, nus = pieces.lengths, pieces.nus
-    return int(np.where(lengths <= 2 * nus, lengths, nus).sum())
 
 
 def _inverse_weights(s: FloatArray, c0: float) -> tuple[FloatArray, FloatArray]:
@@ -491,11 +397,11 @@ def gap_sums(
         return [float(total) for total in totals]
     # the panels' pairs, block of nodes by block of nodes: memory bounded by the block, not by
     # the counts (wide spans cut by many counts make many pieces)
-    blocks = _node_blocks(values, y, span, power)
+    blocks = node_blocks(values, y, span, power)
     # count the pairs first (each piece has one at least): an input beyond the budget costs the
     # pieces, not their rules and sums
-    cuts = _cuts(values, y, span, power)
-    pieces_per_node = cuts.kinks + cuts.regular + 1
+    found = shift_cuts(values, y, span, power)
+    pieces_per_node = found.kinks + found.regular + 1
     if int(pieces_per_node.sum()) > budget:
         return None
     # (a piece has at most 2 _NU pairs, enumerated, or _NU nodes: below the budget by that
@@ -503,12 +409,13 @@ def gap_sums(
     if int(np.minimum(span, 2 * _NU * pieces_per_node).sum()) > budget:
         pairs = 0
         for block in blocks:
-            pieces = _pieces(values, kernel.below, a, y[block], span[block], power[block])
-            pairs += _pairs_of(pieces)
+            pieces = kernel_pieces(values, kernel.below, a, y[block], span[block], power[block])
+            pairs += pair_count(pieces)
             if pairs > budget:
                 return None
     for block in blocks:
-        t, owner, w_t, ix = _panels(values, kernel.below, a, y[block], span[block], power[block])
+        pieces = kernel_pieces(values, kernel.below, a, y[block], span[block], power[block])
+        t, owner, w_t, ix = panel_nodes(pieces)
         _add_pairs(totals, kernel, phi, y, iy, scale, t, block[owner], w_t, ix)
     return [float(total) for total in totals]
 
@@ -576,41 +483,3 @@ def _add_plain(
         flat = kappa.ravel()
         for j, values_j in enumerate(phi(s.ravel())):
             totals[j] += dot(flat, values_j)
-
-
-def _node_blocks(
-    values: FloatArray, y: FloatArray, span: IntArray, power: FloatArray
-) -> list[IntArray]:
-    """The nodes in consecutive blocks of about :data:`_PIECES_PER_BLOCK` pieces of panels."""
-    cuts = _cuts(values, y, span, power)
-    pieces = cuts.kinks + cuts.regular + 2
-    ends = np.searchsorted(
-        np.cumsum(pieces), np.arange(_PIECES_PER_BLOCK, int(pieces.sum()), _PIECES_PER_BLOCK)
-    )
-    bounds = np.unique(np.concatenate(([0], ends + 1, [y.size])))
-    bounds = bounds[bounds <= y.size]
-    return [np.arange(lo, hi) for lo, hi in itertools.pairwise(bounds.tolist()) if hi > lo]
-
-
-class _Cuts(NamedTuple):
-    """Where the panels of each node's sum over ``t = 1..span`` are cut (see :func:`_panels`)."""
-
-    #: the kernel's decay length y / (a - c(y)), and the longest regular piece
-    decay: FloatArray
-    step: IntArray
-    #: the first count in y - span .. y - 1 (each such count cuts a piece: a kink) and how many
-    first_kink: IntArray
-    kinks: IntArray
-    #: the regular cuts, every ``step``
-    regular: IntArray
-
-
-def _cuts(values: FloatArray, y: FloatArray, span: IntArray, power: FloatArray) -> _Cuts:
-    """The cuts of every node's panels: at the counts it crosses and every few decay lengths."""
-    with np.errstate(divide="ignore"):
-        decay = np.where(power > 0.0, y / np.maximum(power, 1.0), np.inf)
-    step = np.maximum(np.floor(np.minimum(4.0 * decay, y / 4.0)), 32.0).astype(np.int64)
-    # kinks: counts b with y - T <= b < y cut at ceil(y - b)
-    first = np.searchsorted(values, y - span, side="left")
-    kinks = np.searchsorted(values, y, side="left") - first
-    return _Cuts(decay, step, first, kinks, (span - 1) // step)

@@ -349,12 +349,17 @@ class _Centred:
     Each chunk of point masses ``p`` (nonnegative) at values ``m`` is centred on its own mean,
     and chunks are merged by the parallel formula of Chan, Golub and LeVeque
     (:math:`M_2 = M_2^{(1)} + M_2^{(2)} + \delta^2 T_1 T_2 / (T_1 + T_2)`): every term is
-    nonnegative, so nothing cancels, whatever the number of chunks.
+    nonnegative, so nothing cancels, whatever the number of chunks. The mean of :math:`m` is
+    formed as :func:`_moments_of` forms it, about a nearby half-integer :math:`g` (each chunk's
+    deviations from its own half-integer, shifted to :math:`g` and summed with
+    :func:`math.fsum`), so that symmetric and simple cases come out exactly (1.6, not
+    1.5999999999999999, for the counts 1, 2, 3, 5).
     """
 
     def __init__(self) -> None:
         self.total = 0.0
         self.stats = [0.0, 0.0, 0.0, 0.0]  # mean, M2 of m; mean, M2 of 1/m
+        self.chunks: list[tuple[float, float, float]] = []  # mass, half-integer, deviations
 
     def add(self, p: FloatArray, m: FloatArray) -> None:
         """Add the point masses ``p`` at the values ``m`` (positive)."""
@@ -369,12 +374,17 @@ class _Centred:
             delta = mean - self.stats[2 * k]
             self.stats[2 * k] += delta * total / merged
             self.stats[2 * k + 1] += m2 + delta * delta * self.total * total / merged
+            if k == 0:
+                guess = round(2.0 * mean) / 2.0
+                self.chunks.append((total, guess, float(np.sum(p * (m - guess)))))
         self.total = merged
 
     def result(self) -> tuple[float, float, float, float]:
         r""":math:`\mathbb{E}[M], \mathbb{V}[M], \mathbb{E}[1/M], \mathbb{V}[1/M]`."""
-        mean, m2, inv_mean, inv_m2 = self.stats
-        return mean, m2 / self.total, inv_mean, inv_m2 / self.total
+        _, m2, inv_mean, inv_m2 = self.stats
+        guess = round(2.0 * self.stats[0]) / 2.0
+        shift = math.fsum((g - guess) * t + d for t, g, d in self.chunks)
+        return guess + shift / self.total, m2 / self.total, inv_mean, inv_m2 / self.total
 
 
 def two_tasks(c1: int, c2: int) -> tuple[float, float, float, float]:
