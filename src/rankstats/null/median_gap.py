@@ -398,15 +398,16 @@ def gap_sums(
     # the panels' pairs, block of nodes by block of nodes: memory bounded by the block, not by
     # the counts (wide spans cut by many counts make many pieces)
     blocks = node_blocks(values, y, span, power)
-    # count the pairs first (each piece has one at least): an input beyond the budget costs the
-    # pieces, not their rules and sums
+    # count the pairs first: an input beyond the budget costs the pieces, not their rules and
+    # sums. Each piece has a pair at least, and a node at least max(kinks, regular) + 1 pieces
+    # (the kinks are distinct, the regular cuts too, but a kink may fall on a regular cut)
     found = shift_cuts(values, y, span, power)
-    pieces_per_node = found.kinks + found.regular + 1
-    if int(pieces_per_node.sum()) > budget:
+    if int((np.maximum(found.kinks, found.regular) + 1).sum()) > budget:
         return None
-    # (a piece has at most 2 _NU pairs, enumerated, or _NU nodes: below the budget by that
-    # bound, nothing to count)
-    if int(np.minimum(span, 2 * _NU * pieces_per_node).sum()) > budget:
+    # a piece has at most 2 _NU pairs (enumerated) or _NU nodes: where that bound is within the
+    # budget, nothing to count
+    at_most = np.minimum(span, 2 * _NU * (found.kinks + found.regular + 1))
+    if int(at_most.sum()) > budget:
         pairs = 0
         for block in blocks:
             pieces = kernel_pieces(values, kernel.below, a, y[block], span[block], power[block])
