@@ -501,18 +501,34 @@ def peak_memory(function: Callable[[], object]) -> int:
         tracemalloc.stop()
 
 
-#: the even-n median takes seconds and hundreds of MB at n = 1e4 with C up to 1e9 (see the
-#: table): larger inputs are left out of the measurement
-MEDIAN_MEMORY_MAX_N = 10_001
+#: the medians are measured up to this many tasks (at 1e6 they keep about 100 MB of arrays
+#: per task count whatever C, and take about a second; the even n took hundreds of MB and
+#: seconds at n = 1e4 with C up to 1e9 before the issue-9 work)
+MEDIAN_MEMORY_MAX_N = 1_000_001
 MEDIANS = ("MedianRank", "InverseMedianRank")
 
 
 def _clear_caches() -> None:
-    """Forget cached null laws, so that each measurement computes from scratch."""
-    from rankstats.null import median
+    """Forget cached null laws, so that each measurement computes from scratch.
+
+    The integer rules are cached by panel length, which depends on the input, and are emptied
+    too (the Gram tables, one per node count whatever the input, are built by
+    :func:`_warm_tables` before any measurement).
+    """
+    from rankstats.null import median, median_rules
 
     with median._CACHE_LOCK:
         median._CACHE.clear()
+    with median_rules._GRAM_LOCK:
+        median_rules._INTEGER_CACHE.clear()
+
+
+def _warm_tables() -> None:
+    """Build the Gram tables of every node count (once per process, whatever the input)."""
+    from rankstats.null import median_rules
+
+    for nu in range(3, 33):
+        median_rules._gram_rules(np.array([10**6], dtype=np.int64), nu)
 
 
 def memory_table(quick: bool) -> list[tuple[str, str, int, int, float]]:
@@ -522,6 +538,7 @@ def memory_table(quick: bool) -> list[tuple[str, str, int, int, float]]:
     counts are the ranks of the huge ones among the distinct values), so a difference in peak
     memory is growth with C alone (the small counts start at 11, above the cut-off k = 10).
     """
+    _warm_tables()
     rng = np.random.default_rng(0)
     n = 10_000 if quick else 1_000_000
     inputs = [

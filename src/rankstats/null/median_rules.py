@@ -415,8 +415,8 @@ def _integer_rule(lo: int, hi: int, nu: int) -> tuple[FloatArray, FloatArray]:
 _INTEGER_CACHE: dict[tuple[int, int], tuple[FloatArray, FloatArray]] = {}
 
 
-#: integer rules formed together (their Chebyshev-Vandermonde arrays take 128 nu bytes each)
-_INTEGER_BATCH = 512
+#: integer rules formed together (their Chebyshev-Vandermonde arrays take 8 nu (nu + 16) bytes each)
+_INTEGER_BATCH = 128
 
 
 def _integer_rules_at_zero(lengths: IntArray, nu: int) -> tuple[FloatArray, FloatArray]:

@@ -93,8 +93,9 @@ _NU_MANY = 24
 _RESCALE = 8
 #: integer nodes of the rule in t = v - u within a panel
 _NU_T = 32
-#: pairs (u, v) in different panels formed at a time
-_PAIR_BLOCK = 8_192
+#: pairs (u, v) in different panels formed at a time, and panels whose inner pairs are
+_PAIR_BLOCK = 4_096
+_PANELS_PER_BLOCK = 8
 #: a geometric ladder from this value on cuts the panels ...
 _LADDER_START = 32
 #: ... with ratio 1 + _LADDER_SPREAD / max(n, _LADDER_SPREAD)
@@ -329,14 +330,16 @@ def small_moments(counts: IntArray) -> tuple[float, float, float, float]:
     # rule in u = s..v - 1 (short panels: every pair); the costly factor g only at the v nodes
     both = np.intersect1d(u_id, v_id)
     both = both[lengths[both] >= 2]
-    if both.size:
+    # (a few panels at a time: their pairs grow with the panels, log C)
+    for b0 in range(0, both.size, _PANELS_PER_BLOCK):
+        part = both[b0 : b0 + _PANELS_PER_BLOCK]
         rules = [
             _integer_rule(s + 1, s + length - 1, _NU_T)
-            for s, length in zip(starts[both].tolist(), lengths[both].tolist(), strict=True)
+            for s, length in zip(starts[part].tolist(), lengths[part].tolist(), strict=True)
         ]
         v = np.concatenate([rule[0] for rule in rules])
         w_v = np.concatenate([rule[1] for rule in rules])
-        first = np.repeat(starts[both], [rule[0].size for rule in rules])
+        first = np.repeat(starts[part], [rule[0].size for rule in rules])
         u, w_u, own = _piece_nodes(first, (v - first).astype(np.int64), nu=nu)
         pair = _product(tasks.lower_factor(u, a), tasks.upper_factor(v, a), np.arange(u.size), own)
         moments.add(w_v[own] * w_u * pair, 0.5 * (u + v[own]))
