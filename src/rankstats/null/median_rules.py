@@ -415,8 +415,9 @@ def _integer_rule(lo: int, hi: int, nu: int) -> tuple[FloatArray, FloatArray]:
 _INTEGER_CACHE: dict[tuple[int, int], tuple[FloatArray, FloatArray]] = {}
 
 
-#: integer rules formed together (their Chebyshev-Vandermonde arrays take 8 nu (nu + 16) bytes each)
-_INTEGER_BATCH = 128
+#: integer rules are formed together in batches of about this many bytes of Chebyshev-Vandermonde
+#: arrays (8 nu (nu + 16) bytes per rule)
+_INTEGER_BATCH_BYTES = 262_144
 
 
 def _integer_rules_at_zero(lengths: IntArray, nu: int) -> tuple[FloatArray, FloatArray]:
@@ -428,21 +429,22 @@ def _integer_rules_at_zero(lengths: IntArray, nu: int) -> tuple[FloatArray, Floa
     z = -np.cos(np.pi * (2.0 * np.arange(nu) + 1.0) / (2.0 * nu))
     out_nodes = np.empty((lengths.size, nu))
     out_weights = np.empty((lengths.size, nu))
-    for b0 in range(0, lengths.size, _INTEGER_BATCH):
-        length = lengths[b0 : b0 + _INTEGER_BATCH].astype(np.float64)[:, None]
+    batch = max(1, _INTEGER_BATCH_BYTES // (8 * nu * (nu + _NU)))
+    for b0 in range(0, lengths.size, batch):
+        length = lengths[b0 : b0 + batch].astype(np.float64)[:, None]
         nodes = np.rint((length - 1.0) * (1.0 + z[None, :]) / 2.0)
         for i in range(1, nu):
             nodes[:, i] = np.maximum(nodes[:, i], nodes[:, i - 1] + 1.0)
         nodes[:, -1] = np.minimum(nodes[:, -1], length[:, 0] - 1.0)
         for i in range(nu - 2, -1, -1):
             nodes[:, i] = np.minimum(nodes[:, i], nodes[:, i + 1] - 1.0)
-        g_z, g_w = _gram_rules(lengths[b0 : b0 + _INTEGER_BATCH], _NU)
+        g_z, g_w = _gram_rules(lengths[b0 : b0 + batch], _NU)
         g_x = (length - 1.0) / 2.0 + length * g_z
         basis = cheb(2.0 * g_x / (length - 1.0) - 1.0, nu - 1)
         moments = length * np.einsum("mj,mjk->mk", g_w, basis)
         vander = cheb(2.0 * nodes / (length - 1.0) - 1.0, nu - 1)
-        out_nodes[b0 : b0 + _INTEGER_BATCH] = nodes
-        out_weights[b0 : b0 + _INTEGER_BATCH] = np.linalg.solve(
+        out_nodes[b0 : b0 + batch] = nodes
+        out_weights[b0 : b0 + batch] = np.linalg.solve(
             np.swapaxes(vander, 1, 2), moments[..., None]
         )[..., 0]
     return out_nodes, out_weights

@@ -73,7 +73,7 @@ import numpy as np
 
 from rankstats.arrays import BoolArray, FloatArray, IntArray
 from rankstats.null.median_rules import (
-    _integer_rule,
+    _integer_rules,
     _ladder,
     _panel_nodes,
     _piece_nodes,
@@ -94,7 +94,7 @@ _RESCALE = 8
 #: integer nodes of the rule in t = v - u within a panel
 _NU_T = 32
 #: pairs (u, v) in different panels formed at a time, and panels whose inner pairs are
-_PAIR_BLOCK = 4_096
+_PAIR_BLOCK = 8_192
 _PANELS_PER_BLOCK = 8
 #: a geometric ladder from this value on cuts the panels ...
 _LADDER_START = 32
@@ -333,13 +333,10 @@ def small_moments(counts: IntArray) -> tuple[float, float, float, float]:
     # (a few panels at a time: their pairs grow with the panels, log C)
     for b0 in range(0, both.size, _PANELS_PER_BLOCK):
         part = both[b0 : b0 + _PANELS_PER_BLOCK]
-        rules = [
-            _integer_rule(s + 1, s + length - 1, _NU_T)
-            for s, length in zip(starts[part].tolist(), lengths[part].tolist(), strict=True)
-        ]
-        v = np.concatenate([rule[0] for rule in rules])
-        w_v = np.concatenate([rule[1] for rule in rules])
-        first = np.repeat(starts[part], [rule[0].size for rule in rules])
+        inner = lengths[part] - 1  # v = s + 1 .. s + length - 1
+        nus = np.full(part.size, _NU_T, dtype=np.int64)
+        v, w_v = _integer_rules(starts[part] + 1, inner, nus)
+        first = np.repeat(starts[part], np.where(inner <= 2 * nus, inner, nus))
         u, w_u, own = _piece_nodes(first, (v - first).astype(np.int64), nu=nu)
         pair = _product(tasks.lower_factor(u, a), tasks.upper_factor(v, a), np.arange(u.size), own)
         moments.add(w_v[own] * w_u * pair, 0.5 * (u + v[own]))
