@@ -139,3 +139,68 @@ def test_plain_blocks_match_unblocked(monkeypatch: pytest.MonkeyPatch) -> None:
     assert blocked is not None
     assert whole is not None
     np.testing.assert_allclose(blocked, whole, rtol=1e-14)
+
+
+@pytest.mark.parametrize(
+    ("low", "high", "a", "integral"),
+    [(900, 1000, 200, False), (13_000, 14_500, 2_000, True), (10**6, 2 * 10**6, 5_000, False)],
+)
+def test_interpolated_inner_sums_match_every_node(
+    low: int, high: int, a: int, integral: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No count below the nodes: the inner sums' interpolant against summing every node.
+
+    With every kernel term kept (tolerance 1e-20), the two differ by rounding and by the
+    interpolation only.
+    """
+    rng = np.random.default_rng(low)
+    candidates = rng.integers(low, high, size=2 * a)
+    values, counts, below = _kernel_parts(candidates, a)
+    centre = 0.45 * low
+    y = np.sort(rng.uniform(0.8 * centre, 1.2 * centre, size=300))
+    if integral:
+        y = np.unique(np.floor(y))
+    weights = rng.uniform(0.5, 1.5, size=y.size)
+    mass = np.exp(-(((y - centre) / (0.1 * centre)) ** 2))
+    c0 = centre
+    calls: list[bool] = []
+    real = median_gap._smooth_sums
+
+    def spy(*args: object, **kwargs: object) -> list[float] | None:
+        found = real(*args, **kwargs)  # type: ignore[arg-type]
+        calls.append(found is not None)
+        return found
+
+    monkeypatch.setattr(median_gap, "_smooth_sums", spy)
+    smooth = gap_sums(values, counts, below, a, y, weights, mass, c0, tolerance=1e-20)
+    assert calls == [True]
+    monkeypatch.setattr(median_gap, "_smooth_sums", lambda *args, **kwargs: None)
+    every = gap_sums(values, counts, below, a, y, weights, mass, c0, tolerance=1e-20)
+    assert smooth is not None
+    assert every is not None
+    np.testing.assert_allclose(smooth, every, rtol=1e-14)
+
+
+def test_interpolated_inner_sums_fall_back_when_the_check_fails(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """An interpolant that misses its check is not used: every node is summed."""
+    rng = np.random.default_rng(7)
+    candidates = rng.integers(900, 1000, size=400)
+    values, counts, below = _kernel_parts(candidates, 200)
+    y = np.sort(rng.uniform(350.0, 450.0, size=200))
+    args = (values, counts, below, 200, y, np.ones(y.size), np.ones(y.size), 400.0)
+    monkeypatch.setattr(median_gap, "_SMOOTH_TOLERANCE", 0.0)
+    assert (
+        median_gap._smooth_sums(
+            median_gap._Kernel(values, counts, below, 200),
+            lambda s: [np.ones(s.size), *median_gap._inverse_weights(s, 400.0)],
+            y,
+            median_gap._Kernel(values, counts, below, 200).exponent(y),
+            np.full(y.size, 41.0),
+            np.ones(y.size),
+            3,
+        )
+        is None
+    )
+    assert gap_sums(*args) is not None

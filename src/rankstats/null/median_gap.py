@@ -79,6 +79,10 @@ _PAIR_CHUNK = 16_384
 _CROSSED_MAX = 8
 #: entries (nodes by shifts) per block of the sums over nodes with no count in reach
 _PLAIN_BLOCK = 8_192
+#: Chebyshev points of the interpolant of the inner sums, and the relative agreement with the
+#: direct sums it must reach (see _smooth_sums)
+_CHEBYSHEV = 33
+_SMOOTH_TOLERANCE = 1e-14
 #: nodes per block of the integer-node sums (each block as wide as its longest span)
 _BLOCK_ROWS = 128
 
@@ -375,6 +379,9 @@ def gap_sums(
     cut = np.full(y.size, -math.log(tolerance))
     kernel = _Kernel(values, counts, below, a)
     power = kernel.exponent(y)
+    smooth = _smooth_sums(kernel, phi, y, power, cut, scale, width)
+    if smooth is not None:
+        return smooth
     if bool(np.all(y == np.floor(y))) and float(y.max()) <= _INTEGER_RANGE:
         fast = _integer_nodes(kernel, y, scale, power, phi, budget, cut)
         if fast is not None:
@@ -455,32 +462,98 @@ def _add_plain(
 ) -> None:
     r"""Add :math:`\sum_j s_j \sum_{t=1}^{T_j} (1 - t/y_j)^{p_j} \varphi(2 y_j - t)` to ``totals``.
 
-    For nodes with no count within their reach (:math:`s_j` is ``scale``). The pairs are laid out
-    as rows (nodes, sorted by span) by columns (shifts), in blocks of about :data:`_PLAIN_BLOCK`
-    entries: no per-pair index arrays, and each block's temporaries stay in cache.
+    For nodes with no count within their reach (:math:`s_j` is ``scale``).
     """
     if y.size == 0:
         return
+    rows = _plain_rows(phi, y, power, span, totals.size)
+    for j in range(totals.size):
+        totals[j] += dot(rows[j], scale)
+
+
+def _plain_rows(
+    phi: Weights, y: FloatArray, power: FloatArray, span: IntArray, width: int
+) -> FloatArray:
+    r"""Per node, :math:`\sum_{t=1}^{T_j} (1 - t/y_j)^{p_j} \varphi_k(2 y_j - t)`, one row per k.
+
+    The pairs are laid out as rows (nodes, sorted by span) by columns (shifts), in blocks of
+    about :data:`_PLAIN_BLOCK` entries: no per-pair index arrays, and each block's temporaries
+    stay in cache.
+    """
+    out = np.zeros((width, y.size))
     order = np.argsort(span, kind="stable")
-    y, power, span, scale = y[order], power[order], span[order].astype(np.float64), scale[order]
+    y, power, spans = y[order], power[order], span[order].astype(np.float64)
     start = 0
     while start < y.size:
         # the largest block whose rows, padded to its widest (last) span, fit in a block
-        padded = (np.arange(1, y.size - start + 1) * span[start:]) <= _PLAIN_BLOCK
+        padded = (np.arange(1, y.size - start + 1) * spans[start:]) <= _PLAIN_BLOCK
         stop = start + max(int(np.count_nonzero(padded)), 1)
         rows = slice(start, stop)
         start = stop
-        width = int(span[stop - 1])
-        if width == 0:
+        columns = int(spans[stop - 1])
+        if columns == 0:
             continue
-        shift = np.minimum(np.arange(1.0, width + 1.0)[None, :], span[rows, None])
+        shift = np.minimum(np.arange(1.0, columns + 1.0)[None, :], spans[rows, None])
         kappa = np.log1p(-shift / y[rows, None])
         kappa *= power[rows, None]
         np.exp(kappa, out=kappa)
-        kappa *= scale[rows, None]
-        if span[rows][0] < width:
-            kappa *= np.arange(1.0, width + 1.0)[None, :] <= span[rows, None]
+        if spans[rows][0] < columns:
+            kappa *= np.arange(1.0, columns + 1.0)[None, :] <= spans[rows, None]
         s = 2.0 * y[rows, None] - shift
-        flat = kappa.ravel()
         for j, values_j in enumerate(phi(s.ravel())):
-            totals[j] += dot(flat, values_j)
+            out[j, order[rows]] = np.sum(kappa * values_j.reshape(kappa.shape), axis=1)
+    return out
+
+
+def _smooth_sums(
+    kernel: _Kernel,
+    phi: Weights,
+    y: FloatArray,
+    power: FloatArray,
+    cut: FloatArray,
+    scale: FloatArray,
+    width: int,
+) -> list[float] | None:
+    r"""The gap sums from an interpolant of the inner sums, where they are one analytic function.
+
+    Where every node has the same power :math:`p = a - c(y)` and no count lies between the
+    lowest :math:`x` reached and the highest node, the inner sum of each weight is
+    :math:`g_k(y) = \sum_{t=1}^{T} (1 - t/y)^p \varphi_k(2y - t)` at every node (one
+    :math:`T`, the longest reach: the terms beyond a node's own reach are below the cut), an
+    analytic function of :math:`y` on the nodes' range (its only singularity is at
+    :math:`y = 0`). It is summed at :data:`_CHEBYSHEV` Chebyshev points and interpolated to the
+    nodes (barycentric formula), then checked against the direct sums at three nodes; ``None``
+    (sum every node) if the conditions fail or the interpolant misses
+    :data:`_SMOOTH_TOLERANCE` of the largest value anywhere in the check.
+    """
+    if y.size < 2 * _CHEBYSHEV or not bool(np.all(power == power[0])) or power[0] <= 0.0:
+        return None
+    reach = _plain_reach(y, power, cut)
+    span = np.maximum(np.floor(np.minimum(reach, y - 1.0)), 0.0).astype(np.int64)
+    top_t = int(span.max())
+    lo, hi = float(y.min()), float(y.max())
+    ends = kernel.index(np.array([lo - top_t, hi]))
+    if lo - top_t < 1.0 or hi <= lo or int(ends[0]) != int(ends[1]):
+        return None
+    k = np.arange(_CHEBYSHEV)
+    x_k = np.cos(np.pi * k / (_CHEBYSHEV - 1))
+    w_k = np.where(k % 2 == 0, 1.0, -1.0)
+    w_k[[0, -1]] *= 0.5
+    points = (lo + hi) / 2.0 + (hi - lo) / 2.0 * x_k
+    longest = np.full(_CHEBYSHEV, top_t, dtype=np.int64)
+    at_points = _plain_rows(phi, points, np.full(_CHEBYSHEV, power[0]), longest, width)
+    x = (2.0 * y - (lo + hi)) / (hi - lo)
+    diff = x[:, None] - x_k[None, :]
+    hit = diff == 0.0
+    on_point = hit.any(axis=1)
+    diff[hit] = 1.0
+    coef = w_k[None, :] / diff
+    coef[on_point] = hit[on_point]  # a node on a point takes its value
+    values = np.einsum("nk,wk->wn", coef, at_points) / coef.sum(axis=1)[None, :]
+    # the check: the same function (to the longest reach) summed directly at three nodes
+    check = np.argsort(y)[[y.size // 6, y.size // 2, (5 * y.size) // 6]]
+    direct = _plain_rows(phi, y[check], power[check], longest[:3], width)
+    size = np.abs(at_points).max(axis=1)
+    if bool(np.any(np.abs(direct - values[:, check]) > _SMOOTH_TOLERANCE * size[:, None])):
+        return None
+    return [dot(values[j], scale) for j in range(width)]
