@@ -296,10 +296,14 @@ class _Evaluator:
         if top >= 0:
             items = np.repeat(cands.values[i0:], cands.counts[i0:].astype(np.int64))[None, :]
             room = items - tt
-            q = np.where(room > xx, xx / np.where(room > xx, room, 1.0), 1.0)
-            # one row per task, one column per node: contiguous slices in the loop below
+            inside = room > xx
+            safe = np.where(inside, room, 1.0)
+            q = np.where(inside, xx / safe, 1.0)
+            # one row per task, one column per node: contiguous slices in the loop below. The
+            # complement as (room - x) / room, not 1 - q: for q near 1 that difference loses
+            # digits (38/39: 2e-15 relative), and the programme raises it to high powers
             q_rows = np.ascontiguousarray(q.T)
-            p_rows = 1.0 - q_rows
+            p_rows = np.ascontiguousarray(np.where(inside, (room - xx) / safe, 0.0).T)
             # counts 0..top, and a last cell that collects every count above top; the state is
             # (count, node) so that each step works on contiguous rows, in place, two products.
             # A count that cannot pass `decided` with the tasks left ends below every cdf and
@@ -444,9 +448,9 @@ class _Evaluator:
         # pass 1: mean and variance
         terms = self._series_terms(float((t / y1).max()), 2, 1.0, float(cands.n))
         sums = self._power_sums(table, u, tau, y1, 2, terms)
-        mult, q = self._gather(table, x, t, xt, y1)
+        mult, q, qc = self._gather(table, x, t, xt, y1)
         p1 = sums[:, 0] + (mult * q).sum(axis=1)
-        var = np.maximum(sums[:, 0] - sums[:, 1], 0.0) + (mult * q * (1.0 - q)).sum(axis=1)
+        var = np.maximum(sums[:, 0] - sums[:, 1], 0.0) + (mult * q * qc).sum(axis=1)
         mean = certain + p1
         reach = 11.0 * np.sqrt(var) + 25.0
         shifts = [m + 0.5 for m in cdf_at] + [float(a) for a in pmf_at]
@@ -491,8 +495,8 @@ class _Evaluator:
         y_high = y_low if q_cut >= 1.0 else np.minimum(xa / (1.0 - q_cut) + ta, y_low)
         table = self._table(bucket, float(y_low.max()))
         sums_low = self._power_sums(table, ua, tau[active], y_low, degree, terms)
-        mult_h, q_h = self._gather(table, xa, ta, xta, y_high)
-        high = self._complement_sums(mult_h, q_h, degree, w_abs)
+        mult_h, _, qc_h = self._gather(table, xa, ta, xta, y_high)
+        high = self._complement_sums(mult_h, qc_h, degree, w_abs)
         w_re = -2.0 * half_sin**2
         w_im = np.sin(theta)
         pw_re = np.empty((degree, count))
@@ -507,29 +511,29 @@ class _Evaluator:
         # einsum rather than BLAS: these products are small, and threaded BLAS stalls on them
         re = np.einsum("ns,sj->nj", sums_low + high, pw_re)
         im = np.einsum("ns,sj->nj", sums_low - high, pw_im)
-        mult_m, q_m = self._gather(table, xa, ta, y_high, y_low)
+        mult_m, q_m, _ = self._gather(table, xa, ta, y_high, y_low)
         if q_m.shape[1]:
             m_re, m_im = self._middle_terms(mult_m, q_m, np.asarray(theta, dtype=np.float64))
             re += m_re
             im += m_im
         amp = np.exp(re)
-        centre = (
-            certain[active]
-            + sums_low[:, 0]
-            + (mult_h * q_h).sum(axis=1)
-            + (mult_m * q_m).sum(axis=1)
-        )
+        # the mean of N, as whole tasks (the certain ones and the nearly certain, exact in
+        # floating point) plus a small remainder: added to ~5000 certain tasks first, the
+        # remainder's digits below the integer's last place were lost (5e-13 on the phase,
+        # 3e-14 on a tail); the nearly certain tasks count as 1 - (1 - q)
+        whole = certain[active] + mult_h.sum(axis=1)
+        rest = sums_low[:, 0] - (mult_h * qc_h).sum(axis=1) + (mult_m * q_m).sum(axis=1)
         scale = 2.0 / period
         inv_sin = 1.0 / (2.0 * half_sin)
         rows = np.flatnonzero(active)
         for j, m in enumerate(cdf_at):
-            delta = centre - (m + 0.5)
+            delta = (whole - (m + 0.5)) + rest
             terms_j = amp * np.sin(im + delta[:, None] * theta[None, :])
             val = scale * np.einsum("nj,j->n", terms_j, inv_sin)
             low[rows, j] = np.clip(0.5 - val, 0.0, 1.0)
             up[rows, j] = np.clip(0.5 + val, 0.0, 1.0)
         for j, a in enumerate(pmf_at):
-            delta = centre - a
+            delta = (whole - a) + rest
             val = scale * (amp * np.cos(im + delta[:, None] * theta[None, :])).sum(axis=1)
             pmf[rows, j] = np.maximum(val, 0.0)
         return low, up, pmf, log_factor
@@ -537,35 +541,42 @@ class _Evaluator:
     @staticmethod
     def _gather(
         table: _PowerTable, x: FloatArray, t: FloatArray, lo: FloatArray, hi: FloatArray
-    ) -> tuple[FloatArray, FloatArray]:
-        r"""Multiplicities and :math:`q = x / (C - t)` of the tasks with :math:`lo < C \le hi`.
+    ) -> tuple[FloatArray, FloatArray, FloatArray]:
+        r"""Multiplicities, :math:`q = x / (C - t)` and :math:`1 - q` of the tasks in ``(lo, hi]``.
 
-        One row per node, padded with zero multiplicities (and :math:`q = 0`).
+        One row per node, padded with zero multiplicities (and :math:`q = 0`). The complement
+        is :math:`(C - t - x) / (C - t)`, not ``1 - q``: for :math:`q` near 1 that difference
+        loses digits (:math:`q = 38/39`: :math:`2 \cdot 10^{-15}` relative), and the series
+        raise it to high powers.
         """
         ia = table.index(lo)
         ib = table.index(hi)
         width = max(int((ib - ia).max()), 0) if x.size else 0
         if width == 0:
-            return np.zeros((x.size, 0)), np.zeros((x.size, 0))
+            empty = np.zeros((x.size, 0))
+            return empty, empty, empty
         idx = ia[:, None] + np.arange(width)[None, :]
         mask = idx < ib[:, None]
         idx = np.minimum(idx, table.v.size - 1)
         mult = np.where(mask, table.m[idx], 0.0)
         room = np.where(mask, table.v[idx] - t[:, None], 1.0)
         q = np.where(mask, x[:, None] / room, 0.0)
-        return mult, q
+        qc = np.where(mask, (room - x[:, None]) / room, 1.0)
+        return mult, q, qc
 
     @staticmethod
-    def _complement_sums(mult: FloatArray, q: FloatArray, degree: int, w_abs: float) -> FloatArray:
+    def _complement_sums(mult: FloatArray, qc: FloatArray, degree: int, w_abs: float) -> FloatArray:
         r"""Return :math:`\sum m (1 - q)^s` for :math:`s = 1..degree` (zero rows if no task).
+
+        ``qc`` is :math:`1 - q` (formed without cancellation, see :meth:`_gather`).
 
         Powers whose contribution :math:`\sum m ((1 - q)|w|)^s / s` stays below 1e-21 for every
         task are left at zero.
         """
-        out = np.zeros((q.shape[0], degree))
-        if q.shape[1] == 0:
+        out = np.zeros((qc.shape[0], degree))
+        if qc.shape[1] == 0:
             return out
-        base = np.where(mult > 0, 1.0 - q, 0.0)
+        base = np.where(mult > 0, qc, 0.0)
         rho = float(base.max()) * w_abs
         if rho <= 0.0:
             return out
