@@ -278,7 +278,7 @@ class _Builder:
                 if groups.size
                 else None
             )
-            entry = iter(range(len(tied_terms)))  # each entry's row in tied_sums
+            entry = iter(range(len(tied_terms)))  # each entry's column in tied_sums
             means: dict[str, list[FloatArray]] = {}
             for rank_type, listed in entries.items():
                 means[rank_type] = []
@@ -287,7 +287,7 @@ class _Builder:
                     j = next(entry)
                     if tied_sums is not None:
                         summed = summed.copy()
-                        summed[groups] += tied_sums[j]
+                        summed[groups] += tied_sums[:, j]
                     target = self._gap_sums if is_gap else self._value_sums
                     target[(metric, rank_type)] = (_total(summed), finish)
                     if tied_sums is None:
@@ -694,9 +694,10 @@ def _total(sums: FloatArray) -> FloatArray:
 
 
 def _tied_sums(split: TieSplit, terms: FloatArray) -> FloatArray:
-    """Each term's sum over the tied rows of each group with some, as ``(terms, groups)``.
+    """Each term's sum over the tied rows of each group with some, as ``(groups, terms)``.
 
-    ``terms`` holds the terms of the tied rows side by side, one column each.
+    ``terms`` holds the terms of the tied rows side by side, one column each; so do the sums
+    (each term's a strided column, not copied into a row of its own).
 
     Each group's weighted terms are added in row order from 0 (as :func:`numpy.bincount` adds),
     all terms in one product with a sparse (groups x tied rows) matrix of the weights, or
@@ -705,7 +706,8 @@ def _tied_sums(split: TieSplit, terms: FloatArray) -> FloatArray:
     """
     if split.tied_long:  # pairwise within each group, term by term
         terms *= split.tied_weights[:, np.newaxis]
-        return np.add.reduceat(np.ascontiguousarray(terms.T), split.tied_starts, axis=1)
+        summed = np.add.reduceat(np.ascontiguousarray(terms.T), split.tied_starts, axis=1)
+        return summed.T
     from scipy import sparse
 
     size = split.tied_weights.size
@@ -713,7 +715,7 @@ def _tied_sums(split: TieSplit, terms: FloatArray) -> FloatArray:
     matrix = sparse.csr_matrix(
         (split.tied_weights, np.arange(size), indptr), shape=(indptr.size - 1, size)
     )
-    return np.ascontiguousarray(np.asarray(matrix @ terms, dtype=np.float64).T)
+    return np.asarray(matrix @ terms, dtype=np.float64)
 
 
 def _affine(
