@@ -205,13 +205,15 @@ class GroupSums:
         return total
 
     def release_pairs(self) -> None:
-        """Drop what is cached per row of the pairs (tie split, keys, sparse matrices).
+        """Drop what is cached per row of the pairs (tie split, keys, weights, sparse matrices).
 
         Once the values of the pairs are summed, these are not needed for the null moments,
         which come next: freed, their memory serves those, and the peak memory of a call is
         lower. Anything needed again is rebuilt.
         """
         self.__dict__.pop("tie_split", None)
+        if self.stats.pairs is not None:
+            self.stats.pairs.release_weights()
         for rank_type in [k for k in self._distinct if k not in self.stats.ranks]:
             del self._distinct[rank_type]
         candidates = self.stats.candidates

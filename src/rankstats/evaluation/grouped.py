@@ -706,7 +706,9 @@ def _tied_sums(split: TieSplit, terms: FloatArray) -> FloatArray:
     """
     if split.tied_long:  # pairwise within each group, term by term
         terms *= split.tied_weights[:, np.newaxis]
-        summed = np.add.reduceat(np.ascontiguousarray(terms.T), split.tied_starts, axis=1)
+        summed: FloatArray = np.add.reduceat(
+            np.ascontiguousarray(terms.T), split.tied_starts, axis=1
+        )
         return summed.T
     from scipy import sparse
 

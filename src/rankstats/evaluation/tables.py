@@ -338,6 +338,10 @@ class Table:
         """The total weight of each row: its count, times its weight for weighted input."""
         return self._weights
 
+    def release_weights(self) -> None:
+        """Drop the cached :meth:`weights` (an array per row), rebuilt when next asked for."""
+        self.__dict__.pop("_weights", None)
+
     @functools.cached_property
     def _weights(self) -> FloatArray:
         total = self.count.astype(np.float64)
