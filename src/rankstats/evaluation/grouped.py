@@ -709,7 +709,8 @@ def _tied_sums(split: TieSplit, terms: FloatArray) -> FloatArray:
         summed: FloatArray = np.add.reduceat(
             np.ascontiguousarray(terms.T), split.tied_starts, axis=1
         )
-        return summed.T
+        transposed: FloatArray = summed.T  # a view
+        return transposed
     from scipy import sparse
 
     size = split.tied_weights.size
