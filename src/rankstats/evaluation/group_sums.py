@@ -221,6 +221,21 @@ class GroupSums:
         for key in [k for k in self._matrices if k[0] != kept]:
             del self._matrices[key]
 
+    def release_candidates(self) -> None:
+        """Drop what is cached per row of the candidate counts (weights, sparse matrices).
+
+        Once the null moments are summed, these are not needed: freed, their memory serves the
+        results, and the peak memory of a call is lower. Anything needed again is rebuilt.
+        """
+        candidates = self.stats.candidates
+        if candidates is None:
+            return
+        candidates.release_weights()
+        self._squared.pop(id(candidates), None)
+        ids = id(candidates.columns[GROUP])
+        for key in [k for k in self._matrices if k[0] == ids]:
+            del self._matrices[key]
+
     def cell(self, g: int) -> CellStatistics:
         """The statistics of group ``g`` alone (for the metrics computed group by group)."""
         found = self._cells.get(g)

@@ -278,7 +278,13 @@ class _Builder:
                 if groups.size
                 else None
             )
-            entry = iter(range(len(tied_terms)))  # each entry's column in tied_sums
+            # the pairs' per-row caches (tie split, sparse matrix, weights) are not needed for
+            # what is left: freed before each entry's sums are copied out, their memory serves
+            # those, and the peak memory of a call is lower
+            num_tied_terms = len(tied_terms)
+            del split, untied_terms, tied_terms
+            data.release_pairs()
+            entry = iter(range(num_tied_terms))  # each entry's column in tied_sums
             means: dict[str, list[FloatArray]] = {}
             for rank_type, listed in entries.items():
                 means[rank_type] = []
@@ -490,6 +496,15 @@ class _Builder:
                 distinct = np.arange(low, high + 1, dtype=candidates.dtype)
                 self._distinct = distinct, offsets(candidates, low, high)
         return self._distinct
+
+    def release_candidates(self) -> None:
+        """Drop what is cached per row of the candidate counts, once the null moments are in.
+
+        The results of every group then take the memory these held (the peak memory of a call
+        is lower); anything needed again is rebuilt.
+        """
+        self._distinct = None
+        self.data.release_candidates()
 
     def null_column(self, metric: RankBasedMetric) -> NullColumn:
         """E, V, method, standard error and notes of a metric in every group."""
@@ -824,6 +839,7 @@ def group_columns(
         builder.prefetch(plan)
         builder.data.release_pairs()
         builder.prepare(metrics)
+        builder.release_candidates()
         for rank_type, chosen in plan:
             columns.extend(builder.column(rank_type, metric) for metric in chosen)
         builders.append(builder)
