@@ -331,3 +331,40 @@ def test_derived_group_values_match_the_macro_average() -> None:
         values = [macro.by_group[g][key] for g in macro.by_group]
         defined = [v for v in values if not math.isnan(v)]
         assert macro[key] == pytest.approx(sum(defined) / len(defined), rel=1e-12), key
+
+
+def test_released_caches_are_rebuilt_the_same() -> None:
+    """The per-row caches of the pairs and the candidate counts, dropped to lower the peak
+    memory, are rebuilt equal when asked for again, and give the same sums."""
+    from rankstats.evaluation.group_sums import GroupSums
+    from rankstats.evaluation.inputs import prepare_input
+    from rankstats.evaluation.tables import GROUP
+
+    rng = np.random.default_rng(5)
+    n = 2_000
+    optimistic = rng.integers(1, 300, size=n)
+    pessimistic = optimistic + rng.binomial(1, 0.1, size=n) * rng.integers(1, 4, size=n)
+    ranks = Ranks(optimistic, pessimistic, rng.integers(300, 400, size=n))
+    prepared = prepare_input(ranks, None, None, rng.integers(0, 50, size=n))
+    stats = next(iter(prepared.sides.values()))
+    assert stats.pairs is not None
+    assert stats.candidates is not None
+    data = GroupSums(stats, 50)
+    table = stats.candidates
+    terms = [np.arange(table.count.size, dtype=np.float64)]
+    before = data.weighted_sums(table.columns[GROUP], table.weights(), terms)[0]
+    split = data.tie_split
+    assert split is not None
+    pair_weights = stats.pairs.weights()
+    data.release_pairs()
+    data.release_candidates()
+    assert "_weights" not in stats.pairs.__dict__
+    assert "_weights" not in table.__dict__
+    after = data.weighted_sums(table.columns[GROUP], table.weights(), terms)[0]
+    np.testing.assert_array_equal(after, before)
+    np.testing.assert_array_equal(stats.pairs.weights(), pair_weights)
+    rebuilt = data.tie_split
+    assert rebuilt is not None
+    assert rebuilt is not split
+    for old, new in zip(split, rebuilt, strict=True):
+        np.testing.assert_array_equal(new, old)

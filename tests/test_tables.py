@@ -120,3 +120,56 @@ def test_build_across_the_32_bit_packing_boundary(total_bits: int, counted: bool
     assert [table.columns[name].tolist() for name in columns] == keys
     assert all(table.columns[name].dtype == np.int64 for name in columns)
     assert table.count.tolist() == counts
+
+
+@pytest.mark.parametrize("counted", [False, True])
+@pytest.mark.parametrize("close", [True, False])
+def test_build_packs_a_column_as_its_difference_from_the_one_before(
+    counted: bool, close: bool
+) -> None:
+    """(group, optimistic, pessimistic) rows: the pessimistic rank as its few tied candidates.
+
+    Packed as the difference from the optimistic rank (2 bits, not 14) where that is narrower
+    (``close``), not where it is wider (independent columns); the rows, their order and counts
+    are the reference's either way, and so are the distinct rows and each row's index.
+    """
+    from rankstats.evaluation import tables
+
+    rng = np.random.default_rng(int(close))
+    size = 3000
+    optimistic = rng.integers(1, 2**14, size=size)
+    pessimistic = optimistic + rng.integers(0, 4, size=size)
+    if not close:
+        pessimistic = rng.permutation(pessimistic)
+    columns = {
+        "group": rng.integers(0, 2**14, size=size),
+        "optimistic": optimistic,
+        "pessimistic": pessimistic,
+    }
+    columns["group"][:2] = [0, 2**14 - 1]
+    repeated = {name: np.concatenate([c, c[:500]]) for name, c in columns.items()}
+    packed = tables._pack(list(repeated.values()))
+    assert packed is not None
+    assert packed[3] == [False, False, close]
+    assert packed[0].dtype == (np.int32 if close else np.int64)
+    count = rng.integers(1, 9, size=size + 500) if counted else np.ones(size + 500, dtype=np.int64)
+    table = Table.build(repeated, count if counted else None)
+    keys, counts = _reference(repeated, count)
+    assert [table.columns[name].tolist() for name in repeated] == keys
+    assert all(table.columns[name].dtype == np.int64 for name in repeated)
+    assert table.count.tolist() == counts
+    rows, index = tables.distinct_rows(repeated)
+    assert [rows[name].tolist() for name in repeated] == keys
+    for name in repeated:
+        np.testing.assert_array_equal(rows[name][index], repeated[name])
+
+
+def test_build_does_not_difference_columns_whose_difference_could_overflow() -> None:
+    columns = {
+        "a": np.array([-(2**62), -(2**62), 0], dtype=np.int64),
+        "b": np.array([2**62, 2**62, 2**62 - 1], dtype=np.int64),
+    }
+    table = Table.build(columns)
+    keys, counts = _reference(columns, np.ones(3, dtype=np.int64))
+    assert [table.columns[name].tolist() for name in columns] == keys
+    assert table.count.tolist() == counts

@@ -205,18 +205,35 @@ class GroupSums:
         return total
 
     def release_pairs(self) -> None:
-        """Drop what is cached per row of the pairs (tie split, keys, sparse matrices).
+        """Drop what is cached per row of the pairs (tie split, keys, weights, sparse matrices).
 
         Once the values of the pairs are summed, these are not needed for the null moments,
         which come next: freed, their memory serves those, and the peak memory of a call is
         lower. Anything needed again is rebuilt.
         """
         self.__dict__.pop("tie_split", None)
+        if self.stats.pairs is not None:
+            self.stats.pairs.release_weights()
         for rank_type in [k for k in self._distinct if k not in self.stats.ranks]:
             del self._distinct[rank_type]
         candidates = self.stats.candidates
         kept = None if candidates is None else id(candidates.columns[GROUP])
         for key in [k for k in self._matrices if k[0] != kept]:
+            del self._matrices[key]
+
+    def release_candidates(self) -> None:
+        """Drop what is cached per row of the candidate counts (weights, sparse matrices).
+
+        Once the null moments are summed, these are not needed: freed, their memory serves the
+        results, and the peak memory of a call is lower. Anything needed again is rebuilt.
+        """
+        candidates = self.stats.candidates
+        if candidates is None:
+            return
+        candidates.release_weights()
+        self._squared.pop(id(candidates), None)
+        ids = id(candidates.columns[GROUP])
+        for key in [k for k in self._matrices if k[0] == ids]:
             del self._matrices[key]
 
     def cell(self, g: int) -> CellStatistics:

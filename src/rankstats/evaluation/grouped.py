@@ -278,7 +278,13 @@ class _Builder:
                 if groups.size
                 else None
             )
-            entry = iter(range(len(tied_terms)))  # each entry's row in tied_sums
+            # the pairs' per-row caches (tie split, sparse matrix, weights) are not needed for
+            # what is left: freed before each entry's sums are copied out, their memory serves
+            # those, and the peak memory of a call is lower
+            num_tied_terms = len(tied_terms)
+            del split, untied_terms, tied_terms
+            data.release_pairs()
+            entry = iter(range(num_tied_terms))  # each entry's column in tied_sums
             means: dict[str, list[FloatArray]] = {}
             for rank_type, listed in entries.items():
                 means[rank_type] = []
@@ -287,7 +293,7 @@ class _Builder:
                     j = next(entry)
                     if tied_sums is not None:
                         summed = summed.copy()
-                        summed[groups] += tied_sums[j]
+                        summed[groups] += tied_sums[:, j]
                     target = self._gap_sums if is_gap else self._value_sums
                     target[(metric, rank_type)] = (_total(summed), finish)
                     if tied_sums is None:
@@ -490,6 +496,15 @@ class _Builder:
                 distinct = np.arange(low, high + 1, dtype=candidates.dtype)
                 self._distinct = distinct, offsets(candidates, low, high)
         return self._distinct
+
+    def release_candidates(self) -> None:
+        """Drop what is cached per row of the candidate counts, once the null moments are in.
+
+        The results of every group then take the memory these held (the peak memory of a call
+        is lower); anything needed again is rebuilt.
+        """
+        self._distinct = None
+        self.data.release_candidates()
 
     def null_column(self, metric: RankBasedMetric) -> NullColumn:
         """E, V, method, standard error and notes of a metric in every group."""
@@ -694,9 +709,10 @@ def _total(sums: FloatArray) -> FloatArray:
 
 
 def _tied_sums(split: TieSplit, terms: FloatArray) -> FloatArray:
-    """Each term's sum over the tied rows of each group with some, as ``(terms, groups)``.
+    """Each term's sum over the tied rows of each group with some, as ``(groups, terms)``.
 
-    ``terms`` holds the terms of the tied rows side by side, one column each.
+    ``terms`` holds the terms of the tied rows side by side, one column each; so do the sums
+    (each term's a strided column, not copied into a row of its own).
 
     Each group's weighted terms are added in row order from 0 (as :func:`numpy.bincount` adds),
     all terms in one product with a sparse (groups x tied rows) matrix of the weights, or
@@ -705,7 +721,11 @@ def _tied_sums(split: TieSplit, terms: FloatArray) -> FloatArray:
     """
     if split.tied_long:  # pairwise within each group, term by term
         terms *= split.tied_weights[:, np.newaxis]
-        return np.add.reduceat(np.ascontiguousarray(terms.T), split.tied_starts, axis=1)
+        summed: FloatArray = np.add.reduceat(
+            np.ascontiguousarray(terms.T), split.tied_starts, axis=1
+        )
+        transposed: FloatArray = summed.T  # a view
+        return transposed
     from scipy import sparse
 
     size = split.tied_weights.size
@@ -713,7 +733,7 @@ def _tied_sums(split: TieSplit, terms: FloatArray) -> FloatArray:
     matrix = sparse.csr_matrix(
         (split.tied_weights, np.arange(size), indptr), shape=(indptr.size - 1, size)
     )
-    return np.ascontiguousarray(np.asarray(matrix @ terms, dtype=np.float64).T)
+    return np.asarray(matrix @ terms, dtype=np.float64)
 
 
 def _affine(
@@ -819,6 +839,7 @@ def group_columns(
         builder.prefetch(plan)
         builder.data.release_pairs()
         builder.prepare(metrics)
+        builder.release_candidates()
         for rank_type, chosen in plan:
             columns.extend(builder.column(rank_type, metric) for metric in chosen)
         builders.append(builder)

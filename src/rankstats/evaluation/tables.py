@@ -85,9 +85,9 @@ def distinct_rows(columns: Mapping[str, AnyArray]) -> tuple[dict[str, AnyArray],
         )
     packed = _pack(arrays)
     if packed is not None:
-        combined, lows, widths = packed
+        combined, lows, widths, deltas = packed
         unique, index = np.unique(combined, return_inverse=True)
-        keys = _unpack(unique, lows, widths)
+        keys = _unpack(unique, lows, widths, deltas)
         rows = {
             name: key.astype(array.dtype, copy=False)
             for name, key, array in zip(names, keys, arrays, strict=True)
@@ -138,7 +138,7 @@ def _count_integer_rows(
     packed = _pack(columns)
     if packed is None:
         return None
-    combined, lows, widths = packed
+    combined, lows, widths, deltas = packed
     if count is None:
         ordered = combined  # the packed keys are this function's own: sorted in place
         ordered.sort()
@@ -167,36 +167,76 @@ def _count_integer_rows(
             starts = _run_starts(ordered)
             unique = ordered[starts]
             counts = np.add.reduceat(count[order], starts)
-    return _unpack(unique, lows, widths), counts.astype(np.int64, copy=False)
+    return _unpack(unique, lows, widths, deltas), counts.astype(np.int64, copy=False)
 
 
-def _pack(columns: Sequence[AnyArray]) -> tuple[IntArray, list[int], list[int]] | None:
+def _pack(columns: Sequence[AnyArray]) -> tuple[IntArray, list[int], list[int], list[bool]] | None:
     """Each row of integer columns as one integer, or ``None`` (other dtypes, over 62 bits).
 
     Each column, less its least value, takes its own bits, the first column highest, so the
     integers sort as the rows do. They are ``int32`` where the columns take at most 31 bits
-    together (half the memory, and sorted twice as fast), ``int64`` otherwise. Returns the
-    integers, the columns' least values and widths.
+    together (half the memory, and sorted twice as fast), ``int64`` otherwise. Where they take
+    more than 31 bits, a column may be packed as its difference from the column before it
+    (:func:`_deltas`). Returns the integers, the columns' least values, widths, and whether each
+    is packed as such a difference.
     """
     if columns[0].size == 0 or not all(np.issubdtype(c.dtype, np.integer) for c in columns):
         return None
     lows = [int(c.min()) for c in columns]
-    widths = [(int(c.max()) - low).bit_length() for c, low in zip(columns, lows, strict=True)]
+    highs = [int(c.max()) for c in columns]
+    widths = [(high - low).bit_length() for low, high in zip(lows, highs, strict=True)]
+    deltas = [False] * len(columns)
+    if sum(widths) > 31:
+        _deltas(columns, lows, highs, widths, deltas)
     if sum(widths) > 62:
         return None
     dtype = np.int32 if sum(widths) <= 31 else np.int64
     # the difference is below 2**31 (2**62): no cast can overflow
     combined = np.subtract(columns[0], lows[0], dtype=dtype, casting="unsafe")
     scratch = np.empty_like(combined)
-    for column, low, width in zip(columns[1:], lows[1:], widths[1:], strict=True):
-        combined <<= width
-        # the difference is below 2**62: no cast can overflow
-        np.subtract(column, low, out=scratch, casting="unsafe")
+    for i in range(1, len(columns)):
+        combined <<= widths[i]
+        if deltas[i]:
+            # the difference of the columns is within int64 (checked), less its least value
+            # below 2**62: no cast can overflow
+            difference = np.subtract(columns[i], columns[i - 1], dtype=np.int64)
+            np.subtract(difference, lows[i], out=scratch, casting="unsafe")
+        else:
+            # the difference is below 2**62: no cast can overflow
+            np.subtract(columns[i], lows[i], out=scratch, casting="unsafe")
         combined |= scratch
-    return combined, lows, widths
+    return combined, lows, widths, deltas
 
 
-def _unpack(unique: IntArray, lows: list[int], widths: list[int]) -> list[IntArray]:
+def _deltas(
+    columns: Sequence[AnyArray],
+    lows: list[int],
+    highs: list[int],
+    widths: list[int],
+    deltas: list[bool],
+) -> None:
+    """Pack a column as its difference from the column before it where that takes fewer bits.
+
+    Given the rows equal in the columns before, the difference orders them as the column does,
+    and is equal where the column is: the packed integers sort and compare as the rows do
+    either way. Pairs of optimistic and pessimistic ranks, which differ by the few tied
+    candidates, then take the bits of one rank, not two. Updates ``lows``, ``widths`` and
+    ``deltas`` in place (``highs`` is only read).
+    """
+    for i in range(1, len(columns)):
+        # bounds of the difference: computed only where it cannot overflow int64
+        if lows[i] - highs[i - 1] < -(2**63) or highs[i] - lows[i - 1] >= 2**63:
+            continue
+        difference = np.subtract(columns[i], columns[i - 1], dtype=np.int64)
+        low = int(difference.min())
+        width = (int(difference.max()) - low).bit_length()
+        if width < widths[i]:
+            lows[i], widths[i], deltas[i] = low, width, True
+
+
+def _unpack(
+    unique: IntArray, lows: list[int], widths: list[int], deltas: list[bool]
+) -> list[IntArray]:
     """The ``int64`` columns of packed rows (:func:`_pack`); ``unique`` may be consumed."""
     # the columns from the last to the first: the low bits, then shift them out
     keys: list[IntArray] = []
@@ -208,7 +248,11 @@ def _unpack(unique: IntArray, lows: list[int], widths: list[int]) -> list[IntArr
     first = unique if unique.dtype == np.int64 else unique.astype(np.int64)
     first += lows[0]
     keys.append(first)
-    return keys[::-1]
+    keys.reverse()
+    for i in range(1, len(keys)):
+        if deltas[i]:  # the difference from the column before, decoded just above
+            keys[i] += keys[i - 1]
+    return keys
 
 
 @dataclass(frozen=True)
@@ -293,6 +337,10 @@ class Table:
     def weights(self) -> FloatArray:
         """The total weight of each row: its count, times its weight for weighted input."""
         return self._weights
+
+    def release_weights(self) -> None:
+        """Drop the cached :meth:`weights` (an array per row), rebuilt when next asked for."""
+        self.__dict__.pop("_weights", None)
 
     @functools.cached_property
     def _weights(self) -> FloatArray:
