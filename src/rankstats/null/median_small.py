@@ -257,23 +257,6 @@ def _clip(
     return begin[keep], (end - begin + 1)[keep], keep
 
 
-def _moments_of(p: FloatArray, m: FloatArray) -> tuple[float, float, float, float]:
-    """Centred moments of ``m`` and ``1/m`` under point masses ``p`` (pairwise sums).
-
-    The masses are normalised by their sum (one, up to rounding), and the mean is accumulated
-    about a nearby half-integer, so that symmetric cases come out exactly (5.5, not
-    5.500000000000001).
-    """
-    total = float(np.sum(p))
-    guess = round(2.0 * float(np.sum(p * m)) / total) / 2.0
-    mean = guess + float(np.sum(p * (m - guess))) / total
-    var = float(np.sum(p * (m - mean) ** 2)) / total
-    inv = 1.0 / m
-    inv_mean = float(np.sum(p * inv)) / total
-    inv_var = float(np.sum(p * (inv - inv_mean) ** 2)) / total
-    return mean, var, inv_mean, inv_var
-
-
 def small_moments(counts: IntArray) -> tuple[float, float, float, float]:
     r"""E and V of the median and of its inverse for :math:`n \le` :data:`SMALL_N` tasks.
 
@@ -302,7 +285,9 @@ def small_moments(counts: IntArray) -> tuple[float, float, float, float]:
         half = (n + 1) // 2
         lo, hi = window(half)
         x, w, _ = _piece_nodes(*_panels(counts, lo, hi), nu=nu)
-        return _moments_of(w * tasks.window_mass(x, half - 1, half), x)
+        odd = _Centred()
+        odd.add(w * tasks.window_mass(x, half - 1, half), x)
+        return odd.result()
     a = n // 2
     (lo_a, hi_a), (lo_b, hi_b) = window(a), window(a + 1)
     hi_b = max(hi_b, hi_a)
@@ -350,11 +335,12 @@ class _Centred:
     Each chunk of point masses ``p`` (nonnegative) at values ``m`` is centred on its own mean,
     and chunks are merged by the parallel formula of Chan, Golub and LeVeque
     (:math:`M_2 = M_2^{(1)} + M_2^{(2)} + \delta^2 T_1 T_2 / (T_1 + T_2)`): every term is
-    nonnegative, so nothing cancels, whatever the number of chunks. The mean of :math:`m` is
-    formed as :func:`_moments_of` forms it, about a nearby half-integer :math:`g` (each chunk's
-    deviations from its own half-integer, shifted to :math:`g` and summed with
-    :func:`math.fsum`), so that symmetric and simple cases come out exactly (1.6, not
-    1.5999999999999999, for the counts 1, 2, 3, 5).
+    nonnegative, so nothing cancels, whatever the number of chunks. The masses are normalised
+    by their sum (one, up to rounding), and the mean of :math:`m` is accumulated about a nearby
+    half-integer :math:`g` (each chunk's deviations from its own half-integer, shifted to
+    :math:`g` and summed with :func:`math.fsum`), so that symmetric and simple cases come out
+    exactly (5.5, not 5.500000000000001; 1.6, not 1.5999999999999999, for the counts 1, 2, 3,
+    5). Sums are pairwise (numpy).
     """
 
     def __init__(self) -> None:
