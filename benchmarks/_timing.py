@@ -3,9 +3,20 @@
 from __future__ import annotations
 
 import time
+import tracemalloc
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
+
+
+def peak_memory(function: Callable[[], object]) -> int:
+    """Peak bytes allocated (tracemalloc) while running ``function``."""
+    tracemalloc.start()
+    try:
+        function()
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
 
 
 def best_time(func: Callable[[], Any], repeat: int = 3) -> float:

@@ -31,14 +31,13 @@ from __future__ import annotations
 import re
 import sys
 import time
-import tracemalloc
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
 import rankstats.null.median as median_module
-from _timing import Row, best_time, interleaved_best_times
+from _timing import Row, best_time, interleaved_best_times, peak_memory
 from rankstats import RankAccumulator, Ranks, evaluate, metric_resolver, ranks_from_scores
 from rankstats.evaluation import PYKEEN_METRICS
 
@@ -114,15 +113,6 @@ def pykeen_table(sides: dict[str, Ranks]) -> Any:
         print(f"PyKEEN baseline skipped: {error}", file=sys.stderr)
         return None
     return table
-
-
-def _peak_bytes(func: Any) -> int:
-    tracemalloc.start()
-    try:
-        func()
-        return tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
 
 
 def run() -> list[Row]:
@@ -211,8 +201,8 @@ def run() -> list[Row]:
             sides["head"].realistic[:1_000], candidates, metrics=[mad], num_samples=num_samples
         )
 
-    small_peak = _peak_bytes(lambda: sampled(8_000))
-    large_peak = _peak_bytes(lambda: sampled(80_000))
+    small_peak = peak_memory(lambda: sampled(8_000))
+    large_peak = peak_memory(lambda: sampled(80_000))
     rows.append(
         Row(
             "Monte-Carlo peak memory, MAD, n = 1,000, 80,000 samples (MiB)",

@@ -31,7 +31,6 @@ import dataclasses
 import math
 import sys
 import time
-import tracemalloc
 import warnings
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
@@ -44,6 +43,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import contextlib
 
 import rankstats
+from _timing import peak_memory
 from rankstats.errors import NoClosedFormError
 from rankstats.metrics.derived import (
     DerivedRankBasedMetric,
@@ -489,16 +489,6 @@ def check_case(
 
 
 # --- memory -------------------------------------------------------------------------------------
-
-
-def peak_memory(function: Callable[[], object]) -> int:
-    """Peak bytes allocated (tracemalloc) while running ``function``."""
-    tracemalloc.start()
-    try:
-        function()
-        return tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
 
 
 #: the medians are measured up to this many tasks (at 1e6 they keep about 100 MB of arrays
