@@ -404,11 +404,11 @@ def gap_sums(
         return [float(total) for total in totals]
     # the panels' pairs, block of nodes by block of nodes: memory bounded by the block, not by
     # the counts (wide spans cut by many counts make many pieces)
-    blocks = node_blocks(values, y, span, power)
     # count the pairs first: an input beyond the budget costs the pieces, not their rules and
     # sums. Each piece has a pair at least, and a node at least max(kinks, regular) + 1 pieces
     # (the kinks are distinct, the regular cuts too, but a kink may fall on a regular cut)
     found = shift_cuts(values, y, span, power)
+    blocks = node_blocks(found)
     if int((np.maximum(found.kinks, found.regular) + 1).sum()) > budget:
         return None
     # a piece has at most 2 _NU pairs (enumerated) or _NU nodes: where that bound is within the

@@ -122,17 +122,18 @@ def pair_count(pieces: Pieces) -> int:
     return int(np.where(lengths <= 2 * nus, lengths, nus).sum())
 
 
-def node_blocks(
-    values: FloatArray, y: FloatArray, span: IntArray, power: FloatArray
-) -> list[IntArray]:
-    """The nodes in consecutive blocks of about :data:`PIECES_PER_BLOCK` pieces of panels."""
-    found = shift_cuts(values, y, span, power)
+def node_blocks(found: Cuts) -> list[IntArray]:
+    """The nodes in consecutive blocks of about :data:`PIECES_PER_BLOCK` pieces of panels.
+
+    ``found`` is :func:`shift_cuts` of the nodes.
+    """
+    size = found.kinks.size
     pieces = found.kinks + found.regular + 2
     ends = np.searchsorted(
         np.cumsum(pieces), np.arange(PIECES_PER_BLOCK, int(pieces.sum()), PIECES_PER_BLOCK)
     )
-    bounds = np.unique(np.concatenate(([0], ends + 1, [y.size])))
-    bounds = bounds[bounds <= y.size]
+    bounds = np.unique(np.concatenate(([0], ends + 1, [size])))
+    bounds = bounds[bounds <= size]
     return [np.arange(lo, hi) for lo, hi in itertools.pairwise(bounds.tolist()) if hi > lo]
 
 
