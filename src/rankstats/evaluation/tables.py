@@ -186,8 +186,9 @@ def _pack(columns: Sequence[AnyArray]) -> tuple[IntArray, list[int], list[int], 
     highs = [int(c.max()) for c in columns]
     widths = [(high - low).bit_length() for low, high in zip(lows, highs, strict=True)]
     deltas = [False] * len(columns)
+    differences: dict[int, IntArray] = {}
     if sum(widths) > 31:
-        _deltas(columns, lows, highs, widths, deltas)
+        differences = _deltas(columns, lows, highs, widths, deltas)
     if sum(widths) > 62:
         return None
     dtype = np.int32 if sum(widths) <= 31 else np.int64
@@ -197,10 +198,9 @@ def _pack(columns: Sequence[AnyArray]) -> tuple[IntArray, list[int], list[int], 
     for i in range(1, len(columns)):
         combined <<= widths[i]
         if deltas[i]:
-            # the difference of the columns is within int64 (checked), less its least value
+            # the difference of the columns (within int64, checked), less its least value
             # below 2**62: no cast can overflow
-            difference = np.subtract(columns[i], columns[i - 1], dtype=np.int64)
-            np.subtract(difference, lows[i], out=scratch, casting="unsafe")
+            np.subtract(differences[i], lows[i], out=scratch, casting="unsafe")
         else:
             # the difference is below 2**62: no cast can overflow
             np.subtract(columns[i], lows[i], out=scratch, casting="unsafe")
@@ -214,15 +214,16 @@ def _deltas(
     highs: list[int],
     widths: list[int],
     deltas: list[bool],
-) -> None:
+) -> dict[int, IntArray]:
     """Pack a column as its difference from the column before it where that takes fewer bits.
 
     Given the rows equal in the columns before, the difference orders them as the column does,
     and is equal where the column is: the packed integers sort and compare as the rows do
     either way. Pairs of optimistic and pessimistic ranks, which differ by the few tied
     candidates, then take the bits of one rank, not two. Updates ``lows``, ``widths`` and
-    ``deltas`` in place (``highs`` is only read).
+    ``deltas`` in place (``highs`` is only read), and returns the differences taken, by column.
     """
+    differences: dict[int, IntArray] = {}
     for i in range(1, len(columns)):
         # bounds of the difference: computed only where it cannot overflow int64
         if lows[i] - highs[i - 1] < -(2**63) or highs[i] - lows[i - 1] >= 2**63:
@@ -232,6 +233,8 @@ def _deltas(
         width = (int(difference.max()) - low).bit_length()
         if width < widths[i]:
             lows[i], widths[i], deltas[i] = low, width, True
+            differences[i] = difference
+    return differences
 
 
 def _unpack(
