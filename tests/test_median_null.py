@@ -421,3 +421,58 @@ def test_tails_with_many_certain_tasks_against_exact_sums() -> None:
             expected = float(mpmath.fsum(band[: k - certain]))  # P(N_x <= k - 1)
             got = float(order_statistic_sf(candidates, k, np.array([x]))[0])
             assert abs(got - expected) < 1e-15, (k, got, expected)
+
+
+def _long_double_moments(candidates: np.ndarray) -> tuple[float, float]:
+    """E and V of the median of an odd number of tasks from P(M > x) at every x, long double.
+
+    ``P(M > x) = P(N_x <= k - 1)``: a programme over the tasks uncertain at ``x`` on the counts
+    ``0..k - 1 - certain`` (and a pool above), or their product where no count may be added.
+    """
+    ld = np.longdouble
+    c = np.sort(candidates)
+    k = (c.size + 1) // 2
+    tails = [ld(1)]  # P(M > 0)
+    x = 1
+    while True:
+        certain = int(np.searchsorted(c, x, side="right"))
+        need = k - 1 - certain
+        if need < 0:
+            break
+        q = ld(x) / c[certain:].astype(ld)
+        if need == 0:
+            tail = np.prod(1 - q)
+        else:
+            law = np.zeros(need + 2, dtype=ld)
+            law[0] = 1
+            for qi in q:
+                pool = law[-1] + law[-2] * qi
+                law[1:-1] = law[1:-1] * (1 - qi) + law[:-2] * qi
+                law[0] *= 1 - qi
+                law[-1] = pool
+            tail = law[:-1].sum()
+        tails.append(tail)
+        if tail < 1e-40:
+            break
+        x += 1
+    sf = np.array(tails, dtype=ld)
+    mean = sf.sum()
+    second = ((2 * np.arange(sf.size) + 1).astype(ld) * sf).sum()
+    return float(mean), float(second - mean * mean)
+
+
+@pytest.mark.skipif(np.finfo(np.longdouble).eps > 1e-18, reason="needs 80-bit long double")
+def test_pinned_median_with_a_long_tail_against_long_double() -> None:
+    """Half the counts in 2..39, half in 3e3..3e4: a median near 37 (sd 0.8), a tail 300 wide.
+
+    V[M] weighs the tail at x by 2|x - c| + 1, so the Fourier inversion's absolute 1e-16 on
+    tails of 1e-6..1e-24 had put V 3e-11 off; those tails now come from the band's law
+    (:mod:`rankstats.null.median_band`), relative to their size.
+    """
+    rng = np.random.default_rng(7)
+    candidates = np.concatenate((rng.integers(2, 40, 2500), rng.integers(3000, 30_000, 2501)))
+    expected_mean, expected_variance = _long_double_moments(candidates)
+    mean, variance = median_moments(candidates)
+    assert expected_variance < 1.0  # pinned: the tail is hundreds of standard deviations long
+    assert mean == pytest.approx(expected_mean, rel=1e-14)
+    assert variance == pytest.approx(expected_variance, rel=1e-13)

@@ -9,9 +9,11 @@ the largest one asked for are pooled in one cell, and a count that cannot pass t
 asked for with the tasks left is settled (its mass added to every lower tail) and dropped, so the
 band is never wider than the tasks left. It is used where its work per node is small, or where
 the nodes are so few that the whole chunk is cheap (a median pinned at a small count, whose tiny
-tails the Fourier inversion has only to about :math:`10^{-16}` absolute).
+tails the Fourier inversion has only to about :math:`10^{-16}` absolute). Where many tasks are
+uncertain but the count is asked on a narrow band in a small tail, the law on that band comes
+from :mod:`rankstats.null.median_band`, also relative to its size.
 
-About 630 lines, one class: both methods share the evaluator's power tables, chunks and node
+About 700 lines, one class: both methods share the evaluator's power tables, chunks and node
 order, and the dynamic programme is the fallback of the inversion within one chunk.
 """
 
@@ -23,6 +25,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from rankstats.arrays import FloatArray, IntArray
+from rankstats.null.median_band import band_nodes, band_tails
 from rankstats.null.median_rules import _prefix_sum, _suffix_sum
 
 #: tails below this are dropped: they bound the window of x that is evaluated
@@ -258,7 +261,7 @@ class _Evaluator:
                     part, part_t, rows = xs[p0:p1], ts[p0:p1], order[p0:p1]
                     res = self._dp(part, part_t, cdf_at, pmf_at) if exact else None
                     if res is None:
-                        res = self._cf(part, part_t, cdf_at, pmf_at, int(bucket[c0]))
+                        res = self._inverted(part, part_t, cdf_at, pmf_at, int(bucket[c0]))
                     lower[rows], upper[rows], pmf[rows], log_factor[rows] = res
         return lower, upper, pmf, log_factor
 
@@ -341,13 +344,52 @@ class _Evaluator:
             for j, a in enumerate(pmf_at):
                 if a >= certain:
                     pmf[:, j] = dist[:, a - certain]
+        return low, up, pmf, self._direct_log_factor(x, t)
+
+    def _direct_log_factor(self, x: FloatArray, t: FloatArray) -> FloatArray:
+        r""":math:`\log \prod_{C_i > x} \max(C_i - t, x) / C_i`, over the distinct counts."""
         log_factor = np.zeros(x.size)
-        if np.any(t > 0):
-            i1 = int(cands.index_above(float(x.min())))
-            items = np.repeat(cands.values[i1:], cands.counts[i1:].astype(np.int64))[None, :]
-            term = np.log(np.maximum(items - tt, xx) / items)
-            log_factor = np.where(items > xx, term, 0.0).sum(axis=1)
-        return low, up, pmf, log_factor
+        if not np.any(t > 0):
+            return log_factor
+        cands = self.cands
+        i1 = int(cands.index_above(float(x.min())))
+        values, counts = cands.values[i1:], cands.counts[i1:]
+        step = max(1, _BLOCK_TERMS // x.size)
+        for v0 in range(0, values.size, step):
+            c = values[v0 : v0 + step, None]
+            room = c - t[None, :]
+            # log(1 - t / C) by log1p where the task stays uncertain, log(x / C) where not
+            term = np.where(room > x, np.log1p(-t[None, :] / c), np.log(x[None, :] / c))
+            log_factor += (counts[v0 : v0 + step, None] * np.where(c > x, term, 0.0)).sum(axis=0)
+        return log_factor
+
+    # ------------------------------------------------------------------ narrow bands
+    def _inverted(
+        self,
+        x: FloatArray,
+        t: FloatArray,
+        cdf_at: Sequence[int],
+        pmf_at: Sequence[int],
+        bucket: int,
+    ) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray]:
+        """The Fourier inversion, except at the nodes where the band's law is exact and cheap.
+
+        See :func:`~rankstats.null.median_band.band_nodes`.
+        """
+        band = band_nodes(self.cands, x, t, cdf_at, pmf_at)
+        if not np.any(band):
+            return self._cf(x, t, cdf_at, pmf_at, bucket)
+        xb, tb = x[band], t[band]
+        exact = (*band_tails(self.cands, xb, tb, cdf_at, pmf_at), self._direct_log_factor(xb, tb))
+        if np.all(band):
+            return exact
+        rest = self._cf(x[~band], t[~band], cdf_at, pmf_at, bucket)
+        outs = []
+        for kept, inverted in zip(exact, rest, strict=True):
+            out = np.empty((x.size, *kept.shape[1:]))
+            out[band], out[~band] = kept, inverted
+            outs.append(out)
+        return outs[0], outs[1], outs[2], outs[3]
 
     # ------------------------------------------------------------------ characteristic function
     def _table(self, bucket: int, need_hi: float) -> _PowerTable:

@@ -1,0 +1,307 @@
+r"""The law of a Poisson-binomial count in a narrow band, exactly, however many tasks it has.
+
+:mod:`rankstats.null.median_tails` needs :math:`P(N \le m)` and :math:`P(N = a)` of the count
+:math:`N` of ranks at most :math:`x`, a sum of independent Bernoulli variables, one per task.
+Where the count sits far in a tail of its law, those probabilities are small, and the Fourier
+inversion has them only to about :math:`10^{-16}` absolute. That is not enough where the median's
+law has a long tail: the moments weigh the tail at :math:`x` by :math:`2 |x - c| + 1`, so an
+absolute error :math:`\epsilon` over a window of width :math:`W` moves the variance by about
+:math:`\epsilon W^2`. A median pinned at a small count by half the tasks, with the other half's
+counts large, has a window a thousand times its standard deviation and lost 11 digits of 16 on
+the variance that way.
+
+Such a tail is narrow in the count: the median exceeds :math:`x` when at most :math:`m` of the
+uncertain tasks fall at or below :math:`x`, with :math:`m` small (the tasks left to reach the
+median's order once the small counts are all certain). So the law of the uncertain count is only
+needed on the counts :math:`0..D - 1` and the pool of counts :math:`\ge D`, with :math:`D \le
+16`. :func:`band_law` forms it as a product of polynomials with nonnegative coefficients, so
+every probability keeps its relative accuracy however small:
+
+* the tasks sharing a candidate count :math:`C` (multiplicity :math:`k`) contribute the binomial
+  law :math:`\binom{k}{j} q^j p^{k - j}` with :math:`q = x / (C - t)`, :math:`p = (C - t - x) /
+  (C - t)` (both without cancellation), formed in the log domain (:math:`\log p` as
+  :math:`\log(1 - q)` by ``log1p`` where :math:`q < 1/2`), and its pool
+  :math:`P(\mathrm{Bin}(k, q) \ge D)` as the complement of the band where that is at least 1/2,
+  else as the regularised incomplete beta function :math:`I_q(D, k - D + 1)`;
+* the polynomials are multiplied pairwise (a tree within each block of counts, and blocks merged
+  like a binary counter), truncated at :math:`D` with every coefficient of degree :math:`\ge D`
+  added to the pool.
+
+The relative error of each probability is a few units in the last place times the depth of the
+tree (:math:`\log_2` of the number of distinct counts) and :math:`D`, against the number of tasks
+for one task at a time. The cost is the number of distinct counts times the nodes times
+:math:`D^2` at most; blocks bound the memory.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+import numpy as np
+from scipy import special
+
+from rankstats.arrays import BoolArray, FloatArray, IntArray
+
+if TYPE_CHECKING:
+    from rankstats.null.median_tails import _Candidates
+
+__all__ = ["BAND_COUNTS", "band_law", "band_nodes", "band_tails"]
+
+#: the most counts a band holds below its pool (:math:`D`)
+BAND_COUNTS = 16
+#: nodes whose asked probabilities are below exp(this) (Chernoff's bound) take the band's law
+_LOG_BAND_TAIL = math.log(1e-3)
+#: ... unless that costs more than this (distinct counts x nodes x counts of the band), about
+#: 0.2 s; the inversion stays there
+_BAND_WORK = 10_000_000
+#: elements of a block's binomial array (distinct counts x band x nodes): about 1 MB
+_BLOCK_ELEMENTS = 2**17
+
+
+def band_nodes(
+    cands: _Candidates,
+    x: FloatArray,
+    t: FloatArray,
+    cdf_at: Sequence[int],
+    pmf_at: Sequence[int],
+) -> BoolArray:
+    r"""The nodes at which the count is asked on a narrow band, in a small tail.
+
+    At such a node the count's law is needed on at most :data:`BAND_COUNTS` counts above the
+    tasks certain there, and Chernoff's bound puts every asked probability below
+    :math:`10^{-3}` (or every asked count is below the certain ones). There the band's relative
+    accuracy beats the inversion's absolute :math:`10^{-16}`; elsewhere the inversion is the
+    more accurate. ``False`` everywhere where the band would cost more than ``_BAND_WORK``
+    (distinct counts times nodes times counts of the band).
+
+    ``cdf_at`` and ``pmf_at`` are the counts ``m`` and ``a`` of :math:`P(N \le m)` and
+    :math:`P(N = a)`, as :meth:`~rankstats.null.median_tails._Evaluator.evaluate` takes them.
+    """
+    index = cands.index_above(x + t)
+    certain = cands.below[index]
+    targets = [*cdf_at, *pmf_at]
+    top = max(targets) - certain
+    band = top < BAND_COUNTS
+    if not np.any(band):
+        return band
+    # the uncertain tasks' mean count (with q = x / C, below x / (C - t)); each asked
+    # probability is at most exp(-mu h(m / mu)), h(u) = u log u - u + 1 (Chernoff's bound
+    # with the Poisson law's generating function, which bounds a Bernoulli sum's)
+    mu = x * cands.inv1[index]
+    log_bound = np.full(x.size, -np.inf)
+    asked = [(m - certain, m + 1 - certain) for m in cdf_at]
+    asked += [(a - certain, a - certain) for a in pmf_at]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        for below, above in asked:
+            # P(S <= below) where below < mu, P(S >= above) where above > mu, else 1
+            lower = np.where(below >= 0, _log_poisson_bound(mu, below), -np.inf)
+            upper = _log_poisson_bound(mu, np.maximum(above, 0))
+            side = np.where(below < mu, lower, np.where(above > mu, upper, 0.0))
+            log_bound = np.maximum(log_bound, side)
+    band &= (log_bound <= _LOG_BAND_TAIL) | (top < 0)
+    if np.any(band):
+        lowest = int(cands.index_above(float((x + t)[band].min())))
+        work = (cands.values.size - lowest) * np.count_nonzero(band) * (int(top[band].max()) + 2)
+        if work > _BAND_WORK:
+            band[:] = False
+    return band
+
+
+def band_tails(
+    cands: _Candidates,
+    x: FloatArray,
+    t: FloatArray,
+    cdf_at: Sequence[int],
+    pmf_at: Sequence[int],
+) -> tuple[FloatArray, FloatArray, FloatArray]:
+    r""":math:`P(N \le m)`, :math:`P(N > m)` and :math:`P(N = a)` from the law on a narrow band.
+
+    For nodes :func:`band_nodes` selects; each as ``(nodes, asked)``, nonnegative sums.
+    """
+    i0 = int(cands.index_above(float((x + t).min())))
+    certain = int(cands.below[i0])
+    top = max([*cdf_at, *pmf_at]) - certain
+    low = np.zeros((x.size, len(cdf_at)))
+    up = np.ones((x.size, len(cdf_at)))
+    pmf = np.zeros((x.size, len(pmf_at)))
+    if top >= 0:
+        law = band_law(cands.values[i0:], cands.counts[i0:], x, t, top + 1)
+        # both tails as sums of nonnegative terms
+        below = np.cumsum(law, axis=0)
+        above = np.cumsum(law[::-1], axis=0)[::-1]
+        for j, m in enumerate(cdf_at):
+            if m >= certain:
+                low[:, j] = below[m - certain]
+                up[:, j] = above[m - certain + 1]
+        for j, a in enumerate(pmf_at):
+            if a >= certain:
+                pmf[:, j] = law[a - certain]
+    return low, up, pmf
+
+
+def _log_poisson_bound(mu: FloatArray, m: IntArray) -> FloatArray:
+    r""":math:`-\mu\,h(m / \mu)`, :math:`h(u) = u \log u - u + 1`: the log of Chernoff's bound.
+
+    On :math:`P(S \le m)` for :math:`m < \mu` and on :math:`P(S \ge m)` for :math:`m > \mu`, where
+    :math:`S` is a sum of independent Bernoulli variables of mean :math:`\mu`
+    (:math:`m \ge 0`; at :math:`m = 0`, :math:`-\mu`).
+    """
+    with np.errstate(divide="ignore", invalid="ignore"):
+        m = m.astype(np.float64)
+        log_term = np.where(m > 0.0, m * np.log(np.where(m > 0.0, m, 1.0) / mu), 0.0)
+        return -(log_term - m + mu)
+
+
+def band_law(
+    values: FloatArray, multiplicities: FloatArray, x: FloatArray, t: FloatArray, size: int
+) -> FloatArray:
+    r"""The law of the count of tasks with rank at most ``x`` on the band ``0..size``.
+
+    Parameters
+    ----------
+    values, multiplicities : numpy.ndarray
+        The tasks' distinct candidate counts :math:`C` and how many tasks have each.
+    x, t : numpy.ndarray
+        The nodes and their shifts: a task's rank is at most :math:`x` with probability
+        :math:`\min(1, x / (C - t))` (1 where :math:`C - t \le x`).
+    size : int
+        :math:`D \ge 1`, the band's counts below its pool.
+
+    Returns
+    -------
+    numpy.ndarray of shape (size + 1, nodes)
+        :math:`P(N = j)` for :math:`j < D` and :math:`P(N \ge D)` in the last row.
+
+    Examples
+    --------
+    Two tasks, each with rank at most 1 in 2 candidates with probability 1/2:
+
+    >>> band_law(np.array([2.0]), np.array([2.0]), np.array([1.0]), np.array([0.0]), 1)[:, 0]
+    array([0.25, 0.75])
+    """
+    per_block = max(1, _BLOCK_ELEMENTS // (x.size * (size + 1)))
+    # partial products with their depth in the tree; two of one depth are merged at once
+    stack: list[tuple[int, FloatArray]] = []
+    for v0 in range(0, values.size, per_block):
+        block = _binomials(
+            values[v0 : v0 + per_block], multiplicities[v0 : v0 + per_block], x, t, size
+        )
+        poly = _reduce(block, size)
+        depth = 0
+        while stack and stack[-1][0] == depth:
+            poly = _product(stack.pop()[1][np.newaxis], poly[np.newaxis], size)[0]
+            depth += 1
+        stack.append((depth, poly))
+    law = np.zeros((1, x.size))
+    law[0] = 1.0
+    while stack:
+        law = _product(stack.pop()[1][np.newaxis], law[np.newaxis], size)[0]
+    out = np.zeros((size + 1, x.size))
+    out[: law.shape[0]] = law
+    return out
+
+
+def _binomials(
+    values: FloatArray, multiplicities: FloatArray, x: FloatArray, t: FloatArray, size: int
+) -> FloatArray:
+    """Each distinct count's binomial law on the band, as ``(counts, degree + 1, nodes)``."""
+    room = values[:, np.newaxis] - t[np.newaxis, :]
+    xx = x[np.newaxis, :]
+    inside = room > xx
+    safe = np.where(inside, room, 2.0 * xx)
+    q = np.where(inside, xx / safe, 1.0)
+    p = np.where(inside, (safe - xx) / safe, 0.0)
+    degree = min(int(multiplicities.max()), size)
+    out = np.zeros((values.size, degree + 1, x.size))
+    # one task per count (the common case): the law is (p, q), certain tasks included
+    single = np.flatnonzero(multiplicities == 1)
+    out[single, 0] = p[single]
+    out[single, 1] = q[single]
+    several = np.flatnonzero(multiplicities > 1)
+    if several.size:
+        out[several] = _several(multiplicities[several], q[several], p[several], degree, size)
+    return out
+
+
+def _several(k: FloatArray, q: FloatArray, p: FloatArray, degree: int, size: int) -> FloatArray:
+    r"""The binomial laws of counts shared by ``k > 1`` tasks, as :func:`_binomials` gives them.
+
+    Each term :math:`\binom{k}{j} q^j p^{k - j}` is formed in the log domain (no underflow of
+    :math:`p^k` where later terms are not small), the pool as the complement of the band or by
+    the incomplete beta function (module docstring).
+    """
+    inside = p > 0.0
+    kk = k[:, np.newaxis]
+    with np.errstate(divide="ignore"):
+        log_q = np.log(q)
+        # log(1 - q) without cancellation: from q where it is small, from p otherwise
+        log_p = np.where(q < 0.5, np.log1p(-np.minimum(q, 0.5)), np.log(p))
+    out = np.zeros((k.size, degree + 1, q.shape[1]))
+    log_choose = np.zeros_like(k)
+    band = np.zeros(q.shape)  # the band's mass below the pool
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        for j in range(min(degree, size - 1) + 1):
+            if j:
+                # log C(k, j) = log C(k, j - 1) + log((k - j + 1) / j); -inf once j > k
+                log_choose = log_choose + np.log(np.maximum(k - (j - 1), 0.0) / j)
+            term = np.exp(log_choose[:, np.newaxis] + j * log_q + (kk - j) * log_p)
+            # where p = 0 (every task certain) or j > k there is no mass
+            term = np.where(inside & (j <= kk), term, 0.0)
+            out[:, j] = term
+            band += term
+    if degree == size:
+        # P(Bin(k, q) >= D): the complement where the band holds at most half the mass, else
+        # the incomplete beta function, which keeps a small pool relative
+        pool = np.where(band <= 0.5, 1.0 - band, 0.0)
+        small = inside & (band > 0.5) & (kk >= size)
+        if np.any(small):
+            trials = np.broadcast_to(kk, q.shape)[small]
+            pool[small] = special.betainc(float(size), trials - size + 1.0, q[small])
+        out[:, size] = np.where(inside, pool, 0.0)
+    # the certain tasks (C - t <= x): all k of them count, at k or in the pool
+    rows, nodes = np.nonzero(~inside)
+    if rows.size:
+        out[rows, :, nodes] = 0.0
+        out[rows, np.minimum(k[rows], degree).astype(np.int64), nodes] = 1.0
+    return out
+
+
+def _reduce(polys: FloatArray, size: int) -> FloatArray:
+    """The product of a stack of band polynomials ``(count, degree + 1, nodes)``, pairwise."""
+    while polys.shape[0] > 1:
+        if polys.shape[0] % 2:
+            one = np.zeros((1, *polys.shape[1:]))
+            one[0, 0] = 1.0
+            polys = np.concatenate((polys, one))
+        polys = _product(polys[0::2], polys[1::2], size)
+    product: FloatArray = polys[0]
+    return product
+
+
+def _product(a: FloatArray, b: FloatArray, size: int) -> FloatArray:
+    """Products of band polynomials ``(pairs, degree + 1, nodes)``, pooled at ``size``.
+
+    A coefficient of degree ``size`` is the pool (every count at or above it): its products land
+    in the pool, as do all others of degree at least ``size``.
+    """
+    da, db = a.shape[1] - 1, b.shape[1] - 1
+    if da + db <= size:
+        out = np.zeros((a.shape[0], da + db + 1, a.shape[2]))
+        for i in range(da + 1):
+            out[:, i : i + db + 1] += a[:, i : i + 1] * b
+        return out
+    out = np.zeros((a.shape[0], size + 1, a.shape[2]))
+    # the pool: a's degree i with b's degrees >= size - i, each b-suffix summed once (nonnegative)
+    tail = np.zeros((b.shape[0], b.shape[2]))
+    for j in range(db, -1, -1):
+        tail += b[:, j]
+        if size - j > da:
+            break
+        out[:, size] += a[:, size - j] * tail
+    for i in range(da + 1):
+        exact = min(db + 1, size - i)  # b's degrees landing below the pool
+        if exact > 0:
+            out[:, i : i + exact] += a[:, i : i + 1] * b[:, :exact]
+    return out

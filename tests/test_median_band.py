@@ -1,0 +1,72 @@
+"""The law of a Poisson-binomial count on a narrow band (:mod:`rankstats.null.median_band`).
+
+The reference is a 40-digit programme that adds one task at a time, with the counts at or above
+the band's size pooled in its last cell.
+"""
+
+from __future__ import annotations
+
+import mpmath
+import numpy as np
+import pytest
+
+from rankstats.null.median_band import band_law
+
+
+def _reference(
+    values: np.ndarray, multiplicities: np.ndarray, x: float, t: float, size: int
+) -> list[mpmath.mpf]:
+    with mpmath.workdps(40):
+        law = [mpmath.mpf(1)] + [mpmath.mpf(0)] * size
+        for value, count in zip(values.tolist(), multiplicities.tolist(), strict=True):
+            room = mpmath.mpf(value) - t
+            q = mpmath.mpf(1) if room <= x else mpmath.mpf(x) / room
+            for _ in range(int(count)):
+                law = (
+                    [law[0] * (1 - q)]
+                    + [law[j] * (1 - q) + law[j - 1] * q for j in range(1, size)]
+                    + [law[size] + law[size - 1] * q]
+                )
+        return law
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_against_one_task_at_a_time(seed: int) -> None:
+    """Every probability to 1e-13 relative, tiny ones included, shared counts and shifts too."""
+    rng = np.random.default_rng(seed)
+    values = np.unique(rng.integers(2, 10 ** int(rng.integers(1, 6)), size=30)).astype(np.float64)
+    multiplicities = rng.integers(1, [1, 4, 40][seed % 3] + 1, size=values.size).astype(np.float64)
+    size = int(rng.integers(1, 17))
+    x = np.sort(rng.integers(1, int(values.max()) + 2, size=6)).astype(np.float64)
+    t = (seed % 2) * rng.integers(0, 3, size=6).astype(np.float64)
+    law = band_law(values, multiplicities, x, t, size)
+    assert law.shape == (size + 1, x.size)
+    for i in range(x.size):
+        expected = _reference(values, multiplicities, float(x[i]), float(t[i]), size)
+        for j, value in enumerate(expected):
+            assert abs(law[j, i] - float(value)) <= 1e-13 * float(value) + 1e-300, (i, j)
+
+
+def test_a_pool_far_below_one_keeps_its_digits() -> None:
+    """P(Bin(k, q) >= D) of 1e-31 comes from the incomplete beta function, not 1 - band."""
+    values = np.array([1e6])
+    multiplicities = np.array([50.0])
+    x = np.array([10.0])
+    law = band_law(values, multiplicities, x, np.zeros(1), 8)
+    expected = _reference(values, multiplicities, 10.0, 0.0, 8)
+    assert float(expected[8]) < 1e-30
+    assert law[8, 0] == pytest.approx(float(expected[8]), rel=1e-13)
+
+
+def test_certain_tasks_land_on_their_count() -> None:
+    """Tasks with C - t <= x count surely: the law moves up by their number (or into the pool)."""
+    values = np.array([3.0, 5.0, 1000.0])
+    multiplicities = np.array([2.0, 1.0, 1.0])
+    x = np.array([5.0, 4.0])
+    law = band_law(values, multiplicities, x, np.zeros(2), 4)
+    # at x = 5: three certain tasks and one with q = 1/200
+    assert law[:, 0].tolist() == pytest.approx([0, 0, 0, 199 / 200, 1 / 200], rel=1e-15)
+    # at x = 4: two certain, q = 4/5 and 1/250
+    p, q = 4 / 5, 1 / 250
+    expected = [0, 0, (1 - p) * (1 - q), p * (1 - q) + (1 - p) * q, p * q]
+    assert law[:, 1].tolist() == pytest.approx(expected, rel=1e-15)
