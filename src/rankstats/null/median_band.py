@@ -181,6 +181,8 @@ def band_law(
     >>> band_law(np.array([2.0]), np.array([2.0]), np.array([1.0]), np.array([0.0]), 1)[:, 0]
     array([0.25, 0.75])
     """
+    if size == 1:
+        return _none_or_some(values, multiplicities, x, t)
     per_block = max(1, _BLOCK_ELEMENTS // (x.size * (size + 1)))
     # partial products with their depth in the tree; two of one depth are merged at once
     stack: list[tuple[int, FloatArray]] = []
@@ -201,6 +203,37 @@ def band_law(
     out = np.zeros((size + 1, x.size))
     out[: law.shape[0]] = law
     return out
+
+
+def _none_or_some(
+    values: FloatArray, multiplicities: FloatArray, x: FloatArray, t: FloatArray
+) -> FloatArray:
+    r"""The band of size 1: :math:`P(N = 0) = \prod p^k` and :math:`P(N \ge 1)`, from one sum.
+
+    :math:`S = \sum k \log p` is summed pairwise (each term :math:`\log(1 - q)` by ``log1p``
+    where :math:`q < 1/2`, all of one sign), so :math:`e^S` and :math:`-\operatorname{expm1}(S)`
+    are both relative to their size: a few units in the last place times :math:`|S|` and the
+    depth of the sum. A certain task (:math:`p = 0`) makes :math:`S = -\infty`.
+    """
+    log_none = np.zeros(x.size)
+    per_block = max(1, _BLOCK_ELEMENTS // x.size)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        for v0 in range(0, values.size, per_block):
+            # (nodes, counts): each node's terms contiguous, so summed pairwise
+            room = values[np.newaxis, v0 : v0 + per_block] - t[:, np.newaxis]
+            q = x[:, np.newaxis] / room
+            terms = np.log1p(-np.minimum(q, 0.5))
+            # q >= 1/2 (and C - t <= 0): log((C - t - x) / (C - t)), -inf where certain
+            rows, cols = np.nonzero((q >= 0.5) | (q < 0.0))
+            if rows.size:
+                r, xr = room[rows, cols], x[rows]
+                terms[rows, cols] = np.where(r > xr, np.log((r - xr) / r), -np.inf)
+            counts = multiplicities[v0 : v0 + per_block]
+            if np.all(counts == 1.0):
+                log_none += terms.sum(axis=1)
+            else:
+                log_none += (terms * counts[np.newaxis, :]).sum(axis=1)
+    return np.stack((np.exp(log_none), -np.expm1(log_none)))
 
 
 def _binomials(
