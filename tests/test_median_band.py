@@ -6,6 +6,8 @@ the band's size pooled in its last cell.
 
 from __future__ import annotations
 
+import math
+
 import mpmath
 import numpy as np
 import pytest
@@ -70,3 +72,27 @@ def test_certain_tasks_land_on_their_count() -> None:
     p, q = 4 / 5, 1 / 250
     expected = [0, 0, (1 - p) * (1 - q), p * (1 - q) + (1 - p) * q, p * q]
     assert law[:, 1].tolist() == pytest.approx(expected, rel=1e-15)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_the_tail_bound_bounds_every_tail(seed: int) -> None:
+    """Chernoff's bound of :func:`small_tails` is at least each exact tail, and tight at zero."""
+    from rankstats.null.median_band import _log_difference_bound
+
+    rng = np.random.default_rng(seed)
+    for _ in range(60):
+        q = rng.uniform(0.0, 1.0, size=int(rng.integers(1, 40))) ** rng.uniform(0.2, 5.0)
+        law = np.zeros(q.size + 1)
+        law[0] = 1.0
+        for qi in q:
+            law[1:] = law[1:] * (1.0 - qi) + law[:-1] * qi
+            law[0] *= 1.0 - qi
+        high = q >= 0.5
+        alpha, beta, n_high = q[~high].sum(), (1.0 - q[high]).sum(), int(high.sum())
+        for m in range(q.size + 1):
+            upper = _log_difference_bound(np.array(alpha), np.array(beta), np.array(m - n_high))
+            lower = _log_difference_bound(np.array(beta), np.array(alpha), np.array(n_high - m))
+            assert math.log(law[m:].sum()) <= upper + 1e-12
+            assert math.log(law[: m + 1].sum()) <= lower + 1e-12
+    # no task below 1/2: P(S = 0) <= exp(-mean), the bound that picks a long tail's nodes
+    assert _log_difference_bound(np.array(0.0), np.array(135.0), np.array(0.0)) == -135.0

@@ -47,12 +47,13 @@ from rankstats.arrays import BoolArray, FloatArray, IntArray
 if TYPE_CHECKING:
     from rankstats.null.median_tails import _Candidates
 
-__all__ = ["BAND_COUNTS", "band_law", "band_nodes", "band_tails"]
+__all__ = ["BAND_COUNTS", "band_law", "band_nodes", "band_tails", "small_tails"]
 
 #: the most counts a band holds below its pool (:math:`D`)
 BAND_COUNTS = 16
 #: nodes whose asked probabilities are below exp(this) (Chernoff's bound) take the band's law
-_LOG_BAND_TAIL = math.log(1e-3)
+#: or the exact programme
+_LOG_SMALL_TAIL = math.log(1e-3)
 #: ... unless that costs more than this (distinct counts x nodes x counts of the band), about
 #: 0.2 s; the inversion stays there
 _BAND_WORK = 10_000_000
@@ -60,47 +61,55 @@ _BAND_WORK = 10_000_000
 _BLOCK_ELEMENTS = 2**17
 
 
-def band_nodes(
+def small_tails(
     cands: _Candidates,
     x: FloatArray,
     t: FloatArray,
     cdf_at: Sequence[int],
     pmf_at: Sequence[int],
-) -> BoolArray:
-    r"""The nodes at which the count is asked on a narrow band, in a small tail.
+) -> tuple[BoolArray, IntArray]:
+    r"""The nodes where every asked probability lies in a small tail, and each node's band.
 
-    At such a node the count's law is needed on at most :data:`BAND_COUNTS` counts above the
-    tasks certain there, and Chernoff's bound puts every asked probability below
-    :math:`10^{-3}` (or every asked count is below the certain ones). There the band's relative
-    accuracy beats the inversion's absolute :math:`10^{-16}`; elsewhere the inversion is the
-    more accurate. ``False`` everywhere where the band would cost more than ``_BAND_WORK``
-    (distinct counts times nodes times counts of the band).
+    Chernoff's bound puts every asked probability below :math:`10^{-3}` there (or every asked
+    count is below the tasks certain at the node). There a method relative to the tail's size
+    (the band's law, the exact programme) beats the inversion's absolute :math:`10^{-16}`;
+    elsewhere the inversion is the more accurate. The band is the largest asked count less the
+    tasks certain at the node: the counts whose law is needed, less one.
 
     ``cdf_at`` and ``pmf_at`` are the counts ``m`` and ``a`` of :math:`P(N \le m)` and
     :math:`P(N = a)`, as :meth:`~rankstats.null.median_tails._Evaluator.evaluate` takes them.
     """
     index = cands.index_above(x + t)
     certain = cands.below[index]
-    targets = [*cdf_at, *pmf_at]
-    top = max(targets) - certain
-    band = top < BAND_COUNTS
-    if not np.any(band):
-        return band
-    # the uncertain tasks' mean count (with q = x / C, below x / (C - t)); each asked
-    # probability is at most exp(-mu h(m / mu)), h(u) = u log u - u + 1 (Chernoff's bound
-    # with the Poisson law's generating function, which bounds a Bernoulli sum's)
-    mu = x * cands.inv1[index]
+    top = max([*cdf_at, *pmf_at]) - certain
+    # the uncertain tasks as those with q = x / C < 1/2 (C > 2x), whose count A has mean alpha,
+    # and the others (n_high of them), whose misses B have mean beta: S = n_high + A - B, and
+    # Chernoff's bound with the Poisson law's generating function (which bounds a Bernoulli
+    # sum's, of A in e^l and of B in e^-l) bounds each tail (q from x / C: t is left out)
+    split = np.maximum(cands.index_above(2.0 * x), index)
+    alpha = x * cands.inv1[split]
+    n_high = (cands.below[split] - certain).astype(np.float64)
+    beta = np.maximum(n_high - x * (cands.inv1[index] - cands.inv1[split]), 0.0)
     log_bound = np.full(x.size, -np.inf)
     asked = [(m - certain, m + 1 - certain) for m in cdf_at]
     asked += [(a - certain, a - certain) for a in pmf_at]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        for below, above in asked:
-            # P(S <= below) where below < mu, P(S >= above) where above > mu, else 1
-            lower = np.where(below >= 0, _log_poisson_bound(mu, below), -np.inf)
-            upper = _log_poisson_bound(mu, np.maximum(above, 0))
-            side = np.where(below < mu, lower, np.where(above > mu, upper, 0.0))
-            log_bound = np.maximum(log_bound, side)
-    band &= (log_bound <= _LOG_BAND_TAIL) | (top < 0)
+    for below, above in asked:
+        # P(S <= below) = P(B - A >= n_high - below), P(S >= above) = P(A - B >= above - n_high)
+        lower = np.where(below >= 0, _log_difference_bound(beta, alpha, n_high - below), -np.inf)
+        upper = _log_difference_bound(alpha, beta, above - n_high)
+        log_bound = np.maximum(log_bound, np.minimum(lower, upper))
+    return (log_bound <= _LOG_SMALL_TAIL) | (top < 0), top
+
+
+def band_nodes(
+    cands: _Candidates, x: FloatArray, t: FloatArray, small: BoolArray, top: IntArray
+) -> BoolArray:
+    """The nodes of :func:`small_tails` whose band holds at most :data:`BAND_COUNTS` counts.
+
+    ``False`` everywhere where the band's law would cost more than ``_BAND_WORK`` (distinct
+    counts times nodes times counts of the band).
+    """
+    band = small & (top < BAND_COUNTS)
     if np.any(band):
         lowest = int(cands.index_above(float((x + t)[band].min())))
         work = (cands.values.size - lowest) * np.count_nonzero(band) * (int(top[band].max()) + 2)
@@ -141,17 +150,28 @@ def band_tails(
     return low, up, pmf
 
 
-def _log_poisson_bound(mu: FloatArray, m: IntArray) -> FloatArray:
-    r""":math:`-\mu\,h(m / \mu)`, :math:`h(u) = u \log u - u + 1`: the log of Chernoff's bound.
+def _log_difference_bound(alpha: FloatArray, beta: FloatArray, d: FloatArray) -> FloatArray:
+    r"""Chernoff's bound on :math:`\log P(A - B \ge d)` for Poisson-dominated :math:`A`, :math:`B`.
 
-    On :math:`P(S \le m)` for :math:`m < \mu` and on :math:`P(S \ge m)` for :math:`m > \mu`, where
-    :math:`S` is a sum of independent Bernoulli variables of mean :math:`\mu`
-    (:math:`m \ge 0`; at :math:`m = 0`, :math:`-\mu`).
+    :math:`A` and :math:`B` are independent sums of Bernoulli variables of means
+    :math:`\alpha` and :math:`\beta`, so :math:`E[e^{\lambda A}] \le e^{\alpha(e^\lambda -
+    1)}` and :math:`E[e^{-\lambda B}] \le e^{\beta(e^{-\lambda} - 1)}`; the exponent
+    :math:`\alpha(z - 1) + \beta(1/z - 1) - d \log z` is least at
+    :math:`z = (d + \sqrt{d^2 + 4\alpha\beta}) / (2\alpha)`, and where :math:`\alpha = 0` at
+    :math:`z \to \infty` (:math:`d > 0`: :math:`-\infty`) or :math:`1/z = -d / \beta`. 0 where
+    :math:`d \le \alpha - \beta` (no bound).
     """
-    with np.errstate(divide="ignore", invalid="ignore"):
-        m = m.astype(np.float64)
-        log_term = np.where(m > 0.0, m * np.log(np.where(m > 0.0, m, 1.0) / mu), 0.0)
-        return -(log_term - m + mu)
+    d = np.asarray(d, dtype=np.float64)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        safe = np.where(alpha > 0.0, alpha, 1.0)
+        z = (d + np.sqrt(d * d + 4.0 * alpha * beta)) / (2.0 * safe)
+        log = alpha * (z - 1.0) + beta * (1.0 / z - 1.0) - d * np.log(z)
+        # alpha = 0: P(B <= -d), at most exp(-beta h(m / beta)), h(u) = u log u - u + 1, m = -d
+        m = np.maximum(-d, 0.0)
+        term = np.where(m > 0.0, m * np.log(np.where(m > 0.0, m, 1.0) / beta), 0.0)
+        only_b = np.where(d > 0.0, -np.inf, -(term - m + beta))
+        log = np.where(alpha > 0.0, log, only_b)
+        return np.where(d <= alpha - beta, 0.0, np.minimum(log, 0.0))
 
 
 def band_law(

@@ -24,8 +24,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from rankstats.arrays import FloatArray, IntArray
-from rankstats.null.median_band import band_nodes, band_tails
+from rankstats.arrays import BoolArray, FloatArray, IntArray
+from rankstats.null.median_band import BAND_COUNTS, band_nodes, band_tails, small_tails
 from rankstats.null.median_rules import _prefix_sum, _suffix_sum
 
 #: tails below this are dropped: they bound the window of x that is evaluated
@@ -46,6 +46,10 @@ _DP_MAX_WORK = 40_000
 #: ... or this much work for all the nodes of a chunk together (few nodes: keep the relative
 #: accuracy of tiny tails, which the Fourier inversion has only in absolute terms)
 _DP_MAX_TOTAL = 2_000_000
+#: ... and, at nodes whose asked probabilities are small (median_band.small_tails), up to this
+#: many tasks and this much work for all those nodes of a chunk (tasks x counts kept x nodes)
+_SMALL_TAIL_ITEMS = 5_000
+_SMALL_TAIL_WORK = 100_000_000
 #: tasks with a candidate count below one of these multiples of the shift t are handled one by
 #: one, the first multiple for which the series in t / C needs at most _MAX_SERIES_TERMS terms
 _SERIES_RATIOS = (4.0, 8.0, 16.0, 66.0)
@@ -281,17 +285,28 @@ class _Evaluator:
         return int(xt.size - np.cumprod(cheap[::-1]).sum())
 
     def _dp(
-        self, x: FloatArray, t: FloatArray, cdf_at: Sequence[int], pmf_at: Sequence[int]
+        self,
+        x: FloatArray,
+        t: FloatArray,
+        cdf_at: Sequence[int],
+        pmf_at: Sequence[int],
+        *,
+        force: bool = False,
     ) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray] | None:
-        """Exact convolution over the uncertain tasks if that is cheap, else ``None``."""
+        """Exact convolution over the uncertain tasks where cheap (or ``force``), else ``None``."""
         cands = self.cands
         i0 = int(cands.index_above(float((x + t).min())))
         certain = int(cands.below[i0])
         n_items = cands.n - certain
         top = max([*cdf_at, *pmf_at]) - certain
         work = n_items * (max(top, 0) + 1)
-        if n_items > _DP_MAX_ITEMS or (work > _DP_MAX_WORK and work * x.size > _DP_MAX_TOTAL):
+        too_much = work > _DP_MAX_WORK and work * x.size > _DP_MAX_TOTAL
+        if not force and (n_items > _DP_MAX_ITEMS or too_much):
             return None
+        if top < BAND_COUNTS:
+            # a narrow band: one binomial factor per distinct count, multiplied pairwise, is
+            # as exact and needs no step per task (500 tasks sharing a count: one factor)
+            return (*band_tails(cands, x, t, cdf_at, pmf_at), self._direct_log_factor(x, t))
         low = np.zeros((x.size, len(cdf_at)))
         up = np.ones((x.size, len(cdf_at)))
         pmf = np.zeros((x.size, len(pmf_at)))
@@ -372,23 +387,40 @@ class _Evaluator:
         pmf_at: Sequence[int],
         bucket: int,
     ) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray]:
-        """The Fourier inversion, except at the nodes where the band's law is exact and cheap.
+        """The Fourier inversion, except where the asked probabilities are small and exact is cheap.
 
-        See :func:`~rankstats.null.median_band.band_nodes`.
+        There (:func:`~rankstats.null.median_band.small_tails`) the band's law serves a narrow
+        band (:func:`~rankstats.null.median_band.band_nodes`), and the exact programme others up
+        to ``_SMALL_TAIL_ITEMS`` uncertain tasks and ``_SMALL_TAIL_WORK`` (tasks times counts
+        kept times nodes): both keep a tail relative to its size.
         """
-        band = band_nodes(self.cands, x, t, cdf_at, pmf_at)
-        if not np.any(band):
-            return self._cf(x, t, cdf_at, pmf_at, bucket)
-        xb, tb = x[band], t[band]
-        exact = (*band_tails(self.cands, xb, tb, cdf_at, pmf_at), self._direct_log_factor(xb, tb))
-        if np.all(band):
-            return exact
-        rest = self._cf(x[~band], t[~band], cdf_at, pmf_at, bucket)
-        outs = []
-        for kept, inverted in zip(exact, rest, strict=True):
-            out = np.empty((x.size, *kept.shape[1:]))
-            out[band], out[~band] = kept, inverted
-            outs.append(out)
+        cands = self.cands
+        small, top = small_tails(cands, x, t, cdf_at, pmf_at)
+        band = band_nodes(cands, x, t, small, top)
+        programme = small & ~band
+        if np.any(programme):
+            items = cands.n - int(cands.below[cands.index_above(float((x + t)[programme].min()))])
+            work = items * (max(int(top[programme].max()), 0) + 1) * np.count_nonzero(programme)
+            if items > _SMALL_TAIL_ITEMS or work > _SMALL_TAIL_WORK:
+                programme[:] = False
+        inverted = ~(band | programme)
+        parts: list[tuple[BoolArray, tuple[FloatArray, FloatArray, FloatArray, FloatArray]]] = []
+        if np.any(band):
+            xb, tb = x[band], t[band]
+            tails = band_tails(cands, xb, tb, cdf_at, pmf_at)
+            parts.append((band, (*tails, self._direct_log_factor(xb, tb))))
+        if np.any(programme):
+            found = self._dp(x[programme], t[programme], cdf_at, pmf_at, force=True)
+            assert found is not None
+            parts.append((programme, found))
+        if np.any(inverted):
+            parts.append((inverted, self._cf(x[inverted], t[inverted], cdf_at, pmf_at, bucket)))
+        if len(parts) == 1:
+            return parts[0][1]
+        outs = [np.empty((x.size, *part.shape[1:])) for part in parts[0][1]]
+        for mask, results in parts:
+            for out, part in zip(outs, results, strict=True):
+                out[mask] = part
         return outs[0], outs[1], outs[2], outs[3]
 
     # ------------------------------------------------------------------ characteristic function
