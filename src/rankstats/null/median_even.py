@@ -59,10 +59,13 @@ the inverse median is nonnegative and each factor is accurate to a few units in 
 relative, so the second term is accurate to about :math:`10^{-15}` relative of itself, and the
 first is a single order statistic (:math:`10^{-13}` relative or better). Measured against a
 30-60 digit reference that conditions on how many ranks fall below the smaller of two counts
-(tests): :math:`10^{-14}` relative or better on all four moments for half the tasks (or one or two
-more or fewer) at 1, 2, 3 or 10 candidates and the others at :math:`10^6` to :math:`10^{12}`,
-:math:`n = 66` to :math:`1000`, and to :math:`10^{-12}` against the pairwise programme on spread
-counts with short windows.
+(tests and a scan of small counts 1..60 against :math:`10^6..10^{12}`): :math:`10^{-13}`
+relative or better on all four moments for half the tasks (or one or two more or fewer),
+:math:`n = 66` to :math:`4000`, but for V of the inverse median at :math:`n = 4000` with counts
+5 and :math:`10^7` (:math:`1.3 \cdot 10^{-12}`). The lower middle rank's tails below the small
+count, down to :math:`10^{-60}`, come from methods relative to their size
+(:mod:`rankstats.null.median_band`); and to :math:`10^{-12}` against the pairwise programme on
+spread counts with short windows.
 
 The caller (``_moments`` in :mod:`rankstats.null.median`) uses this only where the decomposition is
 ill-conditioned: for spread counts it costs two to four times as much (point masses at
