@@ -54,7 +54,7 @@ def _close(actual: float, expected: float, rel: float = 1e-12) -> None:
         (10, 200, 10**12, 200),
         (3, 250, 10**12, 250),
         (20, 250, 10**12, 250),
-        (39, 1000, 10**12, 1000),
+        (39, 300, 10**12, 300),
     ],
     ids=lambda value: str(value),
 )

@@ -49,7 +49,7 @@ _DP_MAX_TOTAL = 2_000_000
 #: ... and, at nodes whose asked probabilities are small (median_band.small_tails), up to this
 #: many tasks and this much work for all those nodes of a chunk (tasks x counts kept x nodes)
 _SMALL_TAIL_ITEMS = 5_000
-_SMALL_TAIL_WORK = 100_000_000
+_SMALL_TAIL_WORK = 20_000_000
 #: tasks with a candidate count below one of these multiples of the shift t are handled one by
 #: one, the first multiple for which the series in t / C needs at most _MAX_SERIES_TERMS terms
 _SERIES_RATIOS = (4.0, 8.0, 16.0, 66.0)
