@@ -699,6 +699,22 @@ def _affine_value(value: FloatArray, scale: FloatArray, offset: FloatArray) -> F
     return scale * value + offset
 
 
+def _sums_only(metrics: Sequence[RankBasedMetric]) -> bool:
+    """Whether every column of ``metrics`` comes from per-group sums, the tables not read again.
+
+    True where each metric (or a derived metric's base) is the count or a mean-type metric
+    with terms for every rank type and for its null moments: after :meth:`_Builder.prefetch`
+    and :meth:`_Builder.prepare` only the group ids and row counts of the tables are read.
+    """
+    for metric in metrics:
+        base = metric.base if isinstance(metric, DerivedRankBasedMetric) else metric
+        if type(base) is Count:
+            continue
+        if value_terms(base) is None or tie_terms(base) is None or null_terms(base) is None:
+            return False
+    return True
+
+
 def _nan(value: float | None) -> float:
     return math.nan if value is None else value
 
@@ -825,21 +841,30 @@ def group_columns(
     progress: bool | None = False,
     *,
     micro: bool = False,
+    own_tables: bool = False,
 ) -> tuple[list[Column], list[ResultRow]]:
     """Every column (side, rank type, metric) over ``size`` groups, in table order.
 
     With ``micro``, also the rows of all groups together (the micro average), in table order;
-    otherwise no rows.
+    otherwise no rows. With ``own_tables`` (tables built for this call only), the key columns
+    of the pairs and the candidate counts are dropped from the tables once every column's sums
+    are in, where no metric reads them again (:func:`_sums_only`): the call's peak memory is
+    lower.
     """
     metrics = list(dict.fromkeys(m for _, ms in plan for m in ms))
+    release = own_tables and _sums_only(metrics)
     columns: list[Column] = []
     builders = []
     for side, side_stats in stats.items():
         builder = _Builder(side, GroupSums(side_stats, size), null, size, progress)
         builder.prefetch(plan)
         builder.data.release_pairs()
+        if release and side_stats.pairs is not None:
+            side_stats.pairs.release_keys(("optimistic", "pessimistic"))
         builder.prepare(metrics)
         builder.release_candidates()
+        if release and side_stats.candidates is not None:
+            side_stats.candidates.release_keys(("num_candidates",))
         for rank_type, chosen in plan:
             columns.extend(builder.column(rank_type, metric) for metric in chosen)
         builders.append(builder)
