@@ -102,6 +102,9 @@ class GroupSums:
         self._distinct: dict[str, tuple[IntArray, FloatArray, IntArray | None, FloatArray]] = {}
         self._squared: dict[int, tuple[Table, FloatArray]] = {}
         self._matrices: dict[tuple[int, int, int], tuple[Any, ...]] = {}
+        #: whether the tables are this call's own and no reader needs their key columns once
+        #: the sums are in: :meth:`release_pairs` and :meth:`release_candidates` then drop those
+        self.owns_keys = False
 
     @functools.cached_property
     def stats(self) -> SideStatistics:
@@ -207,6 +210,8 @@ class GroupSums:
     def release_pairs(self) -> None:
         """Drop what is cached per row of the pairs (tie split, keys, weights, sparse matrices).
 
+        With :attr:`owns_keys`, the pairs' optimistic and pessimistic ranks too.
+
         Once the values of the pairs are summed, these are not needed for the null moments,
         which come next: freed, their memory serves those, and the peak memory of a call is
         lower. Anything needed again is rebuilt.
@@ -214,6 +219,8 @@ class GroupSums:
         self.__dict__.pop("tie_split", None)
         if self.stats.pairs is not None:
             self.stats.pairs.release_weights()
+            if self.owns_keys:
+                self.stats.pairs.release_keys(("optimistic", "pessimistic"))
         for rank_type in [k for k in self._distinct if k not in self.stats.ranks]:
             del self._distinct[rank_type]
         candidates = self.stats.candidates
@@ -224,6 +231,8 @@ class GroupSums:
     def release_candidates(self) -> None:
         """Drop what is cached per row of the candidate counts (weights, sparse matrices).
 
+        With :attr:`owns_keys`, the candidate counts too.
+
         Once the null moments are summed, these are not needed: freed, their memory serves the
         results, and the peak memory of a call is lower. Anything needed again is rebuilt.
         """
@@ -231,6 +240,8 @@ class GroupSums:
         if candidates is None:
             return
         candidates.release_weights()
+        if self.owns_keys:
+            candidates.release_keys(("num_candidates",))
         self._squared.pop(id(candidates), None)
         ids = id(candidates.columns[GROUP])
         for key in [k for k in self._matrices if k[0] == ids]:
@@ -321,6 +332,12 @@ class GroupSums:
         np.not_equal(tied_ids[1:], tied_ids[:-1], out=new[1:])
         starts = np.flatnonzero(new)
         longest = int(np.diff(starts, append=tied_ids.size).max()) if tied_ids.size else 0
+        # the rows' weights live on as the untied ones (and the tied rows'): the cached ones
+        # are dropped (rebuilt if asked for again), and the call's peak memory is lower
+        del self._distinct["optimistic"]
+        pairs.release_weights()
+        if self.owns_keys:  # the split holds what its sums read
+            pairs.release_keys(("optimistic", "pessimistic"))
         return TieSplit(
             ids,
             keys,

@@ -495,6 +495,8 @@ class _Builder:
                 low, high = spread
                 distinct = np.arange(low, high + 1, dtype=candidates.dtype)
                 self._distinct = distinct, offsets(candidates, low, high)
+            if self.data.owns_keys:  # read through the index from now on
+                table.release_keys(("num_candidates",))
         return self._distinct
 
     def release_candidates(self) -> None:
@@ -857,14 +859,11 @@ def group_columns(
     builders = []
     for side, side_stats in stats.items():
         builder = _Builder(side, GroupSums(side_stats, size), null, size, progress)
+        builder.data.owns_keys = release
         builder.prefetch(plan)
         builder.data.release_pairs()
-        if release and side_stats.pairs is not None:
-            side_stats.pairs.release_keys(("optimistic", "pessimistic"))
         builder.prepare(metrics)
         builder.release_candidates()
-        if release and side_stats.candidates is not None:
-            side_stats.candidates.release_keys(("num_candidates",))
         for rank_type, chosen in plan:
             columns.extend(builder.column(rank_type, metric) for metric in chosen)
         builders.append(builder)
