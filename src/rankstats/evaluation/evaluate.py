@@ -275,6 +275,10 @@ def compute_results(
     columns: list[Column] = []
     micro_rows: list[ResultRow] = []
     if labels is not None:
+        # the groups with tasks, before group_columns may drop the tables' group ids
+        with_tasks = np.zeros(len(labels), dtype=bool)
+        for side_stats in stats.values():
+            with_tasks[side_stats.group_ids()] = True
         # bars over the groups where a metric has to be computed group by group
         columns, micro_rows = group_columns(
             stats,
@@ -290,9 +294,6 @@ def compute_results(
             present |= column.present
         # a group whose tasks all have weight 0 is left out, as numpy.average leaves out a task
         # of weight 0; the results' notes list it
-        with_tasks = np.zeros(len(labels), dtype=bool)
-        for side_stats in stats.values():
-            with_tasks[side_stats.group_ids()] = True
         weightless = [labels[gid] for gid in np.flatnonzero(with_tasks & ~present).tolist()]
         if weightless:
             shown = ", ".join(repr(label) for label in weightless[:10])

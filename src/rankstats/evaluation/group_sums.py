@@ -210,7 +210,7 @@ class GroupSums:
     def release_pairs(self) -> None:
         """Drop what is cached per row of the pairs (tie split, keys, weights, sparse matrices).
 
-        With :attr:`owns_keys`, the pairs' optimistic and pessimistic ranks too.
+        With :attr:`owns_keys`, the pairs' key columns too (ranks and group ids).
 
         Once the values of the pairs are summed, these are not needed for the null moments,
         which come next: freed, their memory serves those, and the peak memory of a call is
@@ -219,19 +219,21 @@ class GroupSums:
         self.__dict__.pop("tie_split", None)
         if self.stats.pairs is not None:
             self.stats.pairs.release_weights()
-            if self.owns_keys:
-                self.stats.pairs.release_keys(("optimistic", "pessimistic"))
+            if self.owns_keys:  # the group ids (and their layout) too
+                ids = id(self.stats.pairs.columns.get(GROUP))
+                self.stats.pairs.release_keys(("optimistic", "pessimistic", GROUP))
+                self._starts.pop(ids, None)
         for rank_type in [k for k in self._distinct if k not in self.stats.ranks]:
             del self._distinct[rank_type]
         candidates = self.stats.candidates
-        kept = None if candidates is None else id(candidates.columns[GROUP])
+        kept = None if candidates is None else id(candidates.columns.get(GROUP))
         for key in [k for k in self._matrices if k[0] != kept]:
             del self._matrices[key]
 
     def release_candidates(self) -> None:
         """Drop what is cached per row of the candidate counts (weights, sparse matrices).
 
-        With :attr:`owns_keys`, the candidate counts too.
+        With :attr:`owns_keys`, the candidate counts and their group ids too.
 
         Once the null moments are summed, these are not needed: freed, their memory serves the
         results, and the peak memory of a call is lower. Anything needed again is rebuilt.
@@ -240,12 +242,13 @@ class GroupSums:
         if candidates is None:
             return
         candidates.release_weights()
-        if self.owns_keys:
-            candidates.release_keys(("num_candidates",))
         self._squared.pop(id(candidates), None)
-        ids = id(candidates.columns[GROUP])
+        ids = id(candidates.columns.get(GROUP))
         for key in [k for k in self._matrices if k[0] == ids]:
             del self._matrices[key]
+        if self.owns_keys:  # the null moments are in: the group ids (and their layout) too
+            candidates.release_keys(("num_candidates", GROUP))
+            self._starts.pop(ids, None)
 
     def cell(self, g: int) -> CellStatistics:
         """The statistics of group ``g`` alone (for the metrics computed group by group)."""

@@ -306,6 +306,11 @@ class _Builder:
     def prefetch(self, plan: Plan) -> None:
         """The values (and gaps ``1 - M``) of every mean-type base metric: one batch per type."""
         gapped = {m.base for _, ms in plan for m in ms if isinstance(m, DerivedRankBasedMetric)}
+        # the counts first: the pairs' sums may release the tables' group ids they read
+        for rank_type, chosen in plan:
+            for metric in chosen:
+                if type(metric) is Count:
+                    self.value(metric, rank_type)
         requests: dict[str, tuple[list[MeanEntry], list[MeanEntry]]] = {}
         for rank_type, chosen in plan:
             if rank_type == RANK_EXPECTED and not self.data.has_pairs:
