@@ -360,6 +360,13 @@ class GroupSums:
         with np.errstate(invalid="ignore", divide="ignore"):
             return self.weighted_sums(ids, weights, [terms])[0] / self.total
 
+    @staticmethod
+    def counts(table: Table) -> FloatArray:
+        """Each row's count as a float: its weight where the input is unweighted (no copy)."""
+        if WEIGHT not in table.columns:
+            return table.weights()  # the counts
+        return table.count.astype(np.float64)
+
     def squared_weights(self, table: Table) -> FloatArray:
         """Each row's count times its squared weight, the weight of a variance term."""
         if WEIGHT not in table.columns:

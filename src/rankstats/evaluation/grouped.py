@@ -159,7 +159,7 @@ class _Builder:
         kind = type(metric)
         if kind is Count:
             table = data.stats.pairs or next(iter(data.stats.ranks.values()))
-            counts = data._sum(table.columns[GROUP], table.count.astype(np.float64))
+            counts = data._sum(table.columns[GROUP], data.counts(table))
             self._value_sums[(metric, rank_type)] = (_total(counts), None)
             return counts
         if rank_type == RANK_EXPECTED:
@@ -468,7 +468,7 @@ class _Builder:
         with np.errstate(invalid="ignore", divide="ignore"):
             for metric in metrics:
                 if null_terms(metric) is None:
-                    counts = data._sum(ids, table.count.astype(np.float64))
+                    counts = data._sum(ids, data.counts(table))
                     columns[metric] = (counts, np.zeros(self.size), methods, errors, {}, no_gaps)
                     continue
                 expected_sum, variance_sum, gap_sum = next(sums_of), next(variances_of), None
