@@ -66,6 +66,7 @@ from rankstats.evaluation.terms import (
     identity,
     null_gap_term,
     null_terms,
+    sums_only,
     tie_terms,
     value_gap_terms,
     value_terms,
@@ -706,22 +707,6 @@ def _affine_value(value: FloatArray, scale: FloatArray, offset: FloatArray) -> F
     return scale * value + offset
 
 
-def _sums_only(metrics: Sequence[RankBasedMetric]) -> bool:
-    """Whether every column of ``metrics`` comes from per-group sums, the tables not read again.
-
-    True where each metric (or a derived metric's base) is the count or a mean-type metric
-    with terms for every rank type and for its null moments: after :meth:`_Builder.prefetch`
-    and :meth:`_Builder.prepare` only the group ids and row counts of the tables are read.
-    """
-    for metric in metrics:
-        base = metric.base if isinstance(metric, DerivedRankBasedMetric) else metric
-        if type(base) is Count:
-            continue
-        if value_terms(base) is None or tie_terms(base) is None or null_terms(base) is None:
-            return False
-    return True
-
-
 def _nan(value: float | None) -> float:
     return math.nan if value is None else value
 
@@ -855,11 +840,11 @@ def group_columns(
     With ``micro``, also the rows of all groups together (the micro average), in table order;
     otherwise no rows. With ``own_tables`` (tables built for this call only), the key columns
     of the pairs and the candidate counts are dropped from the tables once every column's sums
-    are in, where no metric reads them again (:func:`_sums_only`): the call's peak memory is
-    lower.
+    are in, where no metric reads them again (:func:`~rankstats.evaluation.terms.sums_only`):
+    the call's peak memory is lower.
     """
     metrics = list(dict.fromkeys(m for _, ms in plan for m in ms))
-    release = own_tables and _sums_only(metrics)
+    release = own_tables and sums_only(metrics)
     columns: list[Column] = []
     builders = []
     for side, side_stats in stats.items():
