@@ -26,13 +26,28 @@ releasing the per-row caches of the pairs (tie split, sparse matrix, weights) as
 sums are in and those of the candidate counts once the null moments are, and by packing a
 (group, optimistic, pessimistic) row as (group, optimistic, number of tied candidates) in 32
 bits for the sort; this took the ratios from 4.3 (micro) and 4.5 (macro) to 4.0 and 4.25 (CPU
-time, load ~2 on 2 cores). What remains at the peak is mostly the tables of 10^5 distinct
-(group, ranks) and (group, candidates) rows (5.6 MB) and the results themselves (5.4 MB); per
-call, about 1,040 faults while the tables are built, 870 while the values are summed and 290
-while the null moments are. Run with
+time, load ~2 on 2 cores). It was then cut to 8.4 MB (faults per call from about 2,180 to
+1,270-1,370, about a millisecond in all): the tables :func:`~rankstats.evaluate` builds are its
+own, so where every metric's columns come from per-group sums (the default metrics do) their key
+columns are dropped as soon as those sums are in (the pairs' ranks once the tie split holds what
+its sums read, their group ids once the values are summed, the candidate counts once their index
+is built, their group ids once the null moments are), and the pairs' cached weights once the
+untied weights are copied. This took the ratios from 4.0 (micro) and 4.2 (macro) to about 3.6
+and 3.85 (3.5-3.7 and 3.7-3.9 over runs; micro 12.8 -> 11.5 ms, macro 13.5 -> 12.1 ms, one group
+3.2 ms; CPU time, the two versions alternated in one session). What remains at the peak is
+mostly the results (5.4 MB), the tables' row counts, the candidate counts' group ids, and the
+null moments' sparse product.
+
+Tried and not kept (no gain measured, alternated in one process): group ids in 32 bits (250
+fewer faults, but ``np.bincount`` and fancy indexing convert them to 64 bits, call after call);
+every entry of the pairs' values summed in one (entries x groups) array (fewer numpy calls, but
+370 more faults: one large block does not fit the holes the released caches leave). Run with
 ``GLIBC_TUNABLES=glibc.malloc.trim_threshold=4294967295:glibc.malloc.mmap_threshold=4294967295``
-(freed memory kept; no faults), the grouped calls take about 3 times the one group's (micro
-10.5 ms, one group 3.3 ms); the benchmark measures the default allocator, as a user gets it.
+(freed memory kept; no faults), the grouped calls took about 3.1-3.4 times the one group's before
+these cuts; the rest of the gap is numpy and Python work (the sparse products of the values and
+the null moments, about 2.2-2.5 ms; the tables' packing, sorting and unpacking, about 1.5 ms; the
+micro or macro rows, about 1.5 ms). The benchmark measures the default allocator, as a user gets
+it.
 """
 
 from __future__ import annotations

@@ -368,3 +368,64 @@ def test_released_caches_are_rebuilt_the_same() -> None:
     assert rebuilt is not split
     for old, new in zip(split, rebuilt, strict=True):
         np.testing.assert_array_equal(new, old)
+
+
+PAIR_KEYS = ("group", "optimistic", "pessimistic")
+CANDIDATE_KEYS = ("group", "num_candidates")
+
+
+def _all_numbers(results: object) -> list[tuple[str, float, float | None, float | None]]:
+    rows = results.rows  # type: ignore[attr-defined]
+    return [(row.key, row.value, row.expected_value, row.variance) for row in rows]
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("average", ["micro", "macro"])
+@pytest.mark.parametrize(
+    ("metrics", "dropped"),
+    [(None, True), (["mrr", "hits@10", "amri", "zmrr", "count"], True), (METRICS, False)],
+)
+def test_owned_tables_drop_their_keys(
+    weighted: bool, average: str, metrics: list[str] | None, dropped: bool
+) -> None:
+    """Tables built for one call lose their key columns once every column is summed, where no
+    metric reads them again (the median, the variance of the ranks, a geometric mean's null
+    moments do), and the results are the same to the bit as from tables kept whole."""
+    from rankstats.evaluation.evaluate import compute_results, resolve_metrics, weight_sums_suffice
+    from rankstats.evaluation.inputs import prepare_input
+
+    rng = np.random.default_rng(11)
+    ranks = {"head": _side(rng, 3_000), "tail": _side(rng, 3_000)}
+    groups = {"head": rng.integers(0, 40, size=3_000), "tail": rng.integers(0, 40, size=3_000)}
+    weights = {"head": rng.random(3_000), "tail": rng.random(3_000)} if weighted else None
+    resolved, defaults = resolve_metrics(metrics)
+    if weighted:
+        resolved = [m for m in resolved if m.supports_weights]
+    found = {}
+    for own in (False, True):
+        prepared = prepare_input(
+            ranks, None, weights, groups, weight_sums=weight_sums_suffice(resolved)
+        )
+        results = compute_results(
+            prepared.sides,
+            prepared.labels,
+            resolved,
+            None,
+            average,  # type: ignore[arg-type]
+            weighted=weighted,
+            default_metrics=defaults,
+            own_tables=own,
+        )
+        stats = prepared.sides["head"]
+        assert stats.pairs is not None
+        assert stats.candidates is not None
+        released = own and dropped
+        for table, keys in ((stats.pairs, PAIR_KEYS), (stats.candidates, CANDIDATE_KEYS)):
+            assert all((key in table.columns) is not released for key in keys)
+        found[own] = [_all_numbers(results)] + [
+            _all_numbers(results.by_group[label]) for label in (0, 17, 39)
+        ]
+    assert repr(found[True]) == repr(found[False])  # NaN-aware, to the bit
+    if metrics is None:  # evaluate builds its own tables
+        direct = evaluate(ranks, groups=groups, weights=weights, average=average)  # type: ignore[arg-type]
+        assert repr(_all_numbers(direct)) == repr(found[True][0])

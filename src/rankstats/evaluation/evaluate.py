@@ -220,8 +220,13 @@ def compute_results(
     num_samples: int | None = None,
     seed: Seed = None,
     progress: bool | None = False,
+    own_tables: bool = False,
 ) -> EvaluationResults:
-    """Compute the results table from the statistics of each side (and group)."""
+    """Compute the results table from the statistics of each side (and group).
+
+    With ``own_tables``, the tables of ``sides`` were built for this call only: columns no
+    longer needed are dropped from them as the call goes (a lower peak memory).
+    """
     if average not in _AVERAGES:
         raise ValueError(f"average must be 'micro' or 'macro', got {average!r}")
     progress = check_progress(progress)
@@ -270,18 +275,25 @@ def compute_results(
     columns: list[Column] = []
     micro_rows: list[ResultRow] = []
     if labels is not None:
+        # the groups with tasks, before group_columns may drop the tables' group ids
+        with_tasks = np.zeros(len(labels), dtype=bool)
+        for side_stats in stats.values():
+            with_tasks[side_stats.group_ids()] = True
         # bars over the groups where a metric has to be computed group by group
         columns, micro_rows = group_columns(
-            stats, len(labels), plan, null, progress, micro=average == "micro"
+            stats,
+            len(labels),
+            plan,
+            null,
+            progress,
+            micro=average == "micro",
+            own_tables=own_tables,
         )
         present = np.zeros(len(labels), dtype=bool)
         for column in columns:
             present |= column.present
         # a group whose tasks all have weight 0 is left out, as numpy.average leaves out a task
         # of weight 0; the results' notes list it
-        with_tasks = np.zeros(len(labels), dtype=bool)
-        for side_stats in stats.values():
-            with_tasks[side_stats.group_ids()] = True
         weightless = [labels[gid] for gid in np.flatnonzero(with_tasks & ~present).tolist()]
         if weightless:
             shown = ", ".join(repr(label) for label in weightless[:10])
@@ -441,4 +453,5 @@ def evaluate(
         num_samples=num_samples,
         seed=seed,
         progress=progress,
+        own_tables=True,  # built just above, for this call only
     )

@@ -102,6 +102,9 @@ class GroupSums:
         self._distinct: dict[str, tuple[IntArray, FloatArray, IntArray | None, FloatArray]] = {}
         self._squared: dict[int, tuple[Table, FloatArray]] = {}
         self._matrices: dict[tuple[int, int, int], tuple[Any, ...]] = {}
+        #: whether the tables are this call's own and no reader needs their key columns once
+        #: the sums are in: :meth:`release_pairs` and :meth:`release_candidates` then drop those
+        self.owns_keys = False
 
     @functools.cached_property
     def stats(self) -> SideStatistics:
@@ -207,6 +210,8 @@ class GroupSums:
     def release_pairs(self) -> None:
         """Drop what is cached per row of the pairs (tie split, keys, weights, sparse matrices).
 
+        With :attr:`owns_keys`, the pairs' key columns too (ranks and group ids).
+
         Once the values of the pairs are summed, these are not needed for the null moments,
         which come next: freed, their memory serves those, and the peak memory of a call is
         lower. Anything needed again is rebuilt.
@@ -214,15 +219,21 @@ class GroupSums:
         self.__dict__.pop("tie_split", None)
         if self.stats.pairs is not None:
             self.stats.pairs.release_weights()
+            if self.owns_keys:  # the group ids (and their layout) too
+                ids = id(self.stats.pairs.columns.get(GROUP))
+                self.stats.pairs.release_keys(("optimistic", "pessimistic", GROUP))
+                self._starts.pop(ids, None)
         for rank_type in [k for k in self._distinct if k not in self.stats.ranks]:
             del self._distinct[rank_type]
         candidates = self.stats.candidates
-        kept = None if candidates is None else id(candidates.columns[GROUP])
+        kept = None if candidates is None else id(candidates.columns.get(GROUP))
         for key in [k for k in self._matrices if k[0] != kept]:
             del self._matrices[key]
 
     def release_candidates(self) -> None:
         """Drop what is cached per row of the candidate counts (weights, sparse matrices).
+
+        With :attr:`owns_keys`, the candidate counts and their group ids too.
 
         Once the null moments are summed, these are not needed: freed, their memory serves the
         results, and the peak memory of a call is lower. Anything needed again is rebuilt.
@@ -232,9 +243,12 @@ class GroupSums:
             return
         candidates.release_weights()
         self._squared.pop(id(candidates), None)
-        ids = id(candidates.columns[GROUP])
+        ids = id(candidates.columns.get(GROUP))
         for key in [k for k in self._matrices if k[0] == ids]:
             del self._matrices[key]
+        if self.owns_keys:  # the null moments are in: the group ids (and their layout) too
+            candidates.release_keys(("num_candidates", GROUP))
+            self._starts.pop(ids, None)
 
     def cell(self, g: int) -> CellStatistics:
         """The statistics of group ``g`` alone (for the metrics computed group by group)."""
@@ -321,6 +335,12 @@ class GroupSums:
         np.not_equal(tied_ids[1:], tied_ids[:-1], out=new[1:])
         starts = np.flatnonzero(new)
         longest = int(np.diff(starts, append=tied_ids.size).max()) if tied_ids.size else 0
+        # the rows' weights live on as the untied ones (and the tied rows'): the cached ones
+        # are dropped (rebuilt if asked for again), and the call's peak memory is lower
+        del self._distinct["optimistic"]
+        pairs.release_weights()
+        if self.owns_keys:  # the split holds what its sums read
+            pairs.release_keys(("optimistic", "pessimistic"))
         return TieSplit(
             ids,
             keys,
@@ -339,6 +359,13 @@ class GroupSums:
         """The weighted mean of per-row terms in every group (NaN where a group is empty)."""
         with np.errstate(invalid="ignore", divide="ignore"):
             return self.weighted_sums(ids, weights, [terms])[0] / self.total
+
+    @staticmethod
+    def counts(table: Table) -> FloatArray:
+        """Each row's count as a float: its weight where the input is unweighted (no copy)."""
+        if WEIGHT not in table.columns:
+            return table.weights()  # the counts
+        return table.count.astype(np.float64)
 
     def squared_weights(self, table: Table) -> FloatArray:
         """Each row's count times its squared weight, the weight of a variance term."""

@@ -66,6 +66,7 @@ from rankstats.evaluation.terms import (
     identity,
     null_gap_term,
     null_terms,
+    sums_only,
     tie_terms,
     value_gap_terms,
     value_terms,
@@ -159,7 +160,7 @@ class _Builder:
         kind = type(metric)
         if kind is Count:
             table = data.stats.pairs or next(iter(data.stats.ranks.values()))
-            counts = data._sum(table.columns[GROUP], table.count.astype(np.float64))
+            counts = data._sum(table.columns[GROUP], data.counts(table))
             self._value_sums[(metric, rank_type)] = (_total(counts), None)
             return counts
         if rank_type == RANK_EXPECTED:
@@ -306,6 +307,11 @@ class _Builder:
     def prefetch(self, plan: Plan) -> None:
         """The values (and gaps ``1 - M``) of every mean-type base metric: one batch per type."""
         gapped = {m.base for _, ms in plan for m in ms if isinstance(m, DerivedRankBasedMetric)}
+        # the counts first: the pairs' sums may release the tables' group ids they read
+        for rank_type, chosen in plan:
+            for metric in chosen:
+                if type(metric) is Count:
+                    self.value(metric, rank_type)
         requests: dict[str, tuple[list[MeanEntry], list[MeanEntry]]] = {}
         for rank_type, chosen in plan:
             if rank_type == RANK_EXPECTED and not self.data.has_pairs:
@@ -463,7 +469,7 @@ class _Builder:
         with np.errstate(invalid="ignore", divide="ignore"):
             for metric in metrics:
                 if null_terms(metric) is None:
-                    counts = data._sum(ids, table.count.astype(np.float64))
+                    counts = data._sum(ids, data.counts(table))
                     columns[metric] = (counts, np.zeros(self.size), methods, errors, {}, no_gaps)
                     continue
                 expected_sum, variance_sum, gap_sum = next(sums_of), next(variances_of), None
@@ -495,6 +501,8 @@ class _Builder:
                 low, high = spread
                 distinct = np.arange(low, high + 1, dtype=candidates.dtype)
                 self._distinct = distinct, offsets(candidates, low, high)
+            if self.data.owns_keys:  # read through the index from now on
+                table.release_keys(("num_candidates",))
         return self._distinct
 
     def release_candidates(self) -> None:
@@ -825,17 +833,23 @@ def group_columns(
     progress: bool | None = False,
     *,
     micro: bool = False,
+    own_tables: bool = False,
 ) -> tuple[list[Column], list[ResultRow]]:
     """Every column (side, rank type, metric) over ``size`` groups, in table order.
 
     With ``micro``, also the rows of all groups together (the micro average), in table order;
-    otherwise no rows.
+    otherwise no rows. With ``own_tables`` (tables built for this call only), the key columns
+    of the pairs and the candidate counts are dropped from the tables once every column's sums
+    are in, where no metric reads them again (:func:`~rankstats.evaluation.terms.sums_only`):
+    the call's peak memory is lower.
     """
     metrics = list(dict.fromkeys(m for _, ms in plan for m in ms))
+    release = own_tables and sums_only(metrics)
     columns: list[Column] = []
     builders = []
     for side, side_stats in stats.items():
         builder = _Builder(side, GroupSums(side_stats, size), null, size, progress)
+        builder.data.owns_keys = release
         builder.prefetch(plan)
         builder.data.release_pairs()
         builder.prepare(metrics)

@@ -13,7 +13,7 @@ counts, which is exact and associative.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -340,6 +340,16 @@ class Table:
     def weights(self) -> FloatArray:
         """The total weight of each row: its count, times its weight for weighted input."""
         return self._weights
+
+    def release_keys(self, names: Collection[str]) -> None:
+        """Drop key columns no reader needs any more, from a table one call owns.
+
+        For the tables :func:`~rankstats.evaluation.evaluate.evaluate` builds for its own use
+        only: their memory then serves what comes next, and the call's peak memory is lower.
+        The table cannot be read through those columns afterwards.
+        """
+        for name in names:
+            self.columns.pop(name, None)
 
     def release_weights(self) -> None:
         """Drop the cached :meth:`weights` (an array per row), rebuilt when next asked for."""

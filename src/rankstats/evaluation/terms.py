@@ -9,7 +9,7 @@ then computes group by group.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -24,6 +24,8 @@ from rankstats.metrics.central import (
     InverseGeometricMeanRank,
     InverseHarmonicMeanRank,
 )
+from rankstats.metrics.derived import DerivedRankBasedMetric
+from rankstats.metrics.dispersion import Count
 from rankstats.metrics.hits import HitsAtK, hit_probability, miss_probability
 from rankstats.null.harmonic import (
     harmonic_number,
@@ -39,6 +41,7 @@ __all__ = [
     "identity",
     "null_gap_term",
     "null_terms",
+    "sums_only",
     "tie_terms",
     "value_gap_terms",
     "value_terms",
@@ -159,3 +162,19 @@ def _expected_reciprocal(low: IntArray, high: IntArray) -> FloatArray:
         o, p = low[tied], high[tied]
         result[tied] = reciprocal_sum(o, p) / (p - o + 1)
     return result
+
+
+def sums_only(metrics: Sequence[RankBasedMetric]) -> bool:
+    """Whether every column of ``metrics`` comes from per-group sums, the tables not read again.
+
+    True where each metric (or a derived metric's base) is the count or a mean-type metric
+    with terms for every rank type and for its null moments: once the builder of
+    :mod:`rankstats.evaluation.grouped` has these sums, it reads only the tables' row counts.
+    """
+    for metric in metrics:
+        base = metric.base if isinstance(metric, DerivedRankBasedMetric) else metric
+        if type(base) is Count:
+            continue
+        if value_terms(base) is None or tie_terms(base) is None or null_terms(base) is None:
+            return False
+    return True
