@@ -62,10 +62,10 @@ first is a single order statistic (:math:`10^{-13}` relative or better). Measure
 (tests and a scan of small counts 1..60 against :math:`10^6..10^{12}`): :math:`10^{-13}`
 relative or better on all four moments for half the tasks (or one or two more or fewer),
 :math:`n = 66` to :math:`1000`; at :math:`n = 2000` to 4000 V of the inverse median is up to
-:math:`2.5 \cdot 10^{-12}` off (the exact programme past its budget for the smallest tails). The lower middle rank's tails below the small
-count, down to :math:`10^{-60}`, come from methods relative to their size
-(:mod:`rankstats.null.median_band`); and to :math:`10^{-12}` against the pairwise programme on
-spread counts with short windows.
+:math:`2.5 \cdot 10^{-12}` off (the exact programme past its budget for the smallest tails).
+The lower middle rank's tails below the small count, down to :math:`10^{-60}`, come from
+methods relative to their size (:mod:`rankstats.null.median_band`); and to :math:`10^{-12}`
+against the pairwise programme on spread counts with short windows.
 
 The caller (``_moments`` in :mod:`rankstats.null.median`) uses this only where the decomposition is
 ill-conditioned: for spread counts it costs two to four times as much (point masses at
