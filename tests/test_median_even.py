@@ -55,6 +55,9 @@ def _close(actual: float, expected: float, rel: float = 1e-12) -> None:
         (3, 250, 10**12, 250),
         (20, 250, 10**12, 250),
         (39, 300, 10**12, 300),
+        # the same from n = 900 up (V[1/M] 1.3e-11 here): the programme had exceeded its budget
+        # at the small tails' nodes until it settled counts beyond the tasks' reach
+        (50, 500, 10**12, 500),
     ],
     ids=lambda value: str(value),
 )

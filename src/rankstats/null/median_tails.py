@@ -50,6 +50,9 @@ _DP_MAX_TOTAL = 2_000_000
 #: many tasks and this much work for all those nodes of a chunk (tasks x counts kept x nodes)
 _SMALL_TAIL_ITEMS = 5_000
 _SMALL_TAIL_WORK = 20_000_000
+#: the programme drops a count once the tasks left reach past the asked counts from it with
+#: probability at most this (a Chernoff bound): far below any tail that moves a moment
+_LOG_REACH = math.log(1e-320)
 #: tasks with a candidate count below one of these multiples of the shift t are handled one by
 #: one, the first multiple for which the series in t / C needs at most _MAX_SERIES_TERMS terms
 _SERIES_RATIOS = (4.0, 8.0, 16.0, 66.0)
@@ -69,6 +72,60 @@ def _log_tail_bound(tau: float, var: float) -> float:
     if var <= 0.0:
         return -math.inf
     return -((var + tau) * math.log1p(tau / var) - tau)
+
+
+def _reach(q_max: FloatArray) -> IntArray:
+    r"""For each task k, a count the tasks k, k+1, ... exceed with probability 1e-320 at most.
+
+    :math:`r_k` holds whatever the node (``_LOG_REACH`` is the threshold's log).
+
+    ``q_max`` bounds each task's success probability over the nodes. With
+    :math:`\mu_k = \sum_{i \ge k} q_i` the Chernoff bound
+    :math:`P(R_k \ge s) \le e^{-\mu_k} (e \mu_k / s)^s` (:math:`s > \mu_k`) grows with
+    :math:`\mu_k`, so it holds for every node; :math:`r_k` is the smallest :math:`s - 1` where it
+    falls to the threshold (found by bisection), at most the number of tasks left. The tasks
+    :math:`k, \dots, j - 1` add at most :math:`j - k`, so :math:`\min_{j \ge k} (j - k + r_j)`
+    bounds too: with likely tasks first and unlikely ones after (ascending counts), that is much
+    tighter than the Chernoff bound of the whole sum.
+    """
+    left = np.arange(q_max.size, 0, -1)
+    mu = np.cumsum(q_max[::-1])[::-1]
+
+    def log_bound(s: IntArray) -> FloatArray:
+        # s (1 + log mu - log s) - mu, -inf where no task can succeed
+        out = np.full(s.shape, -np.inf)
+        live = mu > 0
+        ss, mm = s[live].astype(np.float64), mu[live]
+        out[live] = np.where(ss > mm, ss * (1.0 + np.log(mm) - np.log(ss)) - mm, 0.0)
+        return out
+
+    # bisection on s in (lo, hi]: the bound holds at hi (past every task it holds trivially)
+    lo = np.floor(mu).astype(np.int64)
+    hi = left + 1
+    while True:
+        gap = hi - lo > 1
+        if not np.any(gap):
+            break
+        mid = np.where(gap, (lo + hi) // 2, hi)
+        holds = log_bound(mid) <= _LOG_REACH
+        hi = np.where(gap & holds, mid, hi)
+        lo = np.where(gap & ~holds, mid, lo)
+    chernoff = np.minimum(hi - 1, left)
+    # the tasks k..j-1 add at most j - k: the best split of the tasks left, for a tight bound
+    # where likely tasks come before unlikely ones (a bound on their sum alone is loose there)
+    reach_from = np.arange(q_max.size) + chernoff
+    return np.minimum.accumulate(reach_from[::-1])[::-1] - np.arange(q_max.size)
+
+
+def _settle_rows(reach: IntArray, decided: int, top: int) -> IntArray:
+    """Before task k, the counts below this row cannot pass ``decided`` (up to the reach)."""
+    return np.clip(decided - reach + 1, 0, top + 1)
+
+
+def _programme_work(settle: IntArray, top: int) -> int:
+    """The programme's cells over all its steps, per node (the live band of each step)."""
+    hi = np.minimum(np.arange(settle.size), top) + 1
+    return int(np.maximum(hi - np.maximum.accumulate(settle), 0).sum())
 
 
 def _sin_minus_identity(theta: FloatArray) -> FloatArray:
@@ -335,9 +392,13 @@ class _Evaluator:
             settled = np.zeros(x.size)
             moved = np.empty((top + 1, x.size))
             lo = 0
+            # rows j with j + (what the tasks left can add) <= decided are settled: what they
+            # can add is bounded by the tasks left, and, where those are unlikely to succeed
+            # (a small count next to huge ones), by their reach, past which they go with
+            # probability 1e-320 at most (the absolute error this leaves in any tail)
+            settles = _settle_rows(_reach(q_rows.max(axis=1)), decided, top).tolist()
             for k, (qi, pi) in enumerate(zip(q_rows, p_rows, strict=True)):
-                # rows j with j + (tasks left) <= decided are settled
-                settle = min(max(decided - (n_items - k) + 1, 0), top + 1)
+                settle = settles[k]
                 if settle > lo:
                     settled += dist[lo:settle].sum(axis=0)
                     dist[lo:settle] = 0.0
@@ -398,11 +459,10 @@ class _Evaluator:
         small, top = small_tails(cands, x, t, cdf_at, pmf_at)
         band = band_nodes(cands, x, t, small, top)
         programme = small & ~band
-        if np.any(programme):
-            items = cands.n - int(cands.below[cands.index_above(float((x + t)[programme].min()))])
-            work = items * (max(int(top[programme].max()), 0) + 1) * np.count_nonzero(programme)
-            if items > _SMALL_TAIL_ITEMS or work > _SMALL_TAIL_WORK:
-                programme[:] = False
+        if np.any(programme) and not self._small_tail_cheap(
+            x[programme], t[programme], cdf_at, pmf_at
+        ):
+            programme[:] = False
         inverted = ~(band | programme)
         parts: list[tuple[BoolArray, tuple[FloatArray, FloatArray, FloatArray, FloatArray]]] = []
         if np.any(band):
@@ -422,6 +482,31 @@ class _Evaluator:
             for out, part in zip(outs, results, strict=True):
                 out[mask] = part
         return outs[0], outs[1], outs[2], outs[3]
+
+    def _small_tail_cheap(
+        self, x: FloatArray, t: FloatArray, cdf_at: Sequence[int], pmf_at: Sequence[int]
+    ) -> bool:
+        """Whether the programme on these nodes is within the small tails' budget.
+
+        Its work is estimated with the reach of the tasks at the highest node and shift, which
+        bounds their success probabilities at every node.
+        """
+        cands = self.cands
+        i0 = int(cands.index_above(float((x + t).min())))
+        certain = int(cands.below[i0])
+        items = cands.n - certain
+        top = max([*cdf_at, *pmf_at]) - certain
+        if items > _SMALL_TAIL_ITEMS:
+            return False
+        if top < 0:
+            return True
+        wanted = [m - certain for m in cdf_at if m >= certain]
+        wanted += [a - certain - 1 for a in pmf_at if a >= certain]
+        room = np.repeat(cands.values[i0:], cands.counts[i0:].astype(np.int64)) - float(t.max())
+        x_hi = float(x.max())
+        q_max = np.where(room > x_hi, x_hi / np.where(room > x_hi, room, 1.0), 1.0)
+        settle = _settle_rows(_reach(q_max), min(wanted), top)
+        return _programme_work(settle, top) * x.size <= _SMALL_TAIL_WORK
 
     # ------------------------------------------------------------------ characteristic function
     def _table(self, bucket: int, need_hi: float) -> _PowerTable:
