@@ -16,13 +16,21 @@ from rankstats.null.median_band import band_law
 
 
 def _reference(
-    values: np.ndarray, multiplicities: np.ndarray, x: float, t: float, size: int
+    values: np.ndarray,
+    multiplicities: np.ndarray,
+    x: float,
+    t: float,
+    size: int,
+    *,
+    failures: bool = False,
 ) -> list[mpmath.mpf]:
     with mpmath.workdps(40):
         law = [mpmath.mpf(1)] + [mpmath.mpf(0)] * size
         for value, count in zip(values.tolist(), multiplicities.tolist(), strict=True):
             room = mpmath.mpf(value) - t
             q = mpmath.mpf(1) if room <= x else mpmath.mpf(x) / room
+            if failures:
+                q = 1 - q
             for _ in range(int(count)):
                 law = (
                     [law[0] * (1 - q)]
@@ -45,6 +53,26 @@ def test_against_one_task_at_a_time(seed: int) -> None:
     assert law.shape == (size + 1, x.size)
     for i in range(x.size):
         expected = _reference(values, multiplicities, float(x[i]), float(t[i]), size)
+        for j, value in enumerate(expected):
+            assert abs(law[j, i] - float(value)) <= 1e-13 * float(value) + 1e-300, (i, j)
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_the_misses_against_one_task_at_a_time(seed: int) -> None:
+    """The law of the tasks with rank above x: counts shared by up to 5000 tasks, q near 1."""
+    rng = np.random.default_rng(100 + seed)
+    values = np.unique(rng.integers(5, 60, size=4)).astype(np.float64)
+    multiplicities = rng.integers(1, [2, 50, 5000][seed % 3] + 1, size=values.size).astype(
+        np.float64
+    )
+    size = int(rng.integers(2, 40))
+    # nodes just below the counts (few misses: a tiny tail) and some certain tasks
+    x = np.sort(values.max() - rng.uniform(0.01, 3.0, size=5))
+    x = np.append(x, values.min())
+    t = (seed % 2) * rng.integers(0, 2, size=x.size).astype(np.float64)
+    law = band_law(values, multiplicities, x, t, size, failures=True)
+    for i in range(x.size):
+        expected = _reference(values, multiplicities, float(x[i]), float(t[i]), size, failures=True)
         for j, value in enumerate(expected):
             assert abs(law[j, i] - float(value)) <= 1e-13 * float(value) + 1e-300, (i, j)
 

@@ -15,7 +15,7 @@ import mpmath
 import numpy as np
 import pytest
 
-import rankstats.null.median_tails as tails_module
+import rankstats.null.median_band as band_module
 from rankstats.null.median_tails import _Candidates, _Evaluator, _reach
 
 
@@ -45,7 +45,7 @@ def test_the_reach_bounds_the_tail_of_the_tasks_left(seed: int) -> None:
         left = q.size - k
         assert 0 <= reach[k] <= left
         if reach[k] < left:
-            assert _log_tail(q[k:].tolist(), int(reach[k]) + 1) <= tails_module._LOG_REACH
+            assert _log_tail(q[k:].tolist(), int(reach[k]) + 1) <= band_module.LOG_REACH
 
 
 def test_the_reach_of_unlikely_tasks_is_short() -> None:
@@ -53,7 +53,7 @@ def test_the_reach_of_unlikely_tasks_is_short() -> None:
     q = 10.0 ** np.random.default_rng(7).uniform(-12, -10, size=300)
     reach = _reach(q)
     assert reach.max() <= 40
-    assert _log_tail(q.tolist(), int(reach[0]) + 1) <= tails_module._LOG_REACH
+    assert _log_tail(q.tolist(), int(reach[0]) + 1) <= band_module.LOG_REACH
 
 
 def test_certain_and_impossible_tasks() -> None:
@@ -80,7 +80,7 @@ def test_the_programme_keeps_every_tail_with_the_reach(
     evaluator = _Evaluator(cands, float(x.min()), float(x.max()), 0.0)
     assert evaluator._small_tail_cheap(x, t, [a], [a, a + 1])
     with_reach = evaluator._dp(x, t, [a], [a, a + 1], force=True)
-    monkeypatch.setattr(tails_module, "_LOG_REACH", -math.inf)
+    monkeypatch.setattr(band_module, "LOG_REACH", -math.inf)
     assert not evaluator._small_tail_cheap(x, t, [a], [a, a + 1])
     without = evaluator._dp(x, t, [a], [a, a + 1], force=True)
     assert with_reach is not None

@@ -31,13 +31,31 @@ The relative error of each probability is a few units in the last place times th
 tree (:math:`\log_2` of the number of distinct counts) and :math:`D`, against the number of tasks
 for one task at a time. The cost is the number of distinct counts times the nodes times
 :math:`D^2` at most; blocks bound the memory.
+
+Split bands
+-----------
+A median pinned at a small count :math:`c` by half the tasks, with the other half's counts huge,
+asks its lower middle rank's tails at :math:`x < c` on thousands of counts: every task at
+:math:`c` must fall at or below :math:`x`. Counted the other way, that is a narrow band again:
+with :math:`L` likely tasks (smaller counts) and the rest unlikely, the uncertain count is
+:math:`L - F + U`, :math:`F` the likely tasks' misses and :math:`U` the unlikely tasks' count.
+:func:`band_law` gives both laws (``failures=True`` for :math:`F`, each miss with probability
+:math:`p` formed without cancellation). :math:`U` needs its band up to its
+:func:`chernoff_reach` (it passes it with probability :math:`10^{-320}` at most, the absolute
+error this leaves), :math:`F` only as far as its misses can bring an asked count within
+:math:`U`'s band (its pool counts in the lower tails). :func:`split_plan` picks the split by
+the estimated cost (distinct counts times band squared times nodes) within a budget, and
+:func:`split_band_tails` sums the products, all nonnegative. The cost does not grow with
+:math:`n`: 5,000 tasks at 100 beside 5,000 at :math:`10^{12}` take two binomial laws on bands
+of 44 counts; against exact binomial sums the tails are within :math:`2 \cdot 10^{-14}`
+relative (tests).
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 from scipy import special
@@ -47,7 +65,18 @@ from rankstats.arrays import BoolArray, FloatArray, IntArray
 if TYPE_CHECKING:
     from rankstats.null.median_tails import _Candidates
 
-__all__ = ["BAND_COUNTS", "band_law", "band_nodes", "band_tails", "small_tails"]
+__all__ = [
+    "BAND_COUNTS",
+    "LOG_REACH",
+    "SplitPlan",
+    "band_law",
+    "band_nodes",
+    "band_tails",
+    "chernoff_reach",
+    "small_tails",
+    "split_band_tails",
+    "split_plan",
+]
 
 #: the most counts a band holds below its pool (:math:`D`)
 BAND_COUNTS = 16
@@ -57,6 +86,11 @@ _LOG_SMALL_TAIL = math.log(1e-3)
 #: ... unless that costs more than this (distinct counts x nodes x counts of the band), about
 #: 0.2 s; the inversion stays there
 _BAND_WORK = 10_000_000
+#: counts past a reach are taken with probability at most this (a Chernoff bound): far below any
+#: tail that moves a moment
+LOG_REACH = math.log(1e-320)
+#: the split bands' budget (distinct counts x band squared x nodes)
+_SPLIT_WORK = 20_000_000
 #: elements of a block's binomial array (distinct counts x band x nodes): about 1 MB
 _BLOCK_ELEMENTS = 2**17
 
@@ -150,6 +184,166 @@ def band_tails(
     return low, up, pmf
 
 
+class SplitPlan(NamedTuple):
+    """Where :func:`split_band_tails` splits the uncertain tasks, and its two bands."""
+
+    #: the first distinct count not certain at every node, and the first of the unlikely tasks
+    first: int
+    split: int
+    #: the likely tasks' misses on 0..misses - 1 (and a pool); the unlikely tasks' count on
+    #: 0..hits - 1 (and a pool taken with probability 1e-320 at most)
+    misses: int
+    hits: int
+
+
+def split_plan(
+    cands: _Candidates,
+    x: FloatArray,
+    t: FloatArray,
+    cdf_at: Sequence[int],
+    pmf_at: Sequence[int],
+) -> SplitPlan | None:
+    r"""The cheapest split of the tasks for :func:`split_band_tails`, or ``None`` past its budget.
+
+    For each split of the uncertain tasks (by candidate count) into likely ones (smaller counts)
+    and unlikely ones, the unlikely tasks' band reaches past their count's
+    :func:`chernoff_reach` (their success probabilities bounded at the highest node and shift),
+    and the likely tasks' band as far as their misses can still bring an asked count within the
+    unlikely band. The cost is estimated as the band polynomials' products: distinct counts
+    times the band's size squared times the nodes; the cheapest split within ``_SPLIT_WORK``
+    is taken.
+    """
+    first = int(cands.index_above(float((x + t).min())))
+    certain = int(cands.below[first])
+    if max([*cdf_at, *pmf_at]) < certain:
+        return None
+    values, counts = cands.values[first:], cands.counts[first:]
+    if 4 * values.size * x.size > _SPLIT_WORK:
+        return None  # every split costs more (bands of at least one count and a pool)
+    x_hi, t_hi = float(x.max()), float(t.max())
+    room = values - t_hi
+    q_max = np.where(room > x_hi, x_hi / np.where(room > x_hi, room, 1.0), 1.0)
+    # splits s = 0..D: likely tasks values[:s], unlikely values[s:]
+    mu = np.concatenate((np.cumsum((counts * q_max)[::-1])[::-1], [0.0]))
+    unlikely = np.concatenate((np.cumsum(counts[::-1])[::-1], [0.0])).astype(np.int64)
+    likely = int(unlikely[0]) - unlikely
+    hits = chernoff_reach(mu, unlikely) + 1
+    # the misses f that still matter: an asked count j (of the uncertain tasks) needs
+    # f = likely + (unlikely count) - j with the unlikely count below `hits`
+    asked = [m - certain + 1 for m in cdf_at] + [a - certain for a in pmf_at]
+    misses = np.maximum(likely + hits - min(asked), 1)
+    distinct = np.arange(values.size + 1)
+    work = x.size * (distinct * (misses + 1.0) ** 2 + (values.size - distinct) * (hits + 1.0) ** 2)
+    best = int(np.argmin(work))
+    if work[best] > _SPLIT_WORK:
+        return None
+    return SplitPlan(first, first + best, int(misses[best]), int(hits[best]))
+
+
+def split_band_tails(
+    cands: _Candidates,
+    x: FloatArray,
+    t: FloatArray,
+    cdf_at: Sequence[int],
+    pmf_at: Sequence[int],
+    plan: SplitPlan,
+) -> tuple[FloatArray, FloatArray, FloatArray]:
+    r"""As :func:`band_tails`, from the likely tasks' misses and the unlikely tasks' count.
+
+    With :math:`L` likely tasks (misses :math:`F`) and the unlikely tasks' count :math:`U`, the
+    uncertain count is :math:`L - F + U`; both laws come from :func:`band_law` on their bands,
+    so every probability is a sum of products of nonnegative terms:
+    :math:`P(N' \ge j) = \sum_f P(F = f) P(U \ge j - L + f)`. :math:`U` passes its band with
+    probability :math:`10^{-320}` at most (the absolute error this leaves), and misses past
+    theirs bring no asked count within reach.
+    """
+    certain = int(cands.below[plan.first])
+    likely = int(cands.below[plan.split]) - certain
+    miss_law = _law_or_none(cands, plan.first, plan.split, x, t, plan.misses, failures=True)
+    hit_law = _law_or_none(cands, plan.split, cands.values.size, x, t, plan.hits)
+    # P(U >= j) and P(U <= j) for j = -misses - 1 .. hits + misses + 1, offset by `pad`
+    pad = plan.misses + 1
+    ones = np.ones((pad, x.size))
+    zeros = np.zeros((pad + 1, x.size))
+    at_least = np.concatenate((ones, np.cumsum(hit_law[::-1], axis=0)[::-1], zeros))
+    at_most = np.concatenate((0.0 * ones, np.cumsum(hit_law[:-1], axis=0), 1.0 + zeros))
+    exactly = np.concatenate((0.0 * ones, hit_law[:-1], zeros))
+    f = np.arange(plan.misses)
+    weights = miss_law[:-1]
+
+    def mixed(table: FloatArray, j: int) -> FloatArray:
+        # sum_f P(F = f) table[j - L + f], j - L + f clipped to the padded table
+        rows = np.clip(j - likely + f + pad, 0, table.shape[0] - 1)
+        out: FloatArray = (weights * table[rows]).sum(axis=0)
+        return out
+
+    low = np.zeros((x.size, len(cdf_at)))
+    up = np.ones((x.size, len(cdf_at)))
+    pmf = np.zeros((x.size, len(pmf_at)))
+    for i, m in enumerate(cdf_at):
+        if m >= certain:
+            # misses past the band leave N' at most m (the pool of F goes to the lower tail)
+            low[:, i] = mixed(at_most, m - certain) + miss_law[-1]
+            up[:, i] = mixed(at_least, m - certain + 1)
+    for i, a in enumerate(pmf_at):
+        if a >= certain:
+            pmf[:, i] = mixed(exactly, a - certain)
+    return low, up, pmf
+
+
+def _law_or_none(
+    cands: _Candidates,
+    start: int,
+    stop: int,
+    x: FloatArray,
+    t: FloatArray,
+    size: int,
+    *,
+    failures: bool = False,
+) -> FloatArray:
+    """:func:`band_law` of the distinct counts ``start:stop`` (all at 0 where there are none)."""
+    if stop > start:
+        return band_law(
+            cands.values[start:stop], cands.counts[start:stop], x, t, size, failures=failures
+        )
+    law = np.zeros((size + 1, x.size))
+    law[0] = 1.0
+    return law
+
+
+def chernoff_reach(mu: FloatArray, cap: IntArray) -> IntArray:
+    r"""A count that a Bernoulli sum of mean ``mu`` exceeds with probability 1e-320 at most.
+
+    Chernoff's bound :math:`P(R \ge s) \le e^{-\mu} (e \mu / s)^s` (:math:`s > \mu`) grows with
+    :math:`\mu`, so a bound on the mean bounds every sum below it. The reach is the smallest
+    :math:`s - 1` where the bound falls to ``exp(LOG_REACH)``, found by bisection, and at most
+    ``cap`` (the number of tasks: past it the sum cannot go).
+    """
+    mu = np.asarray(mu, dtype=np.float64)
+    cap = np.asarray(cap, dtype=np.int64)
+
+    def log_bound(s: IntArray) -> FloatArray:
+        # s (1 + log mu - log s) - mu, -inf where no task can succeed
+        out = np.full(s.shape, -np.inf)
+        live = mu > 0
+        ss, mm = s[live].astype(np.float64), mu[live]
+        out[live] = np.where(ss > mm, ss * (1.0 + np.log(mm) - np.log(ss)) - mm, 0.0)
+        return out
+
+    # bisection on s in (lo, hi]: the bound holds at hi (past every task it holds trivially)
+    lo = np.minimum(np.floor(mu).astype(np.int64), cap)
+    hi = cap + 1
+    while True:
+        gap = hi - lo > 1
+        if not np.any(gap):
+            break
+        mid = np.where(gap, (lo + hi) // 2, hi)
+        holds = log_bound(mid) <= LOG_REACH
+        hi = np.where(gap & holds, mid, hi)
+        lo = np.where(gap & ~holds, mid, lo)
+    return np.minimum(hi - 1, cap)
+
+
 def _log_difference_bound(alpha: FloatArray, beta: FloatArray, d: FloatArray) -> FloatArray:
     r"""Chernoff's bound on :math:`\log P(A - B \ge d)` for Poisson-dominated :math:`A`, :math:`B`.
 
@@ -175,9 +369,18 @@ def _log_difference_bound(alpha: FloatArray, beta: FloatArray, d: FloatArray) ->
 
 
 def band_law(
-    values: FloatArray, multiplicities: FloatArray, x: FloatArray, t: FloatArray, size: int
+    values: FloatArray,
+    multiplicities: FloatArray,
+    x: FloatArray,
+    t: FloatArray,
+    size: int,
+    *,
+    failures: bool = False,
 ) -> FloatArray:
     r"""The law of the count of tasks with rank at most ``x`` on the band ``0..size``.
+
+    With ``failures``, the law of the count of tasks with rank above ``x`` instead (each with
+    probability :math:`p`, formed without cancellation as above).
 
     Parameters
     ----------
@@ -201,14 +404,19 @@ def band_law(
     >>> band_law(np.array([2.0]), np.array([2.0]), np.array([1.0]), np.array([0.0]), 1)[:, 0]
     array([0.25, 0.75])
     """
-    if size == 1:
+    if size == 1 and not failures:
         return _none_or_some(values, multiplicities, x, t)
     per_block = max(1, _BLOCK_ELEMENTS // (x.size * (size + 1)))
     # partial products with their depth in the tree; two of one depth are merged at once
     stack: list[tuple[int, FloatArray]] = []
     for v0 in range(0, values.size, per_block):
         block = _binomials(
-            values[v0 : v0 + per_block], multiplicities[v0 : v0 + per_block], x, t, size
+            values[v0 : v0 + per_block],
+            multiplicities[v0 : v0 + per_block],
+            x,
+            t,
+            size,
+            failures=failures,
         )
         poly = _reduce(block, size)
         depth = 0
@@ -257,7 +465,13 @@ def _none_or_some(
 
 
 def _binomials(
-    values: FloatArray, multiplicities: FloatArray, x: FloatArray, t: FloatArray, size: int
+    values: FloatArray,
+    multiplicities: FloatArray,
+    x: FloatArray,
+    t: FloatArray,
+    size: int,
+    *,
+    failures: bool = False,
 ) -> FloatArray:
     """Each distinct count's binomial law on the band, as ``(counts, degree + 1, nodes)``."""
     room = values[:, np.newaxis] - t[np.newaxis, :]
@@ -266,6 +480,8 @@ def _binomials(
     safe = np.where(inside, room, 2.0 * xx)
     q = np.where(inside, xx / safe, 1.0)
     p = np.where(inside, (safe - xx) / safe, 0.0)
+    if failures:
+        q, p = p, q
     degree = min(int(multiplicities.max()), size)
     out = np.zeros((values.size, degree + 1, x.size))
     # one task per count (the common case): the law is (p, q), certain tasks included
@@ -274,18 +490,28 @@ def _binomials(
     out[single, 1] = q[single]
     several = np.flatnonzero(multiplicities > 1)
     if several.size:
-        out[several] = _several(multiplicities[several], q[several], p[several], degree, size)
+        out[several] = _several(
+            multiplicities[several], q[several], p[several], degree, size, failures=failures
+        )
     return out
 
 
-def _several(k: FloatArray, q: FloatArray, p: FloatArray, degree: int, size: int) -> FloatArray:
+def _several(
+    k: FloatArray, q: FloatArray, p: FloatArray, degree: int, size: int, *, failures: bool = False
+) -> FloatArray:
     r"""The binomial laws of counts shared by ``k > 1`` tasks, as :func:`_binomials` gives them.
 
-    Each term :math:`\binom{k}{j} q^j p^{k - j}` is formed in the log domain (no underflow of
-    :math:`p^k` where later terms are not small), the pool as the complement of the band or by
-    the incomplete beta function (module docstring).
+    Each term :math:`\binom{k}{j} q^j p^{k - j}` comes from the one before, times
+    :math:`\frac{k - j + 1}{j} \frac{q}{p}`, from :math:`p^k = e^{k \log p}`: a few units in the
+    last place per step and :math:`k |\log p|` (the mean count, where :math:`q` is small)
+    for the start. Where :math:`p^k` would underflow (below :math:`e^{-700}`) the terms are
+    formed in the log domain instead, whose error is the unit in the last place times the
+    sizes of :math:`\log \binom{k}{j}`, :math:`j \log q` and :math:`(k - j) \log p` (for
+    5000 tasks sharing a count, up to :math:`10^{-13}`). The pool is the complement of the band
+    or the incomplete beta function (module docstring).
     """
-    inside = p > 0.0
+    # with failures, q is a task's miss: 0 where it is certain
+    inside = q > 0.0 if failures else p > 0.0
     kk = k[:, np.newaxis]
     with np.errstate(divide="ignore"):
         log_q = np.log(q)
@@ -295,11 +521,22 @@ def _several(k: FloatArray, q: FloatArray, p: FloatArray, degree: int, size: int
     log_choose = np.zeros_like(k)
     band = np.zeros(q.shape)  # the band's mass below the pool
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        start = kk * log_p
+        recur = start >= -700.0
+        logs = not np.all(recur)
+        ratio = q / p
+        term_recur = np.exp(np.where(recur, start, 0.0))
         for j in range(min(degree, size - 1) + 1):
             if j:
-                # log C(k, j) = log C(k, j - 1) + log((k - j + 1) / j); -inf once j > k
-                log_choose = log_choose + np.log(np.maximum(k - (j - 1), 0.0) / j)
-            term = np.exp(log_choose[:, np.newaxis] + j * log_q + (kk - j) * log_p)
+                step = np.maximum(k - (j - 1), 0.0) / j
+                term_recur = term_recur * (step[:, np.newaxis] * ratio)
+                if logs:
+                    # log C(k, j) = log C(k, j - 1) + log((k - j + 1) / j); -inf once j > k
+                    log_choose = log_choose + np.log(step)
+            term = term_recur
+            if logs:
+                log_term = np.exp(log_choose[:, np.newaxis] + j * log_q + (kk - j) * log_p)
+                term = np.where(recur, term_recur, log_term)
             # where p = 0 (every task certain) or j > k there is no mass
             term = np.where(inside & (j <= kk), term, 0.0)
             out[:, j] = term
@@ -313,11 +550,12 @@ def _several(k: FloatArray, q: FloatArray, p: FloatArray, degree: int, size: int
             trials = np.broadcast_to(kk, q.shape)[small]
             pool[small] = special.betainc(float(size), trials - size + 1.0, q[small])
         out[:, size] = np.where(inside, pool, 0.0)
-    # the certain tasks (C - t <= x): all k of them count, at k or in the pool
+    # the certain tasks (C - t <= x): all k of them count, at k or in the pool (no failure)
     rows, nodes = np.nonzero(~inside)
     if rows.size:
         out[rows, :, nodes] = 0.0
-        out[rows, np.minimum(k[rows], degree).astype(np.int64), nodes] = 1.0
+        held = 0 if failures else np.minimum(k[rows], degree).astype(np.int64)
+        out[rows, held, nodes] = 1.0
     return out
 
 
