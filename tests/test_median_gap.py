@@ -204,3 +204,33 @@ def test_interpolated_inner_sums_fall_back_when_the_check_fails(
         is None
     )
     assert gap_sums(*args) is not None
+
+
+def test_a_node_without_shifts_cuts_no_piece() -> None:
+    """A node whose span is 0 (nothing within reach) has no pieces and leaves the others alone.
+
+    Its regular cuts had been (0 - 1) // step = -1, and ``np.repeat`` failed on the negative
+    count ("repeats may not contain negative values"): the even median of a million tasks, half
+    with counts in 2..39 and half in 1e8..1e9, raised instead of returning its moments.
+    """
+    from rankstats.null.median_gap_panels import kernel_pieces, shift_cuts
+
+    values = np.array([5.0, 40.0, 300.0])
+    below = np.array([0.0, 3.0, 5.0, 8.0])
+    y = np.array([350.0, 120.0, 90.0])
+    span = np.array([200, 0, 60])
+    power = np.array([4.0, 2.0, 3.0])
+    cuts = shift_cuts(values, y, span, power)
+    assert cuts.regular[1] == 0
+    assert cuts.kinks[1] == 0
+    pieces = kernel_pieces(values, below, 8, y, span, power)
+    assert not np.any(pieces.owner == 1)
+    others = kernel_pieces(values, below, 8, y[[0, 2]], span[[0, 2]], power[[0, 2]])
+    np.testing.assert_array_equal(pieces.starts, others.starts)
+    np.testing.assert_array_equal(pieces.lengths, others.lengths)
+    np.testing.assert_array_equal(pieces.nus, others.nus)
+    # every shift 1..span of the other nodes is covered once
+    for node, other in ((0, 0), (2, 1)):
+        mine = pieces.owner == node
+        assert int(pieces.lengths[mine].sum()) == span[node]
+        assert np.array_equal(mine.nonzero()[0].size, (others.owner == other).sum())

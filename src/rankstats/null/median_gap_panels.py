@@ -158,4 +158,5 @@ def shift_cuts(values: FloatArray, y: FloatArray, span: IntArray, power: FloatAr
     # kinks: counts b with y - T <= b < y cut at ceil(y - b)
     first = np.searchsorted(values, y - span, side="left")
     kinks = np.searchsorted(values, y, side="left") - first
-    return Cuts(decay, step, first, kinks, (span - 1) // step)
+    # a node with no shift (span 0: y = 1, or nothing within reach) has no cut
+    return Cuts(decay, step, first, kinks, np.maximum(span - 1, 0) // step)
