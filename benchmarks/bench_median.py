@@ -77,6 +77,19 @@ def _pairs() -> dict[str, tuple[np.ndarray, np.ndarray, float | None]]:
             None,
         ),
         "n=1e6, C=1e7": (np.full(10**6, 10**7), np.full(10**6 + 1, 10**7), None),
+        # equal huge counts: the inner sums had run over every shift of a reach of 1e7 (8-80 s)
+        "n=2306, C=3.2e8": (np.full(2_306, 321_371_255), np.full(2_307, 321_371_255), None),
+        "n=7136, C=1.2e10": (
+            np.full(7_136, 12_235_720_357),
+            np.full(7_137, 12_235_720_357),
+            None,
+        ),
+        # half the tasks at 2..39, half at 1e8..1e9: the long tail's pmf at top 0 (series)
+        "n=1e6, C=(2..39, 1e8..1e9)": (
+            np.concatenate((rng.integers(2, 40, 500_000), rng.integers(10**8, 10**9, 500_000))),
+            np.concatenate((rng.integers(2, 40, 500_000), rng.integers(10**8, 10**9, 500_001))),
+            None,
+        ),
         "n=2, C=(1, 1e12)": (np.array([1, 10**12]), np.array([1, 10**12, 10**12]), None),
         "n=4, C=1e12": (np.full(4, 10**12), np.full(5, 10**12), None),
         "n=4, C=1e7": (np.full(4, 10**7), np.full(5, 10**7), None),

@@ -124,3 +124,37 @@ def test_the_tail_bound_bounds_every_tail(seed: int) -> None:
             assert math.log(law[: m + 1].sum()) <= lower + 1e-12
     # no task below 1/2: P(S = 0) <= exp(-mean), the bound that picks a long tail's nodes
     assert _log_difference_bound(np.array(0.0), np.array(135.0), np.array(0.0)) == -135.0
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_none_by_series_against_the_product(seed: int) -> None:
+    """log P(N = 0) = sum m log(1 - x / C): the series of the far counts, the near ones directly.
+
+    Counts from the nodes' neighbourhood (one by one) to 1e12 (the series), shared counts,
+    and nodes below some count (certain tasks: -inf); 40-digit reference.
+    """
+    from rankstats.null.median_band import _none_by_series
+    from rankstats.null.median_tails import _Candidates
+
+    rng = np.random.default_rng(200 + seed)
+    values = np.unique(
+        np.concatenate((rng.integers(2, 200, size=20), rng.integers(10**3, 10**12, size=300)))
+    )
+    multiplicities = rng.integers(1, [2, 30, 3000][seed % 3] + 1, size=values.size)
+    cands = _Candidates(values, multiplicities)
+    first = int(rng.integers(0, 5))
+    lowest = float(values[first]) - 0.5
+    x = np.sort(np.concatenate(([lowest], rng.uniform(lowest, 5e4, size=8))))
+    got = _none_by_series(cands, first, x)
+    with mpmath.workdps(40):
+        for i, xi in enumerate(x.tolist()):
+            if np.any(values[first:] <= xi):
+                assert got[i] == -math.inf
+                continue
+            expected = mpmath.fsum(
+                int(m) * mpmath.log(1 - mpmath.mpf(xi) / int(c))
+                for c, m in zip(
+                    values[first:].tolist(), multiplicities[first:].tolist(), strict=True
+                )
+            )
+            assert abs(got[i] - float(expected)) <= 1e-14 * abs(float(expected)), i

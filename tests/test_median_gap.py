@@ -234,3 +234,44 @@ def test_a_node_without_shifts_cuts_no_piece() -> None:
         mine = pieces.owner == node
         assert int(pieces.lengths[mine].sum()) == span[node]
         assert np.array_equal(mine.nonzero()[0].size, (others.owner == other).sum())
+
+
+def test_long_inner_sums_take_the_panels(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Equal counts of 1e7 at n = 2306: the inner sums reach 1.5e5 shifts.
+
+    The Chebyshev interpolant had summed every shift at each of its 36 points (equal counts of
+    3e8 took 7 s, of 1.2e10 at n = 7136 79 s); past ``_SMOOTH_MAX_SHIFTS`` the panels' rules
+    take them. Both ways agree to the last digits here, where the direct sums are affordable.
+    """
+    import rankstats.null.median as median_module
+    from rankstats import InverseMedianRank, MedianRank
+
+    candidates = np.full(2306, 10**7)
+
+    def moments() -> list[float]:
+        median_module._CACHE.clear()
+        return [
+            MedianRank().expected_value(candidates),
+            MedianRank().variance(candidates),
+            InverseMedianRank().expected_value(candidates),
+            InverseMedianRank().variance(candidates),
+        ]
+
+    calls: list[bool] = []
+    smooth = median_gap._smooth_sums
+
+    def recording(*args: object) -> list[float] | None:
+        found = smooth(*args)  # type: ignore[arg-type]
+        calls.append(found is not None)
+        return found
+
+    monkeypatch.setattr(median_gap, "_smooth_sums", recording)
+    panels = moments()
+    assert calls
+    assert not any(calls)  # too long for the interpolant
+    calls.clear()
+    monkeypatch.setattr(median_gap, "_SMOOTH_MAX_SHIFTS", 10**9)
+    direct = moments()
+    assert any(calls)
+    for got, expected in zip(panels, direct, strict=True):
+        assert got == pytest.approx(expected, rel=1e-14)

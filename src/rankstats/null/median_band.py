@@ -89,6 +89,9 @@ _BAND_WORK = 10_000_000
 #: counts past a reach are taken with probability at most this (a Chernoff bound): far below any
 #: tail that moves a moment
 LOG_REACH = math.log(1e-320)
+#: P(N = 0) at shift 0 sums the counts above this multiple of x by a series of this many terms
+_SERIES_RATIO = 1.0 / 16.0
+_SERIES_TERMS = 13
 #: the split bands' budget (distinct counts x band squared x nodes)
 _SPLIT_WORK = 20_000_000
 #: elements of a block's binomial array (distinct counts x band x nodes): about 1 MB
@@ -145,11 +148,61 @@ def band_nodes(
     """
     band = small & (top < BAND_COUNTS)
     if np.any(band):
-        lowest = int(cands.index_above(float((x + t)[band].min())))
-        work = (cands.values.size - lowest) * np.count_nonzero(band) * (int(top[band].max()) + 2)
+        if int(top[band].max()) <= 0 and not np.any(t[band]):
+            # P(N = 0) by the series of the far counts and the near ones directly
+            work = _near_pairs(cands, x[band]) + _SERIES_TERMS * np.count_nonzero(band)
+        else:
+            lowest = int(cands.index_above(float((x + t)[band].min())))
+            count = np.count_nonzero(band)
+            work = (cands.values.size - lowest) * count * (int(top[band].max()) + 2)
         if work > _BAND_WORK:
             band[:] = False
     return band
+
+
+def _near_pairs(cands: _Candidates, x: FloatArray) -> int:
+    """The (node, distinct count) pairs :func:`_none_by_series` sums directly."""
+    near = cands.index_above(x / _SERIES_RATIO) - cands.index_above(x)
+    return int(near.sum())
+
+
+def _none_by_series(cands: _Candidates, first: int, x: FloatArray) -> FloatArray:
+    r""":math:`\log P(N = 0) = \sum_{C_j > x} m_j \log(1 - x / C_j)` at shift 0, for many nodes.
+
+    The counts above :math:`16x` by the series :math:`-\sum_k \frac{x^k}{k} \sum_j m_j
+    C_j^{-k}` (13 terms: the rest is below :math:`10^{-17}` of each count's first term), from
+    power sums tabulated once per input (compensated suffix sums); the counts in
+    :math:`(x, 16x]` one by one, by ``log1p`` (or :math:`\log((C - x) / C)` where
+    :math:`x / C \ge 1/2`). Every term has one sign, so the sum is relative to its size; a
+    node with a count of ``first`` on at or below it has a certain task (:math:`-\infty`).
+    ``first`` is the first distinct count the caller keeps (those below are certain at every
+    node and left out).
+    """
+    sums = cands.power_sums(_SERIES_TERMS)
+    far = cands.index_above(x / _SERIES_RATIO)
+    low = np.maximum(cands.index_above(x), first)
+    total = np.zeros(x.size)
+    with np.errstate(over="ignore", under="ignore"):
+        power = np.ones(x.size)
+        for k in range(1, _SERIES_TERMS + 1):
+            power = power * x
+            total -= power * sums[k - 1, far] / k
+    near = far - low
+    if int(near.sum()):
+        owner = np.repeat(np.arange(x.size), near)
+        index = np.arange(owner.size) - np.repeat(np.cumsum(near) - near, near) + low[owner]
+        c, xo = cands.values[index], x[owner]
+        q = xo / c
+        with np.errstate(divide="ignore"):
+            terms = np.where(q < 0.5, np.log1p(-np.minimum(q, 0.5)), np.log((c - xo) / c))
+        terms *= cands.counts[index]
+        starts = np.cumsum(near) - near
+        has = near > 0
+        total[has] += np.add.reduceat(terms, starts[has])
+    # tasks at or below x (from `first` on) are certain: N >= 1 surely
+    certain = cands.index_above(x) > first
+    total[certain] = -np.inf
+    return total
 
 
 def band_tails(
@@ -170,7 +223,11 @@ def band_tails(
     up = np.ones((x.size, len(cdf_at)))
     pmf = np.zeros((x.size, len(pmf_at)))
     if top >= 0:
-        law = band_law(cands.values[i0:], cands.counts[i0:], x, t, top + 1)
+        if top == 0 and not np.any(t):
+            log_none = _none_by_series(cands, i0, x)
+            law = np.stack((np.exp(log_none), -np.expm1(log_none)))
+        else:
+            law = band_law(cands.values[i0:], cands.counts[i0:], x, t, top + 1)
         # both tails as sums of nonnegative terms
         below = np.cumsum(law, axis=0)
         above = np.cumsum(law[::-1], axis=0)[::-1]

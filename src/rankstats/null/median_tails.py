@@ -147,6 +147,20 @@ class _Candidates:
         self.inv2: FloatArray = _suffix_sum(self.counts / (self.values * self.values))
         self.n = int(below[-1])
         self.c_max = int(distinct[-1])
+        self._power_sums: FloatArray | None = None
+
+    def power_sums(self, terms: int) -> FloatArray:
+        r"""Row ``k - 1``: :math:`\sum_{j \ge i} m_j C_j^{-k}` for every ``i`` (compensated)."""
+        if self._power_sums is None or self._power_sums.shape[0] < terms:
+            with np.errstate(under="ignore"):
+                inv = 1.0 / self.values
+                term = self.counts.copy()
+                rows = []
+                for _ in range(terms):
+                    term = term * inv
+                    rows.append(_suffix_sum(term))
+            self._power_sums = np.stack(rows)
+        return self._power_sums[:terms]
 
     def index_above(self, y: FloatArray | float) -> IntArray:
         """Index of the first distinct count above ``y``."""
