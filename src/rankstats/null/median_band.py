@@ -32,6 +32,14 @@ tree (:math:`\log_2` of the number of distinct counts) and :math:`D`, against th
 for one task at a time. The cost is the number of distinct counts times the nodes times
 :math:`D^2` at most; blocks bound the memory.
 
+Where only :math:`P(N = 0)` is asked at shift 0 (the band of one count: a median past every
+small count, waiting for the first of the huge ones), :func:`_none_by_series` sums
+:math:`\sum_j m_j \log(1 - x / C_j)` for the counts above :math:`16x` as the series
+:math:`-\sum_{k \le 13} \frac{x^k}{k} \sum_j m_j C_j^{-k}` from power sums tabulated once per
+input, and the few counts in :math:`(x, 16x]` one by one: per node it costs 13 terms and its near
+counts, not every distinct count (5e5 of them at :math:`n = 10^6`, where the band's budget had
+left these nodes to the inversion and V of the median 5e-12 off).
+
 Split bands
 -----------
 A median pinned at a small count :math:`c` by half the tasks, with the other half's counts huge,
