@@ -118,3 +118,38 @@ def test_no_plan_for_spread_counts() -> None:
     cands = _Candidates(values, np.ones(values.size, dtype=np.int64))
     x = np.linspace(300.0, 400.0, 200)
     assert split_plan(cands, x, np.zeros(x.size), [499], [500]) is None
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_rare_law_against_binomial_products(seed: int) -> None:
+    """The unlikely tasks' law from power sums and Newton's identities, 40-digit reference.
+
+    Thousands of tasks at counts 1e4 to 1e5 times the nodes, shared counts (the law Newton's
+    identities serve without cancellation), on the band the reach asks, each entry to 1e-13
+    relative down to 1e-300. The reference multiplies exact binomial laws, truncated.
+    """
+    from rankstats.null.median_band import _rare_law, _rare_terms, chernoff_reach
+
+    rng = np.random.default_rng(300 + seed)
+    scale = 10 ** int(rng.integers(6, 10))
+    values = np.unique(rng.integers(scale, 10 * scale, size=10))
+    counts = rng.integers(200, 3000, size=values.size)
+    cands = _Candidates(values, counts)
+    x = np.sort(rng.uniform(scale / 1e5, scale / 1e4, size=3))
+    hits = int(chernoff_reach(np.array([float(x.max()) * float(cands.inv1[0])]), cands.n)[0]) + 1
+    terms = _rare_terms(cands, 0, np.array([0]), np.array([hits]), float(x.min()), float(x.max()))
+    assert terms[0] > 0
+    law = _rare_law(cands, 0, x, hits, int(terms[0]))
+    with mpmath.workdps(40):
+        for i, xi in enumerate(x.tolist()):
+            exact = [mpmath.mpf(1)] + [mpmath.mpf(0)] * (hits - 1)
+            for c, m in zip(values.tolist(), counts.tolist(), strict=True):
+                q = mpmath.mpf(xi) / c
+                factor = [mpmath.binomial(m, j) * q**j * (1 - q) ** (m - j) for j in range(hits)]
+                exact = [
+                    mpmath.fsum(exact[i2] * factor[j - i2] for i2 in range(j + 1))
+                    for j in range(hits)
+                ]
+            for j in range(hits):
+                value = float(exact[j])
+                assert abs(law[j, i] - value) <= 1e-13 * value + 1e-300, (i, j)
