@@ -53,7 +53,10 @@ with :math:`L` likely tasks (smaller counts) and the rest unlikely, the uncertai
 error this leaves), :math:`F` only as far as its misses can bring an asked count within
 :math:`U`'s band (its pool counts in the lower tails). :func:`split_plan` picks the split by
 the estimated cost (distinct counts times band squared times nodes) within a budget, and
-:func:`split_band_tails` sums the products, all nonnegative. The cost does not grow with
+:func:`split_band_tails` sums the products, all nonnegative. Where the unlikely tasks are
+many, each rare, and their counts far above the nodes (at shift 0), their law comes from their
+power sums and Newton's identities instead (:func:`_rare_law`): a pass over their counts per
+term, not a polynomial product per count. The cost does not grow with
 :math:`n`: 5,000 tasks at 100 beside 5,000 at :math:`10^{12}` take two binomial laws on bands
 of 44 counts; against exact binomial sums the tails are within :math:`2 \cdot 10^{-14}`
 relative (tests).
