@@ -173,3 +173,33 @@ def test_build_does_not_difference_columns_whose_difference_could_overflow() -> 
     keys, counts = _reference(columns, np.ones(3, dtype=np.int64))
     assert [table.columns[name].tolist() for name in columns] == keys
     assert table.count.tolist() == counts
+
+
+def test_narrow_columns_beyond_int32_pack_exactly() -> None:
+    """Columns far beyond int32 but with narrow ranges take the 32-bit keys, exactly.
+
+    The least value had gone into the int32 subtraction as a Python int and raised
+    ``OverflowError`` (``evaluate`` with every task at 6e10 candidates).
+    """
+    big = 59_799_868_036
+    columns = {
+        "a": np.array([big + 1, big, big + 1, big]),
+        "b": np.array([3 * 10**9 + 2, 3 * 10**9, 3 * 10**9 + 2, 3 * 10**9 + 1]),
+    }
+    table = Table.build(columns)
+    assert table.columns["a"].tolist() == [big, big, big + 1]
+    assert table.columns["b"].tolist() == [3 * 10**9, 3 * 10**9 + 1, 3 * 10**9 + 2]
+    assert table.count.tolist() == [1, 1, 2]
+
+
+def test_evaluate_with_counts_beyond_int32() -> None:
+    from rankstats import evaluate
+
+    candidates = np.full(3, 59_799_868_036)
+    ranks = {
+        "optimistic": np.array([5.0, 100.0, 7e9]),
+        "pessimistic": np.array([5.0, 101.0, 7e9]),
+    }
+    results = evaluate(ranks, candidates, metrics=["mr"], rank_types=["optimistic"])
+    row = next(r for r in results.rows if r.side == "both")
+    assert row.value == pytest.approx((5.0 + 100.0 + 7e9) / 3, rel=1e-15)

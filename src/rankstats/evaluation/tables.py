@@ -192,18 +192,20 @@ def _pack(columns: Sequence[AnyArray]) -> tuple[IntArray, list[int], list[int], 
     if sum(widths) > 62:
         return None
     dtype = np.int32 if sum(widths) <= 31 else np.int64
-    # the difference is below 2**31 (2**62): no cast can overflow
-    combined = np.subtract(columns[0], lows[0], dtype=dtype, casting="unsafe")
+    # the difference is below 2**31 (2**62): no cast can overflow. The least values go in as
+    # int64 scalars (a Python int beyond int32 cannot be cast to int32 at all): cast unsafely,
+    # they wrap as the column's values do, and the difference comes out exact
+    combined = np.subtract(columns[0], np.int64(lows[0]), dtype=dtype, casting="unsafe")
     scratch = np.empty_like(combined)
     for i in range(1, len(columns)):
         combined <<= widths[i]
         if deltas[i]:
             # the difference of the columns (within int64, checked), less its least value
             # below 2**62: no cast can overflow
-            np.subtract(differences[i], lows[i], out=scratch, casting="unsafe")
+            np.subtract(differences[i], np.int64(lows[i]), out=scratch, casting="unsafe")
         else:
             # the difference is below 2**62: no cast can overflow
-            np.subtract(columns[i], lows[i], out=scratch, casting="unsafe")
+            np.subtract(columns[i], np.int64(lows[i]), out=scratch, casting="unsafe")
         combined |= scratch
     return combined, lows, widths, deltas
 
