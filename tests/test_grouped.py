@@ -429,3 +429,23 @@ def test_owned_tables_drop_their_keys(
     if metrics is None:  # evaluate builds its own tables
         direct = evaluate(ranks, groups=groups, weights=weights, average=average)  # type: ignore[arg-type]
         assert repr(_all_numbers(direct)) == repr(found[True][0])
+
+
+def test_groups_with_counts_beyond_int32() -> None:
+    """Every task at 1.6e11 candidates: the counts' offsets are int32, their least value not.
+
+    The least value had gone into the int32 subtraction as a Python int (``OverflowError``).
+    """
+    rng = np.random.default_rng(5)
+    n = 60
+    big = 161_473_076_620
+    candidates = np.full(n, big)
+    optimistic = rng.integers(1, big, size=n)
+    ranks = Ranks(optimistic, np.minimum(optimistic + rng.integers(0, 3, size=n), big), candidates)
+    labels = rng.integers(0, 4, size=n)
+    metrics = ["mr", "mrr", "amri", "zmr"]
+    results = evaluate(ranks, metrics=metrics, groups=labels)
+    for label, group in results.by_group.items():
+        alone = evaluate(_subset(ranks, labels == label), metrics=metrics)
+        for key in group:
+            _same_row(group.row(key), alone.row(key))

@@ -407,8 +407,12 @@ def index_dtype(largest: int) -> type[np.signedinteger[Any]]:
 
 
 def offsets(values: IntArray, low: int, high: int) -> IntArray:
-    """``values - low`` for values in ``[low, high]``, as indices of :func:`index_dtype`."""
-    return np.subtract(values, low, dtype=index_dtype(high - low))
+    """``values - low`` for values in ``[low, high]``, as indices of :func:`index_dtype`.
+
+    ``low`` goes in as an int64 scalar, cast unsafely where the indices are int32: it wraps as
+    the values do, so the difference (below 2**31) is exact even for values beyond int32.
+    """
+    return np.subtract(values, np.int64(low), dtype=index_dtype(high - low), casting="unsafe")
 
 
 def value_range(values: IntArray) -> tuple[int, int] | None:
