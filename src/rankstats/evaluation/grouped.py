@@ -495,11 +495,14 @@ class _Builder:
             assert table is not None
             candidates = table.columns["num_candidates"]
             spread = value_range(candidates)
+            # the distinct counts in int64 (the terms may take products of them), whatever the
+            # table's counts are in (int32 for a narrow table, Table.build)
             if spread is None:
-                self._distinct = distinct_inverse(candidates)
+                distinct, inverse = distinct_inverse(candidates)
+                self._distinct = distinct.astype(np.int64, copy=False), inverse
             else:  # every count of a narrow range: no lookup table to build
                 low, high = spread
-                distinct = np.arange(low, high + 1, dtype=candidates.dtype)
+                distinct = np.arange(low, high + 1, dtype=np.int64)
                 self._distinct = distinct, offsets(candidates, low, high)
             if self.data.owns_keys:  # read through the index from now on
                 table.release_keys(("num_candidates",))
