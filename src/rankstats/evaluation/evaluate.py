@@ -279,7 +279,7 @@ def compute_results(
         # the groups with tasks, before group_columns may drop the tables' group ids
         with_tasks = np.zeros(len(labels), dtype=bool)
         for side_stats in stats.values():
-            with_tasks[side_stats.group_ids()] = True
+            side_stats.mark_groups(with_tasks)
         # bars over the groups where a metric has to be computed group by group
         columns, micro_rows = group_columns(
             stats,

@@ -541,6 +541,10 @@ class SideStatistics:
             return ids
         return ids[np.concatenate(([True], ids[1:] != ids[:-1]))]
 
+    def mark_groups(self, flags: npt.NDArray[np.bool_]) -> None:
+        """Set ``flags[g]`` for every group ``g`` present (a scatter: cheaper than the ids)."""
+        flags[self._table.columns[GROUP]] = True
+
     def _mapped(self, function: Callable[[Table], Table]) -> dict[str, Any]:
         """Every table through ``function``, as the fields of a statistics object."""
         return {
