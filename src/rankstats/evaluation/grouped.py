@@ -644,7 +644,8 @@ class _Builder:
         scale, offset, expected, variance, undefined = _affine(
             metric, base_expected, base_variance, gap, self._groups
         )
-        methods = base_methods.copy()
+        # the base's methods (shared, read only) unless some group's metric is undefined
+        methods = base_methods.copy() if undefined else base_methods
         notes = dict(base_notes)
         for g, reason in undefined.items():
             methods[g] = CODE_NONE
@@ -809,7 +810,9 @@ def _affine(
         np.isnan(base_variance) if metric._coefficients_use_variance else False
     )
     undefined: dict[int, str] = {}
-    for g in groups[bad[groups] & ~missing[groups]]:
+    failed = bad & ~missing
+    # the groups where the array form fails with the base's moments known (none, mostly)
+    for g in groups[failed[groups]] if failed.any() else groups[:0]:
         try:
             metric._coefficients_from(
                 float(base_expected[g]), float(base_variance[g]), float(base_gap[g])
