@@ -48,6 +48,49 @@ these cuts; the rest of the gap is numpy and Python work (the sparse products of
 the null moments, about 2.2-2.5 ms; the tables' packing, sorting and unpacking, about 1.5 ms; the
 micro or macro rows, about 1.5 ms). The benchmark measures the default allocator, as a user gets
 it.
+
+Then (branch groups5) from micro 3.74 and macro 3.97 (3.56-3.97 and 3.88-4.32 over six runs;
+micro 10.2 ms, macro 10.9 ms, one group 2.7 ms) to micro 3.1-3.3 and macro 3.0-3.1 (medians of
+three series of five or six runs: micro 3.13, 3.16, 3.30; macro 2.99, 3.08, 3.10; micro 8.1-8.7
+ms, macro 8.1-8.3 ms, one group 2.6-2.7 ms), results the same to the bit in every group:
+
+- the tables :func:`~rankstats.evaluate` builds with groups, where every metric comes from
+  per-group sums, keep their ranks, candidate counts and row counts in ``int32`` where every
+  value is below 2**30 and a row packs into 31 bits (``Table.build(..., narrow=True)``; the
+  group ids stay ``int64``), unpacked without conversions, in half the memory; the terms take
+  their arguments in ``int64`` (the distinct candidate counts, the tied ranks);
+- the macro average computes an element-wise array that others are computed from (a base's
+  null standard deviation, which the z-scores of every rank type share) once, not once per
+  rank type;
+- a derived metric shares its base's array of methods unless a group's metric is undefined,
+  and looks for the groups where the array form fails only where some does; the groups with
+  tasks are marked by a scatter of the tables' group ids, not through the distinct ids.
+
+Measured in separate processes, the two versions alternated (``python benchmarks/run.py
+groups`` as it runs, five or six runs each): running both versions in one process (the old one
+as a renamed copy) misled here, as both then share one heap and each one's page faults depend
+on the other's calls. Much of the gain is page faults, and not where the memory was cut: in the
+benchmark's rounds (one group, micro, macro) the macro calls now fault almost never (0 against
+1,341 per call) and the micro calls 500-760 times (against 1,341); the macro average's change
+alone, which does not touch the micro call, took the micro ratio from 3.73 to 3.38. So these
+ratios depend on the allocator's state, and a change elsewhere may move them by 0.3-0.6 either
+way. With the glibc tunables above (no faults) the CPU work alone went from 2.93 (micro) and
+3.22 (macro) to 2.85 and 2.98 (micro 7.6 -> 7.4 ms, macro 8.4 -> 7.6 ms).
+
+Tried and not kept (measured as above): group ids in ``int32`` as well (micro 3.13 -> 3.27:
+``np.bincount`` and fancy indexing convert them, as before); the tied rows' terms of the
+optimistic, pessimistic and realistic ranks evaluated in one call per metric (no CPU time
+saved: those terms cost 2 us each, the cost is the few terms over ties, ``_expected_reciprocal``
+133 us and ``_expected_hit`` 22 us each); each rank type's values stored as the untied rows'
+means, shared, with only the ~2,600 groups with tied rows of its own (1.7 MB less in results,
+but no fewer faults, and no less CPU time: micro 3.10 -> 3.13, macro 3.11 -> 3.18); the null
+moments computed before the pairs' values (no trim of the heap in between, but the same peak:
+no change); the untied weights rebuilt in place of the cached weights rather than copied (no
+change). What is left of the CPU work beyond the one group's: the sparse products and the
+entries of the pairs' values (about 1.8 ms), the null moments (about 1.2 ms), the tables (0.8
+ms more than the one group's, two sorts of 10^5 keys, 0.2 ms each, and the group labels'
+encoding, 0.3 ms), the groups' columns and the micro rows (about 0.8 ms) or the macro rows
+(about 1.2 ms).
 """
 
 from __future__ import annotations

@@ -449,3 +449,44 @@ def test_groups_with_counts_beyond_int32() -> None:
         alone = evaluate(_subset(ranks, labels == label), metrics=metrics)
         for key in group:
             _same_row(group.row(key), alone.row(key))
+
+
+@pytest.mark.parametrize("average", ["micro", "macro"])
+@pytest.mark.parametrize("largest", [30, 2**29, 2**31])
+def test_narrow_tables_give_the_same_results(average: str, largest: int) -> None:
+    """evaluate's own tables of grouped default metrics are int32 where they fit (every rank
+    and count below 2**30, the rows in 31 bits): the results are the same to the bit as from
+    int64 tables, also where a term squares a count of 2**29 (beyond int32)."""
+    from rankstats.evaluation.evaluate import compute_results, resolve_metrics, weight_sums_suffice
+    from rankstats.evaluation.inputs import prepare_input
+
+    rng = np.random.default_rng(5)
+    n = 2_000
+    candidates = largest - rng.integers(0, 20, size=n)
+    optimistic = np.minimum(rng.geometric(0.01, size=n), candidates)
+    ties = rng.binomial(1, 0.3, size=n) * rng.integers(1, 4, size=n)
+    ranks = Ranks(optimistic, np.minimum(optimistic + ties, candidates), candidates)
+    groups = rng.integers(0, 50, size=n)
+    resolved, defaults = resolve_metrics(None)
+    found = {}
+    for narrow in (False, True):
+        prepared = prepare_input(
+            ranks, None, None, groups, weight_sums=weight_sums_suffice(resolved), narrow=narrow
+        )
+        stats = prepared.sides["both"]
+        assert stats.candidates is not None
+        narrowed = stats.candidates.columns["num_candidates"].dtype == np.int32
+        assert narrowed is (narrow and largest < 2**30)
+        results = compute_results(
+            prepared.sides,
+            prepared.labels,
+            resolved,
+            None,
+            average,  # type: ignore[arg-type]
+            default_metrics=defaults,
+            own_tables=True,
+        )
+        found[narrow] = [_all_numbers(results)] + [
+            _all_numbers(results.by_group[label]) for label in (0, 17, 49)
+        ]
+    assert repr(found[True]) == repr(found[False])  # NaN-aware, to the bit

@@ -46,6 +46,41 @@ def test_build_matches_lexicographic_sort(seed: int, largest_count: int | None) 
     assert table.count.dtype == np.int64
 
 
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize(
+    ("low", "spread", "narrowed"),
+    [
+        (1, 40, True),
+        (2**30 - 41, 40, True),  # the largest values that fit
+        (2**30 - 40, 40, False),  # a value of 2**30: the sum of two would not fit in int32
+        (-(2**30), 40, True),
+        (-(2**30) - 1, 40, False),
+        (1, 2**20, False),  # the rows take more than 31 bits
+    ],
+)
+def test_narrow_build(seed: int, low: int, spread: int, narrowed: bool) -> None:
+    """``narrow`` gives int32 columns after the first (and counts) where they fit, equal rows."""
+    rng = np.random.default_rng(seed)
+    size = int(rng.integers(1, 400))
+    columns = {
+        "group": rng.integers(0, 5, size=size),
+        "optimistic": low + rng.integers(0, spread, size=size),
+        "pessimistic": low + rng.integers(0, spread, size=size, endpoint=True),
+    }
+    columns["optimistic"][0], columns["pessimistic"][0] = low, low + spread
+    wide = Table.build(columns)
+    table = Table.build(columns, narrow=True)
+    assert [c.tolist() for c in table.columns.values()] == [
+        c.tolist() for c in wide.columns.values()
+    ]
+    assert table.count.tolist() == wide.count.tolist()
+    dtype = np.int32 if narrowed else np.int64
+    assert table.columns["group"].dtype == np.int64
+    assert table.columns["optimistic"].dtype == dtype
+    assert table.columns["pessimistic"].dtype == dtype
+    assert table.count.dtype == dtype
+
+
 def test_build_keeps_its_input() -> None:
     columns = {"group": np.array([1, 0, 1]), "rank": np.array([2, 2, 2])}
     count = np.array([3, 1, 2])

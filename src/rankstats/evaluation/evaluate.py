@@ -39,6 +39,7 @@ from rankstats.evaluation.scores import EVALUATION_RANK_TYPES, RANK_EXPECTED
 from rankstats.evaluation.tables import (
     SideStatistics,
 )
+from rankstats.evaluation.terms import sums_only
 from rankstats.evaluation.ties import has_tie_expectation
 from rankstats.metrics.derived import DerivedRankBasedMetric
 from rankstats.null.sampling import Seed
@@ -278,7 +279,7 @@ def compute_results(
         # the groups with tasks, before group_columns may drop the tables' group ids
         with_tasks = np.zeros(len(labels), dtype=bool)
         for side_stats in stats.values():
-            with_tasks[side_stats.group_ids()] = True
+            side_stats.mark_groups(with_tasks)
         # bars over the groups where a metric has to be computed group by group
         columns, micro_rows = group_columns(
             stats,
@@ -440,7 +441,14 @@ def evaluate(
     """
     resolved, defaults = resolve_metrics(metrics)
     prepared = prepare_input(
-        ranks, num_candidates, weights, groups, weight_sums=weight_sums_suffice(resolved)
+        ranks,
+        num_candidates,
+        weights,
+        groups,
+        weight_sums=weight_sums_suffice(resolved),
+        # with groups and metrics all from per-group sums, only those sums read the tables:
+        # int32 columns where they fit (half the memory, a lower peak)
+        narrow=groups is not None and sums_only(resolved),
     )
     return compute_results(
         prepared.sides,

@@ -176,12 +176,30 @@ def macro_rows(columns: Sequence[Column]) -> list[ResultRow]:
     # rank types its arrays of null moments and methods: each is reduced once
     found: dict[int, tuple[BoolArray, IntArray]] = {}
     reduced: dict[tuple[int, int, str], tuple[Any, Any, Any]] = {}
+    # the entries of the element-wise arrays that others are computed from (a base's null
+    # standard deviation, shared by the z-scores of every rank type), by array and groups:
+    # each computed once (the others' entries are reduced at once, and not kept)
+    inner_parts: dict[tuple[int, int], tuple[Any, Any, Any]] = {}
+
+    def part_of(array: Any, chosen: slice | IntArray, inner: bool = False) -> Any:
+        if not isinstance(array, Elementwise):
+            return array[chosen]
+        key = (id(array), id(chosen))
+        known = inner_parts.get(key) if inner else None
+        if known is None or known[0] is not array or known[1] is not chosen:
+            arguments = [part_of(each, chosen, inner=True) for each in array.arrays]
+            with np.errstate(divide="ignore", invalid="ignore"):
+                part = array.function(*arguments, *array.constants)
+            if not inner:
+                return part
+            known = inner_parts[key] = (array, chosen, part)
+        return known[2]
 
     def reduce(array: Any, chosen: slice | IntArray, how: str) -> Any:
         key = (id(array), id(chosen), how)
         known = reduced.get(key)
         if known is None or known[0] is not array or known[1] is not chosen:
-            part = array[chosen]
+            part = part_of(array, chosen)
             result: Any
             if how == "sum":  # NaN where any entry is
                 result = float(part.sum())

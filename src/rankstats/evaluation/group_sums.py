@@ -296,8 +296,12 @@ class GroupSums:
         pairs = self.stats.pairs
         optimistic, pessimistic = pairs.columns["optimistic"], pairs.columns["pessimistic"]
         ids, weights = pairs.columns[GROUP], pairs.weights()
-        if rank_type == RANK_EXPECTED:
-            return ids, (optimistic, pessimistic), None, weights
+        if rank_type == RANK_EXPECTED:  # in int64 for the terms (a narrow table's are int32)
+            pair = (
+                optimistic.astype(np.int64, copy=False),
+                pessimistic.astype(np.int64, copy=False),
+            )
+            return ids, pair, None, weights
         if rank_type == "optimistic":
             key, scale = optimistic, 1.0
         elif rank_type == "pessimistic":
@@ -351,8 +355,9 @@ class GroupSums:
             np.cumsum(new) - 1,
             longest > SEQUENTIAL_ROWS,
             weights[tied],
-            optimistic[tied],
-            pessimistic[tied],
+            # in int64 for the terms (a narrow table's ranks are int32, Table.build)
+            optimistic[tied].astype(np.int64, copy=False),
+            pessimistic[tied].astype(np.int64, copy=False),
         )
 
     def mean(self, ids: IntArray, terms: FloatArray, weights: FloatArray) -> FloatArray:

@@ -495,11 +495,14 @@ class _Builder:
             assert table is not None
             candidates = table.columns["num_candidates"]
             spread = value_range(candidates)
+            # the distinct counts in int64 (the terms may take products of them), whatever the
+            # table's counts are in (int32 for a narrow table, Table.build)
             if spread is None:
-                self._distinct = distinct_inverse(candidates)
+                distinct, inverse = distinct_inverse(candidates)
+                self._distinct = distinct.astype(np.int64, copy=False), inverse
             else:  # every count of a narrow range: no lookup table to build
                 low, high = spread
-                distinct = np.arange(low, high + 1, dtype=candidates.dtype)
+                distinct = np.arange(low, high + 1, dtype=np.int64)
                 self._distinct = distinct, offsets(candidates, low, high)
             if self.data.owns_keys:  # read through the index from now on
                 table.release_keys(("num_candidates",))
@@ -641,7 +644,8 @@ class _Builder:
         scale, offset, expected, variance, undefined = _affine(
             metric, base_expected, base_variance, gap, self._groups
         )
-        methods = base_methods.copy()
+        # the base's methods (shared, read only) unless some group's metric is undefined
+        methods = base_methods.copy() if undefined else base_methods
         notes = dict(base_notes)
         for g, reason in undefined.items():
             methods[g] = CODE_NONE
@@ -806,7 +810,9 @@ def _affine(
         np.isnan(base_variance) if metric._coefficients_use_variance else False
     )
     undefined: dict[int, str] = {}
-    for g in groups[bad[groups] & ~missing[groups]]:
+    failed = bad & ~missing
+    # the groups where the array form fails with the base's moments known (none, mostly)
+    for g in groups[failed[groups]] if failed.any() else groups[:0]:
         try:
             metric._coefficients_from(
                 float(base_expected[g]), float(base_variance[g]), float(base_gap[g])

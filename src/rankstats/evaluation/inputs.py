@@ -107,6 +107,7 @@ def _side_tables(
     group_ids: IntArray | None,
     weights_as_keys: bool = False,
     weight_sums: bool = False,
+    narrow: bool = False,
 ) -> SideStatistics:
     """Validate one side's input and compress it to tables (see :func:`prepare_input`)."""
     pairs: tuple[IntArray, IntArray] | None = None
@@ -171,12 +172,12 @@ def _side_tables(
     candidate_keys = None if candidates is None else {GROUP: gid, "num_candidates": candidates}
     candidates_table = None
     if candidate_keys is not None and not (weight_sums and weights is not None):
-        candidates_table = Table.build({**candidate_keys, **extra})
+        candidates_table = Table.build({**candidate_keys, **extra}, narrow=narrow)
     if weights is None or weights_as_keys:
         pair_keys = None if pair_keys is None else {**pair_keys, **extra}
         rank_keys = {rank_type: {**keys, **extra} for rank_type, keys in rank_keys.items()}
         return SideStatistics(
-            pairs=None if pair_keys is None else Table.build(pair_keys),
+            pairs=None if pair_keys is None else Table.build(pair_keys, narrow=narrow),
             ranks={rank_type: Table.build(keys) for rank_type, keys in rank_keys.items()},
             candidates=candidates_table,
         )
@@ -224,6 +225,7 @@ def prepare_input(
     *,
     weights_as_keys: bool = False,
     weight_sums: bool = False,
+    narrow: bool = False,
 ) -> PreparedInput:
     """Validate the input of :func:`evaluate` (or of an accumulator update) into tables.
 
@@ -232,7 +234,9 @@ def prepare_input(
     accumulator tags rows with unique "weights" that way). The candidate table keeps each
     task's weight, or with ``weight_sums`` (when every null model needs only those) the sums of
     the weights and of their squares per candidate count, as :class:`~rankstats.RankAccumulator`
-    does for the same metrics.
+    does for the same metrics. ``narrow`` builds the pairs and candidate counts in ``int32``
+    where they fit (:meth:`~rankstats.evaluation.tables.Table.build`), for tables that only the
+    grouped sums read.
     """
     values = _split_sides(ranks)
     sides = list(values)
@@ -252,6 +256,7 @@ def prepare_input(
                 group_ids[side],
                 weights_as_keys,
                 weight_sums,
+                narrow,
             )
         except (TypeError, ValueError) as error:
             if len(sides) == 1:
