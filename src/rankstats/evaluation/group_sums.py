@@ -417,7 +417,10 @@ def offsets(values: IntArray, low: int, high: int) -> IntArray:
     ``low`` goes in as an int64 scalar, cast unsafely where the indices are int32: it wraps as
     the values do, so the difference (below 2**31) is exact even for values beyond int32.
     """
-    return np.subtract(values, np.int64(low), dtype=index_dtype(high - low), casting="unsafe")
+    out: IntArray = np.subtract(
+        values, np.int64(low), dtype=index_dtype(high - low), casting="unsafe"
+    )
+    return out
 
 
 def value_range(values: IntArray) -> tuple[int, int] | None:
