@@ -311,11 +311,12 @@ def split_plan(
     # within budget need their reach (a bisection over every split costs more than the rest)
     hits_low = np.floor(mu).astype(np.int64) + 1
     misses_low = np.maximum(likely + hits_low - min(asked), 1).astype(np.float64)
-    unlikely_low = (
-        rest.astype(np.float64)
-        if not np.any(t)
-        else x.size * _band_cost(rest, (hits_low + 1).astype(np.float64))
-    )
+    unlikely_low = x.size * _band_cost(rest, (hits_low + 1).astype(np.float64))
+    if not np.any(t):
+        # where the power sums may serve (their conditions with the reach at its least), a pass
+        # over the unlikely counts at least
+        maybe = _rare_terms(cands, first, distinct, hits_low, float(x.min()), x_hi) > 0
+        unlikely_low = np.where(maybe, rest.astype(np.float64), unlikely_low)
     low = x.size * _band_cost(distinct, misses_low + 1.0) + unlikely_low
     keep = np.flatnonzero(low <= _SPLIT_WORK)
     if keep.size == 0:

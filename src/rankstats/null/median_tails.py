@@ -97,7 +97,13 @@ def _reach(q_max: FloatArray) -> IntArray:
     after (ascending counts), that is much tighter than the Chernoff bound of the whole sum.
     """
     left = np.arange(q_max.size, 0, -1)
-    chernoff = chernoff_reach(np.cumsum(q_max[::-1])[::-1], left)
+    mu = np.cumsum(q_max[::-1])[::-1]
+    # the bound saves counts only where the tasks left are unlikely to succeed: elsewhere the
+    # tasks left bound the reach (no bisection where it would not pay)
+    chernoff = left.copy()
+    rare = np.flatnonzero(mu <= left / 8.0)
+    if rare.size:
+        chernoff[rare] = chernoff_reach(mu[rare], left[rare])
     # the tasks k..j-1 add at most j - k: the best split of the tasks left
     reach_from = np.arange(q_max.size) + chernoff
     return np.minimum.accumulate(reach_from[::-1])[::-1] - np.arange(q_max.size)
