@@ -145,3 +145,39 @@ def test_even_median_memory_is_bounded(counts: np.ndarray) -> None:
     finally:
         tracemalloc.stop()
     assert peak < 40e6
+
+
+@pytest.mark.parametrize("n", [4000, 20466, 40932])
+def test_rules_on_count_free_windows_match_every_rank(
+    n: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A window with no count inside takes ~530 nodes however wide, and loses no digit.
+
+    Counts in 13,541..14,541 (the table's shape): the window of 740 to 2,400 ranks around
+    7,000 had taken every rank below a width of 1,152 (1,054 nodes at n = 20,466). Against
+    the pieces of the cut-at-counts design (every rank where the rule would not pay twice).
+    """
+    from rankstats.null import median_even
+
+    rng = np.random.default_rng(n)
+    counts = 14_541 - rng.integers(0, 1_000, size=n)
+    cands = _Candidates(*np.unique(counts, return_counts=True))
+    lo, hi = cands.window(n // 2)
+    nodes = median_even.window_nodes(cands, lo, hi, cands.centre(lo, hi))
+    assert nodes.x.size <= 560
+    assert float(nodes.w.sum()) == pytest.approx(hi - lo + 1, rel=1e-13)
+    metric, inverse = MedianRank(), InverseMedianRank()
+
+    def moments() -> list[float]:
+        median_module._CACHE.clear()
+        return [
+            metric.expected_value(counts),
+            metric.variance(counts),
+            inverse.expected_value(counts),
+            inverse.variance(counts),
+        ]
+
+    ruled = moments()
+    monkeypatch.setattr(median_even, "_RATIO_UNCLIPPED", 0.0)
+    for got, expected in zip(ruled, moments(), strict=True):
+        assert got == pytest.approx(expected, rel=5e-14)

@@ -96,6 +96,8 @@ __all__ = ["SingleSums", "WindowNodes", "even_moments", "single_sums", "window_n
 _N_SUB = 48
 #: the summands of the single sums are smooth on this many panel lengths
 _SMOOTH = 2.0
+#: the largest length-to-scale ratio whose rule needs at most _NU = 16 nodes for 1e-14
+_RATIO_UNCLIPPED = 10.0 ** (-7.0 / 16.0)
 #: J(v) is taken as a difference while it keeps at least this fraction of P(N_{v-1} = a)
 _DIFFERENCE_MIN = 0.01
 #: Gauss-Legendre nodes of the integral for J(v)
@@ -123,10 +125,25 @@ def window_scale(lo: int, hi: int) -> float:
 
 
 def window_nodes(cands: _Candidates, lo: int, hi: int, c0: int) -> WindowNodes:
-    """Nodes for sums over ``lo..hi``, cut at the counts inside, at ``c0`` and on a ladder."""
+    r"""Nodes for sums over ``lo..hi``, cut at the counts inside, at ``c0`` and on a ladder.
+
+    With no count inside, the tails are one smooth function over the window (varying on
+    :func:`window_scale`): pieces of a 33rd of the window take rules of 16 nodes, within their
+    error bound :math:`(L / 2 s)^{2\nu} \le 10^{-14}` (``_RATIO_UNCLIPPED``), so a window takes
+    about 528 nodes however wide, or every rank where it is narrower; where the 1/x weights
+    or a count make a piece rougher than that, pieces of a 48th (at least 32) take as many
+    nodes as their scale asks, summed point by point up to twice that.
+    """
     in_window = cands.distinct[(cands.distinct > lo) & (cands.distinct <= hi)]
     breaks = np.concatenate((in_window, np.array([c0], dtype=np.int64), _ladder(hi)))
     piece = max(_ENUM, -(-(hi - lo + 1) // _N_SUB))
+    if in_window.size == 0:
+        long_piece = max(1, int(_RATIO_UNCLIPPED * 2.0 * window_scale(lo, hi)))
+        starts, lengths = _pieces(lo, hi, breaks, long_piece)
+        smooth = np.minimum(window_scale(lo, hi), starts.astype(np.float64))
+        if float((lengths / (2.0 * smooth)).max()) <= _RATIO_UNCLIPPED:
+            x, w, _ = _piece_nodes(starts, lengths, smooth, enumerate_below=1.0)
+            return WindowNodes(x, w, breaks, piece)
     starts, lengths = _pieces(lo, hi, breaks, piece)
     # tails vary on the window's scale, the weights 1/x on the scale of x
     smooth = np.minimum(window_scale(lo, hi), starts.astype(np.float64))

@@ -323,6 +323,7 @@ def _piece_nodes(
     lengths: IntArray,
     scale: float | FloatArray | None = None,
     nu: int | IntArray | None = None,
+    enumerate_below: float = 2.0,
 ) -> tuple[FloatArray, FloatArray, IntArray]:
     r"""Nodes, weights and owning piece for :math:`\sum_{x \in \text{piece}} f(x)`.
 
@@ -336,7 +337,7 @@ def _piece_nodes(
         nus = _nodes_per_piece(lengths, scale)
     else:
         nus = np.broadcast_to(np.asarray(nu, dtype=np.int64), lengths.shape)
-    small = lengths <= 2 * nus
+    small = lengths <= enumerate_below * nus
     s_len = lengths[small]
     total = int(s_len.sum())
     offsets = np.arange(total) - np.repeat(np.cumsum(s_len) - s_len, s_len)

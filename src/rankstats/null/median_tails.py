@@ -658,6 +658,15 @@ class _Evaluator:
         w_abs = 2.0 * float(half_sin[-1])
         q_cut = min(1.0, _RHO / w_abs)
         rho = min(_RHO, w_abs)
+        if q_cut >= 1.0 and not np.any(ta):
+            # every uncertain task comes from the table: its terms shrink like (q |w|)^s, q
+            # at most x over the first count above x (0.6 for counts near twice the median,
+            # where the bound |w| alone had asked 51 terms for 33)
+            above = cands.index_above(xa)
+            inside = above < cands.values.size
+            if np.any(inside):
+                q_top = float((xa[inside] / cands.values[above[inside]]).max())
+                rho = max(min(rho, w_abs * q_top), 1e-3)
         p1_max = float(p1[active].max()) + 1.0
         degree = math.ceil(math.log(1e-21 * (1.0 - rho) / (p1_max * w_abs)) / math.log(rho))
         degree = min(max(degree, 2), 400)
