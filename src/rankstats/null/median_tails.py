@@ -220,29 +220,6 @@ class _Candidates:
         return min(max(b, lo), max(hi, lo))
 
 
-def _next_powers(power: FloatArray, ratio: FloatArray, more: int) -> FloatArray:
-    """``power * ratio**s`` for ``s = 1..more``, as ``(rows, more)``, multiplied in turn."""
-    steps = np.empty((power.size, more))
-    steps[:, 0] = power * ratio
-    steps[:, 1:] = ratio[:, None]
-    np.cumprod(steps, axis=1, out=steps)
-    return steps
-
-
-def _suffix_sum_columns(values: FloatArray) -> FloatArray:
-    """:func:`~rankstats.null.median_rules._suffix_sum` of every column: ``(rows + 1, cols)``."""
-    rev = values[::-1]
-    run = np.cumsum(rev, axis=0)
-    prev = np.zeros_like(run)
-    prev[1:] = run[:-1]
-    part = run - prev
-    err = (prev - (run - part)) + (rev - part)
-    run += np.cumsum(err, axis=0)
-    out = np.zeros((values.shape[0] + 1, values.shape[1]))
-    out[:-1] = run[::-1]
-    return out
-
-
 class _PowerTable:
     r"""Suffix sums of :math:`m_j (\xi / c_j)^s` over the distinct counts, for :math:`s \ge 1`.
 
@@ -264,25 +241,20 @@ class _PowerTable:
         self._power = self.m.copy()
         self._far_ratio = xi / values[i_hi:]
         self._far_power = cands.counts[i_hi:].copy()
-        # (positions + 1, columns): one column per power, added in blocks on demand
-        self._suffix: FloatArray = np.zeros((self.v.size + 1, 0))
-        self._far: FloatArray = np.zeros(0)
+        self._suffix: list[FloatArray] = []
+        self._far: list[float] = []
 
     def query(self, y: FloatArray, ncols: int) -> FloatArray:
         r"""Return :math:`\sum_{c_j > y} m_j (\xi / c_j)^s` for :math:`s = 1..ncols`."""
-        have = self._suffix.shape[1]
-        if have < ncols:
-            # the next powers side by side, each column's suffix sums compensated
-            more = ncols - have
-            powers = _next_powers(self._power, self._ratio, more)
-            far_powers = _next_powers(self._far_power, self._far_ratio, more)
-            self._suffix = np.concatenate((self._suffix, _suffix_sum_columns(powers)), axis=1)
-            # each power's far total summed pairwise (along a contiguous row)
-            self._far = np.concatenate((self._far, np.ascontiguousarray(far_powers.T).sum(axis=1)))
-            self._power = powers[:, -1].copy()
-            self._far_power = far_powers[:, -1].copy()
+        while len(self._suffix) < ncols:
+            self._power = self._power * self._ratio
+            self._suffix.append(_suffix_sum(self._power))
+            self._far_power = self._far_power * self._far_ratio
+            self._far.append(float(np.sum(self._far_power)))
         idx = np.searchsorted(self.v, y, side="right")
-        out: FloatArray = self._suffix[idx, :ncols] + self._far[:ncols]
+        out = np.empty((y.size, ncols))
+        for s in range(ncols):
+            out[:, s] = self._suffix[s][idx] + self._far[s]
         return out
 
     def index(self, y: FloatArray) -> IntArray:
