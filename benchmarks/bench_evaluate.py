@@ -31,9 +31,10 @@ The median's three laws (head, tail, both sides, about 1,000 distinct counts eac
 15 of the table's 25 ms, most of it in the Fourier inversion at every rank of their windows.
 Windows with no count inside now take discrete Gauss rules of 16 nodes on pieces of a 33rd of
 the window (about 530 nodes, not up to 1,152), and the Fourier series' ratio comes from the
-largest success probability of the tabulated tasks, and the power table's columns are added in
-blocks: the full table takes 19-21 ms, a ratio of 0.47-0.50 (the target of 0.5 met, narrowly);
-without the median 9-10 ms (0.22-0.23). The laws of
+largest success probability of the tabulated tasks: the full table takes 20-21 ms, a ratio of
+0.48-0.50 (the target of 0.5 met, narrowly); without the median 9-10 ms (0.23-0.24). Building
+the power table's columns in blocks gave 0.47, but with a million far counts its blocks took
+1.9 GB (reverted; bounded blocks were slower than one column at a time). The laws of
 4,000 ranks gained less (their Fourier series need more terms at their smaller variance), so
 the small-n cliff went from 0.96 to 1.06-1.08: the table at 4,000 ranks per side is now 6-8 %
 slower than at 20,466, against the target of no slower (at 512 nodes, the Fourier inversion

@@ -9,20 +9,23 @@ Each case draws n log-uniform in 1..n-max and one of five shapes of candidate co
 equal counts, counts log-uniform in 1..1e12, half the tasks (give or take two) at counts up to
 200 and half at a huge count (the pinned median beside a long tail), and counts uniform up to
 2000. It computes E and V of the median and the inverse median with warnings as errors and
-prints every case that raises, returns a value that is not finite or a negative variance, or
-takes more than ``--slow`` seconds; each such case is saved as ``.npy`` for replay.
+prints every case that raises, returns a value that is not finite or a negative variance, takes
+more than ``--slow`` seconds (timed under ``tracemalloc``, which slows numpy's allocations) or
+allocates more than ``--max-mb`` at its peak; each such case is saved as ``.npy`` for replay.
 
 This is how the shapes that the accuracy sweep (``sweep_accuracy.py``) had not drawn were
 found: a ``np.repeat`` of a negative count at n = 1e6 (half at 2..39, half at 1e8..1e9), 8 to
 80 s and a 59 GB allocation for equal or clustered counts near 1e10, and negative variances of
-medians pinned at a small count beside 4e4 to 7e5 huge ones. Over 5,000 cases it now reports
-none.
+medians pinned at a small count beside 4e4 to 7e5 huge ones; and, of a change of this session
+that built the far counts' powers as one block, 1.9 GB and 5 s at n = 9e5 (reverted). Over
+5,000 cases it now reports none.
 """
 
 from __future__ import annotations
 
 import argparse
 import time
+import tracemalloc
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
@@ -61,9 +64,10 @@ def draw(rng: np.random.Generator, n_max: float) -> tuple[str, np.ndarray]:
     return "uniform", rng.integers(1, int(rng.integers(2, 2000)), size=n)
 
 
-def check(counts: np.ndarray, slow: float) -> str | None:
+def check(counts: np.ndarray, slow: float, max_mb: float) -> str | None:
     """What is wrong with the moments of these counts, or ``None``."""
     median_module._CACHE.clear()
+    tracemalloc.start()
     start = time.perf_counter()
     try:
         with warnings.catch_warnings():
@@ -76,6 +80,9 @@ def check(counts: np.ndarray, slow: float) -> str | None:
             )
     except Exception as error:  # every failure is reported
         return f"raised {error!r}"[:300]
+    finally:
+        peak_mb = tracemalloc.get_traced_memory()[1] / 1e6
+        tracemalloc.stop()
     seconds = time.perf_counter() - start
     if not all(np.isfinite(moments)):
         return f"not finite: {moments}"
@@ -83,6 +90,8 @@ def check(counts: np.ndarray, slow: float) -> str | None:
         return f"negative variance: {moments}"
     if seconds > slow:
         return f"slow: {seconds:.1f} s"
+    if peak_mb > max_mb:
+        return f"peak memory {peak_mb:.0f} MB"
     return None
 
 
@@ -92,6 +101,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--cases", type=int, default=300)
     parser.add_argument("--n-max", type=float, default=1e6)
     parser.add_argument("--slow", type=float, default=2.0)
+    parser.add_argument("--max-mb", type=float, default=300.0)
     parser.add_argument("--out", type=Path, default=Path("sweep_shapes_failures"))
     args = parser.parse_args(argv)
     failures = 0
@@ -99,7 +109,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         rng = np.random.default_rng(seed)
         for case in range(args.cases):
             shape, counts = draw(rng, args.n_max)
-            problem = check(counts, args.slow)
+            problem = check(counts, args.slow, args.max_mb)
             if problem is not None:
                 failures += 1
                 args.out.mkdir(exist_ok=True)
