@@ -12,6 +12,7 @@ import mpmath
 import numpy as np
 import pytest
 
+import rankstats.null.median as median_module
 from rankstats.null.median_band import split_band_tails, split_plan
 from rankstats.null.median_tails import _Candidates
 
@@ -153,3 +154,80 @@ def test_rare_law_against_binomial_products(seed: int) -> None:
             for j in range(hits):
                 value = float(exact[j])
                 assert abs(law[j, i] - value) <= 1e-13 * value + 1e-300, (i, j)
+
+
+@pytest.mark.parametrize(
+    ("counts", "x", "shift"),
+    [
+        ([(12, 300), (13, 310)], [5.0, 6.0, 6.5, 7.0], 0.0),
+        ([(12, 700), (13, 720)], [6.0, 7.0], 0.0),
+        ([(40, 150)], [15.0, 20.0, 25.0], 0.0),
+        ([(9, 400), (30, 50)], [4.0, 5.0], 1.0),
+    ],
+    ids=lambda value: str(value),
+)
+def test_two_count_tails_against_exact_sums(
+    counts: list[tuple[int, int]], x: list[float], shift: float
+) -> None:
+    """One or two uncertain counts near q = 1/2: every tail and mass, tiny ones included.
+
+    The reference convolves the two binomial laws in 40-digit arithmetic.
+    """
+    from rankstats.null.median_band import two_count_tails
+
+    values = np.array([c for c, _ in counts], dtype=np.int64)
+    cands = _Candidates(values, np.array([m for _, m in counts]))
+    n = cands.n
+    nodes = np.array(x)
+    t = np.full(nodes.size, shift)
+    asked = [n // 2 - 1, n // 2, n // 2 + 3]
+    found = two_count_tails(cands, nodes, t, asked, asked)
+    assert found is not None
+    low, up, pmf = found
+    with mpmath.workdps(40):
+        for i, xi in enumerate(x):
+            laws = []
+            for c, m in counts:
+                room = mpmath.mpf(c) - shift
+                q = mpmath.mpf(1) if room <= xi else mpmath.mpf(xi) / room
+                law_c = [mpmath.binomial(m, j) * q**j * (1 - q) ** (m - j) for j in range(m + 1)]
+                laws.append(law_c)
+            law = laws[0]
+            if len(laws) == 2:
+                law = [
+                    mpmath.fsum(
+                        laws[0][k - j] * laws[1][j]
+                        for j in range(max(0, k - len(laws[0]) + 1), min(k, len(laws[1]) - 1) + 1)
+                    )
+                    for k in range(len(laws[0]) + len(laws[1]) - 1)
+                ]
+            for col, k in enumerate(asked):
+                above = float(mpmath.fsum(law[k + 1 :]))
+                below = float(mpmath.fsum(law[: k + 1]))
+                exact = float(law[k]) if k < len(law) else 0.0
+                assert abs(up[i, col] - above) <= 1e-12 * above + 1e-300, (i, k)
+                assert abs(low[i, col] - below) <= 1e-12 * below + 1e-300, (i, k)
+                assert abs(pmf[i, col] - exact) <= 1e-12 * exact + 1e-300, (i, k)
+
+
+def test_two_count_tails_decline_three_counts() -> None:
+    from rankstats.null.median_band import two_count_tails
+
+    cands = _Candidates(np.array([10, 11, 12]), np.array([5, 5, 5]))
+    assert two_count_tails(cands, np.array([5.0]), np.zeros(1), [7], []) is None
+
+
+def test_a_median_pinned_by_two_nearby_counts_has_a_positive_variance() -> None:
+    """24,531 tasks at 12 and 24,591 at 13: the median is 7 but for a tail of about 1e-17.
+
+    From the Fourier inversion (1e-16 absolute) V came out as -5.5e-19 (found by
+    ``benchmarks/sweep_shapes.py``); the two binomial laws give it to its own digits.
+    """
+    from rankstats import InverseMedianRank, MedianRank
+
+    candidates = np.array([12] * 24_531 + [13] * 24_591)
+    median_module._CACHE.clear()
+    assert MedianRank().expected_value(candidates) == pytest.approx(7.0, abs=1e-15)
+    variance = MedianRank().variance(candidates)
+    assert 1e-19 < variance < 1e-16
+    assert 0.0 < InverseMedianRank().variance(candidates) < 1e-19

@@ -87,6 +87,7 @@ __all__ = [
     "small_tails",
     "split_band_tails",
     "split_plan",
+    "two_count_tails",
 ]
 
 #: the most counts a band holds below its pool (:math:`D`)
@@ -103,6 +104,9 @@ LOG_REACH = math.log(1e-320)
 #: P(N = 0) at shift 0 sums the counts above this multiple of x by a series of this many terms
 _SERIES_RATIO = 1.0 / 16.0
 _SERIES_TERMS = 13
+#: the two counts' sums: terms (nodes x masses of the second count), each a few special
+#: function calls (about 0.3 s at the most)
+_TWO_COUNT_TERMS = 1_000_000
 #: the split bands' budget (distinct counts x band squared x nodes)
 _SPLIT_WORK = 20_000_000
 #: elements of a block's binomial array (distinct counts x band x nodes): about 1 MB
@@ -421,6 +425,62 @@ def _rare_law(cands: _Candidates, start: int, x: FloatArray, size: int, terms: i
     law = np.zeros((size + 1, x.size))
     law[:size] = np.exp(log_none) * elementary
     return law
+
+
+def two_count_tails(
+    cands: _Candidates,
+    x: FloatArray,
+    t: FloatArray,
+    cdf_at: Sequence[int],
+    pmf_at: Sequence[int],
+) -> tuple[FloatArray, FloatArray, FloatArray] | None:
+    r"""As :func:`band_tails`, exactly, where at most two distinct counts are uncertain.
+
+    The count is then :math:`B_1 + B_2`, two binomial laws, and every asked probability a sum of
+    nonnegative products :math:`\sum_j P(B_2 = j)\, P(B_1 > K - j)` (or :math:`\le`, or
+    :math:`=`), with :math:`j` over :math:`B_2`'s mean :math:`\pm 40` standard deviations
+    (beyond, below :math:`e^{-800}`). The binomial masses and tails come from
+    :mod:`scipy.stats` (Boost's incomplete beta function: relative to their size, to about
+    :math:`10^{-13}`), not from the Fourier inversion's absolute :math:`10^{-16}`. ``None``
+    where more counts are uncertain or the sums would exceed ``_TWO_COUNT_TERMS``. Medians pinned by
+    tens of thousands of tasks at two nearby counts had come out with a negative variance here.
+    """
+    from scipy import stats
+
+    first = int(cands.index_above(float((x + t).min())))
+    certain = int(cands.below[first])
+    values, counts = cands.values[first:], cands.counts[first:].astype(np.int64)
+    if values.size == 0 or values.size > 2:
+        return None
+    room = values[:, None] - t[None, :]
+    q = np.where(room > x[None, :], x[None, :] / np.where(room > x[None, :], room, 1.0), 1.0)
+    m1 = int(counts[0])
+    m2 = int(counts[1]) if values.size == 2 else 0
+    q1 = q[0]
+    q2 = q[1] if values.size == 2 else np.zeros(x.size)
+    sd2 = np.sqrt(m2 * q2 * (1.0 - q2))
+    lo = np.clip(np.floor(m2 * q2 - 40.0 * sd2 - 10.0), 0, m2).astype(np.int64)
+    hi = np.clip(np.ceil(m2 * q2 + 40.0 * sd2 + 10.0), 0, m2).astype(np.int64)
+    width = int((hi - lo).max()) + 1
+    if width * x.size > _TWO_COUNT_TERMS:
+        return None
+    j = lo[:, None] + np.arange(width)[None, :]
+    inside = j <= hi[:, None]
+    with np.errstate(divide="ignore", invalid="ignore", under="ignore"):
+        weight = np.where(inside, stats.binom.pmf(j, m2, q2[:, None]), 0.0)
+        low = np.zeros((x.size, len(cdf_at)))
+        up = np.ones((x.size, len(cdf_at)))
+        pmf = np.zeros((x.size, len(pmf_at)))
+        for i, m in enumerate(cdf_at):
+            if m >= certain:
+                rest = (m - certain) - j
+                low[:, i] = (weight * stats.binom.cdf(rest, m1, q1[:, None])).sum(axis=1)
+                up[:, i] = (weight * stats.binom.sf(rest, m1, q1[:, None])).sum(axis=1)
+        for i, a in enumerate(pmf_at):
+            if a >= certain:
+                rest = (a - certain) - j
+                pmf[:, i] = (weight * stats.binom.pmf(rest, m1, q1[:, None])).sum(axis=1)
+    return low, up, pmf
 
 
 def _band_cost(distinct: IntArray, size: FloatArray) -> FloatArray:

@@ -41,6 +41,7 @@ from rankstats.null.median_band import (
     small_tails,
     split_band_tails,
     split_plan,
+    two_count_tails,
 )
 from rankstats.null.median_rules import _prefix_sum, _suffix_sum
 
@@ -469,10 +470,15 @@ class _Evaluator:
         band = band_nodes(cands, x, t, small, top)
         programme = small & ~band
         plan = None
+        two: tuple[FloatArray, FloatArray, FloatArray] | None = None
         if np.any(programme):
             plan = split_plan(cands, x[programme], t[programme], cdf_at, pmf_at)
-            if plan is None and not self._small_tail_cheap(
-                x[programme], t[programme], cdf_at, pmf_at
+            if plan is None:
+                two = two_count_tails(cands, x[programme], t[programme], cdf_at, pmf_at)
+            if (
+                plan is None
+                and two is None
+                and not self._small_tail_cheap(x[programme], t[programme], cdf_at, pmf_at)
             ):
                 programme[:] = False
         inverted = ~(band | programme)
@@ -484,8 +490,9 @@ class _Evaluator:
         if np.any(programme):
             xp, tp = x[programme], t[programme]
             if plan is not None:
-                low, up, pmf = split_band_tails(cands, xp, tp, cdf_at, pmf_at, plan)
-                parts.append((programme, (low, up, pmf, self._direct_log_factor(xp, tp))))
+                two = split_band_tails(cands, xp, tp, cdf_at, pmf_at, plan)
+            if two is not None:
+                parts.append((programme, (*two, self._direct_log_factor(xp, tp))))
             else:
                 found = self._dp(xp, tp, cdf_at, pmf_at, force=True)
                 assert found is not None
