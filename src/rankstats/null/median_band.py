@@ -84,6 +84,7 @@ __all__ = [
     "band_nodes",
     "band_tails",
     "chernoff_reach",
+    "hit_probability",
     "small_tails",
     "split_band_tails",
     "split_plan",
@@ -173,6 +174,13 @@ def band_nodes(
         if work > _BAND_WORK:
             band[:] = False
     return band
+
+
+def hit_probability(room: FloatArray, x: FloatArray | float) -> FloatArray:
+    r""":math:`\min(1, x / \text{room})`: the chance of a rank at most ``x`` (1 where certain)."""
+    inside = room > x
+    out: FloatArray = np.where(inside, x / np.where(inside, room, 1.0), 1.0)
+    return out
 
 
 def _near_pairs(cands: _Candidates, x: FloatArray) -> int:
@@ -301,8 +309,7 @@ def split_plan(
         # task certain there): from the suffix sums of 1 / C, no pass over the counts
         mu = np.minimum(x_hi * cands.inv1[first : first + splits], unlikely)
     else:
-        room = values - t_hi
-        q_max = np.where(room > x_hi, x_hi / np.where(room > x_hi, room, 1.0), 1.0)
+        q_max = hit_probability(values - t_hi, x_hi)
         counts = cands.counts[first:]
         mu = np.concatenate((np.cumsum((counts * q_max)[::-1])[::-1], [0.0]))[:splits]
     likely = int(unlikely[0]) - unlikely
@@ -392,8 +399,7 @@ def _rare_law(cands: _Candidates, start: int, x: FloatArray, size: int, terms: i
     :func:`_rare_terms` keeps the identities' alternating terms each below a quarter of the one
     before, and says how many terms the series need (``terms``; the sums :math:`R_k` past them
     are left at 0). The cost is the counts times the terms once, then the band times the terms
-    per node (370,000
-    distinct counts beside 371,000 small ones at :math:`n = 743{,}384`: where
+    per node (370,000 distinct counts beside 371,000 small ones at :math:`n = 743{,}384`: where
     :func:`band_law` was past its budget and V of the median came out negative). The pool (the
     count past the band, at most :math:`10^{-320}` by the band's reach) is left at 0.
     """
@@ -452,8 +458,7 @@ def two_count_tails(
     values, counts = cands.values[first:], cands.counts[first:].astype(np.int64)
     if values.size == 0 or values.size > 2:
         return None
-    room = values[:, None] - t[None, :]
-    q = np.where(room > x[None, :], x[None, :] / np.where(room > x[None, :], room, 1.0), 1.0)
+    q = hit_probability(values[:, None] - t[None, :], x[None, :])
     m1 = int(counts[0])
     m2 = int(counts[1]) if values.size == 2 else 0
     q1 = q[0]

@@ -38,6 +38,7 @@ from rankstats.null.median_band import (
     band_nodes,
     band_tails,
     chernoff_reach,
+    hit_probability,
     small_tails,
     split_band_tails,
     split_plan,
@@ -108,6 +109,16 @@ def _reach(q_max: FloatArray) -> IntArray:
     # the tasks k..j-1 add at most j - k: the best split of the tasks left
     reach_from = np.arange(q_max.size) + chernoff
     return np.minimum.accumulate(reach_from[::-1])[::-1] - np.arange(q_max.size)
+
+
+def _decided(cdf_at: Sequence[int], pmf_at: Sequence[int], certain: int) -> int:
+    """The largest count of the uncertain tasks that ends below every asked cdf and pmf point.
+
+    Needs at least one asked point at or above ``certain``.
+    """
+    wanted = [m - certain for m in cdf_at if m >= certain]
+    wanted += [a - certain - 1 for a in pmf_at if a >= certain]
+    return min(wanted)
 
 
 def _settle_rows(reach: IntArray, decided: int, top: int) -> IntArray:
@@ -391,9 +402,7 @@ class _Evaluator:
             # A count that cannot pass `decided` with the tasks left ends below every cdf and
             # pmf point: its row is added to `settled` (all of it ends in every lower tail)
             # and dropped, so the live rows form a band at most as wide as the tasks left
-            wanted = [m - certain for m in cdf_at if m >= certain]
-            wanted += [a - certain - 1 for a in pmf_at if a >= certain]
-            decided = min(wanted)
+            decided = _decided(cdf_at, pmf_at, certain)
             dist = np.zeros((top + 2, x.size))
             dist[0] = 1.0
             settled = np.zeros(x.size)
@@ -524,12 +533,9 @@ class _Evaluator:
             return False
         if top < 0:
             return True
-        wanted = [m - certain for m in cdf_at if m >= certain]
-        wanted += [a - certain - 1 for a in pmf_at if a >= certain]
         room = np.repeat(cands.values[i0:], cands.counts[i0:].astype(np.int64)) - float(t.max())
-        x_hi = float(x.max())
-        q_max = np.where(room > x_hi, x_hi / np.where(room > x_hi, room, 1.0), 1.0)
-        settle = _settle_rows(_reach(q_max), min(wanted), top)
+        q_max = hit_probability(room, float(x.max()))
+        settle = _settle_rows(_reach(q_max), _decided(cdf_at, pmf_at, certain), top)
         return _programme_work(settle, top) * x.size <= _SMALL_TAIL_WORK
 
     # ------------------------------------------------------------------ characteristic function
@@ -668,7 +674,7 @@ class _Evaluator:
         if q_cut >= 1.0 and not np.any(ta):
             # every uncertain task comes from the table: its terms shrink like (q |w|)^s, q
             # at most x over the first count above x (0.6 for counts near twice the median,
-            # where the bound |w| alone had asked 51 terms for 33)
+            # where the bound |w| alone had asked 51 terms for 35)
             above = cands.index_above(xa)
             inside = above < cands.values.size
             if np.any(inside):
