@@ -536,13 +536,6 @@ class SideStatistics:
         """The number of tasks."""
         return int(self._table.count.sum())
 
-    def group_ids(self) -> IntArray:
-        """The sorted distinct group ids present."""
-        ids = self._table.columns[GROUP]  # sorted: the group is the tables' first key
-        if ids.size == 0:
-            return ids
-        return ids[np.concatenate(([True], ids[1:] != ids[:-1]))]
-
     def mark_groups(self, flags: npt.NDArray[np.bool_]) -> None:
         """Set ``flags[g]`` for every group ``g`` present (a scatter: cheaper than the ids)."""
         flags[self._table.columns[GROUP]] = True
