@@ -149,3 +149,45 @@ def test_memory_does_not_grow_with_the_candidate_counts(metric: object, weighted
         tracemalloc.stop()
     assert np.isfinite(moments).all()
     assert peak < 4 * 2**20
+
+
+# ------------------------------------------------------------------ Chebyshev points
+
+
+def test_chebyshev_points_nest_and_ascend() -> None:
+    """The points of ``size`` are every other one of ``2 size - 1``, ascending in [-1, 1]."""
+    for size in (2, 3, 33, 129):
+        points = interpolation.chebyshev_points(size)
+        assert points[0] == -1.0
+        assert points[-1] == 1.0
+        assert np.all(np.diff(points) > 0)
+        assert np.array_equal(points, interpolation.chebyshev_points(2 * size - 1)[::2])
+
+
+@pytest.mark.parametrize("size", [9, 65, 257])
+def test_chebyshev_interpolate_is_exact_for_polynomials(size: int) -> None:
+    """Any affine image of the points; a polynomial of degree below ``size`` comes back.
+
+    Also a query on a point takes that point's value (the barycentric terms are infinite there).
+    """
+    rng = np.random.default_rng(size)
+    lo, hi = 5_000.25, 9_000.75
+    points = 0.5 * (lo + hi) + 0.5 * (hi - lo) * interpolation.chebyshev_points(size)
+    coef = rng.normal(size=(size, 2)) / (1.0 + np.arange(size))[:, None]
+    values = np.polynomial.chebyshev.chebval((2.0 * points - lo - hi) / (hi - lo), coef).T
+    at = np.concatenate((rng.uniform(lo, hi, 200), points[[0, size // 3, -1]]))
+    expected = np.polynomial.chebyshev.chebval((2.0 * at - lo - hi) / (hi - lo), coef).T
+    got = interpolation.chebyshev_interpolate(values, points, at)
+    assert np.max(np.abs(got - expected)) <= 1e-13 * np.max(np.abs(values))
+    assert np.array_equal(got[-3:], values[[0, size // 3, -1]])
+
+
+def test_chebyshev_coefficients_of_chebyshev_polynomials() -> None:
+    """T_j sampled at the points has coefficient (-1)^j (the points ascend) at j, 0 elsewhere."""
+    size = 33
+    t = interpolation.chebyshev_points(size)
+    for j in (0, 1, 7, size - 1):
+        coef = interpolation.chebyshev_coefficients(np.cos(j * np.arccos(t))[:, None])[:, 0]
+        expected = np.zeros(size)
+        expected[j] = (-1.0) ** j
+        assert np.max(np.abs(coef - expected)) < 1e-14

@@ -12,12 +12,15 @@ import mpmath as mp
 import numpy as np
 import pytest
 
+from rankstats.null import median_rules
 from rankstats.null.median_rules import (
     _gram_rules,
     _nodes_per_piece,
     _piece_nodes,
+    _suffix_sum,
     exponential_nodes_per_piece,
     integer_nodes,
+    matmul,
 )
 
 
@@ -137,3 +140,29 @@ def test_exponential_nodes_fewer_than_the_pole_model() -> None:
     scale = np.full(3, 1_000.0)
     assert exponential_nodes_per_piece(lengths, scale).tolist() == [11, 9, 6]
     assert _nodes_per_piece(lengths, scale).tolist() == [16, 16, 11]
+
+
+@pytest.mark.parametrize(("rows", "inner", "cols"), [(512, 18, 39), (3, 400, 200), (1, 1, 1)])
+def test_matmul_in_row_blocks(rows: int, inner: int, cols: int) -> None:
+    """Blocks small enough for one BLAS thread give the product (512 rows: three blocks)."""
+    rng = np.random.default_rng(rows)
+    a, b = rng.normal(size=(rows, inner)), rng.normal(size=(inner, cols))
+    got = matmul(a, b)
+    assert got.shape == (rows, cols)
+    assert np.allclose(got, a @ b, rtol=1e-14, atol=1e-13)
+    blocks = -(-rows // max(1, median_rules._GEMM_ONE_THREAD // (inner * cols)))
+    assert blocks == {512: 3, 3: 3, 1: 1}[rows]
+
+
+def test_suffix_sum_rows_match_one_row_at_a_time() -> None:
+    """Each row of a 2-D array is summed as the 1-D vector is, to the bit, and compensated."""
+    rng = np.random.default_rng(3)
+    values = rng.lognormal(0.0, 3.0, size=(5, 1_000))
+    both = _suffix_sum(values)
+    assert both.shape == (5, 1_001)
+    for row, summed in zip(values, both, strict=True):
+        assert np.array_equal(summed, _suffix_sum(row))
+        with mp.workdps(40):
+            exact = float(mp.fsum(mp.mpf(float(v)) for v in row))
+        assert summed[0] == pytest.approx(exact, rel=4e-16)
+        assert summed[-1] == 0.0

@@ -54,6 +54,7 @@ import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
 from rankstats.arrays import FloatArray, IntArray
+from rankstats.null.interpolation import chebyshev_interpolate, chebyshev_points
 from rankstats.null.median_gap_panels import (
     kernel_pieces,
     node_blocks,
@@ -541,21 +542,10 @@ def _smooth_sums(
     ends = kernel.index(np.array([lo - top_t, hi]))
     if lo - top_t < 1.0 or hi <= lo or int(ends[0]) != int(ends[1]):
         return None
-    k = np.arange(_CHEBYSHEV)
-    x_k = np.cos(np.pi * k / (_CHEBYSHEV - 1))
-    w_k = np.where(k % 2 == 0, 1.0, -1.0)
-    w_k[[0, -1]] *= 0.5
-    points = (lo + hi) / 2.0 + (hi - lo) / 2.0 * x_k
+    points = (lo + hi) / 2.0 + (hi - lo) / 2.0 * chebyshev_points(_CHEBYSHEV)
     longest = np.full(_CHEBYSHEV, top_t, dtype=np.int64)
     at_points = _plain_rows(phi, points, np.full(_CHEBYSHEV, power[0]), longest, width)
-    x = (2.0 * y - (lo + hi)) / (hi - lo)
-    diff = x[:, None] - x_k[None, :]
-    hit = diff == 0.0
-    on_point = hit.any(axis=1)
-    diff[hit] = 1.0
-    coef = w_k[None, :] / diff
-    coef[on_point] = hit[on_point]  # a node on a point takes its value
-    values = np.einsum("nk,wk->wn", coef, at_points) / coef.sum(axis=1)[None, :]
+    values = chebyshev_interpolate(at_points.T, points, y).T
     # the check: the same function (to the longest reach) summed directly at three nodes
     check = np.argsort(y)[[y.size // 6, y.size // 2, (5 * y.size) // 6]]
     direct = _plain_rows(phi, y[check], power[check], longest[:3], width)

@@ -33,20 +33,21 @@ def dot(a: FloatArray, b: FloatArray) -> float:
 
 
 def _suffix_sum(values: FloatArray) -> FloatArray:
-    """Return ``out`` with ``out[i] = values[i:].sum()`` and ``out[-1] = 0``, compensated.
+    """Return ``out`` with ``out[..., i] = values[..., i:].sum()`` and ``out[..., -1] = 0``.
 
-    The running sums are corrected by their exact rounding errors (Knuth's TwoSum), so each
-    suffix sum is accurate to a few units in the last place whatever the length.
+    Along the last axis (each row of a 2-D array on its own), compensated: the running sums
+    are corrected by their exact rounding errors (Knuth's TwoSum), so each suffix sum is
+    accurate to a few units in the last place whatever the length.
     """
-    rev = values[::-1]
-    run = np.cumsum(rev)
+    rev = values[..., ::-1]
+    run = np.cumsum(rev, axis=-1)
     prev = np.zeros_like(run)
-    prev[1:] = run[:-1]
+    prev[..., 1:] = run[..., :-1]
     part = run - prev
     err = (prev - (run - part)) + (rev - part)
-    run += np.cumsum(err)
-    out = np.zeros(values.size + 1)
-    out[:-1] = run[::-1]
+    run += np.cumsum(err, axis=-1)
+    out = np.zeros((*values.shape[:-1], values.shape[-1] + 1))
+    out[..., :-1] = run[..., ::-1]
     return out
 
 
@@ -54,6 +55,25 @@ def _prefix_sum(values: FloatArray) -> FloatArray:
     """Return ``out`` with ``out[i] = values[:i].sum()``, compensated like :func:`_suffix_sum`."""
     out = _suffix_sum(values[::-1].copy())[::-1]
     return np.ascontiguousarray(out)
+
+
+#: OpenBLAS runs a matrix product in the calling thread up to 65,536 * 4 multiply-adds
+#: (``SMP_THRESHOLD_MIN * GEMM_MULTITHREAD_THRESHOLD`` of its default build): half that
+_GEMM_ONE_THREAD = 65_536 * 2
+
+
+def matmul(a: FloatArray, b: FloatArray) -> FloatArray:
+    """Return ``a @ b`` for a tall ``a``, in row blocks that BLAS multiplies in one thread.
+
+    A product of 512 x 35 by 35 x 39 takes 20 us in BLAS against 210 us in ``np.einsum``, but
+    handed to OpenBLAS's worker threads it stalls for milliseconds when the other cores are
+    busy; blocks of at most ``_GEMM_ONE_THREAD`` multiply-adds stay in the calling thread.
+    """
+    rows = max(1, _GEMM_ONE_THREAD // max(a.shape[1] * b.shape[1], 1))
+    out = np.empty((a.shape[0], b.shape[1]))
+    for start in range(0, a.shape[0], rows):
+        np.matmul(a[start : start + rows], b, out=out[start : start + rows])
+    return out
 
 
 #: rules of lengths up to this multiple of the node count are computed one by one ...
