@@ -33,6 +33,11 @@ from collections.abc import Sequence
 import numpy as np
 
 from rankstats.arrays import BoolArray, FloatArray, IntArray
+from rankstats.null.interpolation import (
+    chebyshev_coefficients,
+    chebyshev_interpolate,
+    chebyshev_points,
+)
 from rankstats.null.median_band import (
     BAND_COUNTS,
     band_nodes,
@@ -44,7 +49,7 @@ from rankstats.null.median_band import (
     split_plan,
     two_count_tails,
 )
-from rankstats.null.median_rules import _prefix_sum, _suffix_sum
+from rankstats.null.median_rules import _prefix_sum, _suffix_sum, matmul
 
 #: tails below this are dropped: they bound the window of x that is evaluated
 _LOG_EPS = math.log(1e-24)
@@ -72,6 +77,13 @@ _SMALL_TAIL_WORK = 20_000_000
 #: one, the first multiple for which the series in t / C needs at most _MAX_SERIES_TERMS terms
 _SERIES_RATIOS = (4.0, 8.0, 16.0, 66.0)
 _MAX_SERIES_TERMS = 48
+#: the Fourier inversion at Chebyshev points of a chunk's range, interpolated to its nodes
+#: (_Evaluator._smooth_cf): the numbers of points tried in turn (each reuses the last's values)
+_SMOOTH_POINTS = (33, 65, 129, 257)
+#: ... taken once the last quarter of every column's Chebyshev coefficients is below this
+_SMOOTH_RESOLVED = 1e-14
+#: ... and the interpolant agrees with the direct inversion at three nodes to this
+_SMOOTH_CHECK = 1e-13
 #: bound on |q w| in the power series of log(1 + q w)
 _RHO = 0.8
 
@@ -121,6 +133,28 @@ def _decided(cdf_at: Sequence[int], pmf_at: Sequence[int], certain: int) -> int:
     return min(wanted)
 
 
+def _least_work(items: int, q_low: float, decided: int, top: int) -> float:
+    r"""A lower bound of :func:`_programme_work`, in closed form, for the steps from ``top`` on.
+
+    With :math:`K` tasks left, each at least ``q_low`` likely, the reach is at least
+    :math:`\lfloor K q \rfloor - 1 \ge K q - 2` (the median of a Poisson-binomial count is
+    within one of its mean), so the settled row is at most :math:`\max(0, d + 3 - K q)` and
+    the live band of a step at least :math:`\operatorname{clip}(a + K q, 0, c)`, with
+    :math:`c = ` ``top`` + 1 and :math:`a = c - d - 3`: zero, then linear, then :math:`c`, summed
+    over :math:`K = 1..` ``items - top``, less two bands for the roundings of the breaks.
+    """
+    k_max = items - top
+    if k_max <= 0 or q_low <= 0.0:
+        return 0.0
+    c = float(top + 1)
+    a = c - float(decided) - 3.0
+    k_lo = min(max(math.floor(-a / q_low) + 1, 1), k_max + 1)
+    k_hi = min(max(math.ceil((c - a) / q_low), k_lo), k_max + 1)
+    count = k_hi - k_lo
+    linear = count * a + q_low * (k_lo + k_hi - 1) * count / 2.0
+    return max(linear + (k_max + 1 - k_hi) * c - 2.0 * c, 0.0)
+
+
 def _settle_rows(reach: IntArray, decided: int, top: int) -> IntArray:
     """Before task k, the counts below this row cannot pass ``decided`` (up to the reach)."""
     return np.clip(decided - reach + 1, 0, top + 1)
@@ -145,6 +179,55 @@ def _sin_minus_identity(theta: FloatArray) -> FloatArray:
             total += term
         out[small] = total
     return out
+
+
+def _series_powers(theta: FloatArray, degree: int) -> tuple[FloatArray, FloatArray]:
+    r"""Real and imaginary parts of :math:`(-1)^{s-1} w^s / s`, :math:`w = e^{i\theta} - 1`.
+
+    One row per :math:`s = 1..degree`, less :math:`i\theta` at :math:`s = 1` (the mean's
+    phase, which the caller adds exactly). In polar form, :math:`-w = 2 \sin(\theta/2)\,
+    e^{i\theta/2} (-i)`: the modulus to the power :math:`s` and the angle :math:`s\theta/2`
+    less :math:`s \bmod 4` quarter turns, a few roundings each, where :math:`s` repeated
+    complex products gain a rounding each.
+    """
+    half_sin = np.sin(theta / 2.0)
+    order = np.arange(1, degree + 1)
+    size = -((2.0 * half_sin[None, :]) ** order[:, None]) / order[:, None]
+    # the angle s theta / 2 less the quarter turns of (-i)^s, taken modulo 4 (one rounding)
+    turn = 0.5 * order[:, None] * theta[None, :] - (0.5 * math.pi) * (order % 4)[:, None]
+    pw_re = size * np.cos(turn)
+    pw_im = size * np.sin(turn)
+    pw_re[0] = -2.0 * half_sin**2
+    pw_im[0] = _sin_minus_identity(theta)
+    return pw_re, pw_im
+
+
+def _series_degree(scale: float, var: float, rho: float, w_abs: float) -> int:
+    r"""Powers :math:`s \le D` of the series of :math:`\log(1 + q w)`, for 1e-21 on the inversion.
+
+    The series serve tasks with :math:`q |w| \le \rho` (:math:`q \le \rho / |w|_{\max}`), and
+    likewise :math:`1 - q` for the nearly certain ones; at most ``scale`` tasks (their sum of
+    :math:`q`, or of :math:`1 - q`, is below it). Cut after :math:`D` terms, they leave at most
+
+    .. math::
+
+        \delta(w) = \text{scale}\, (\rho / |w|_{\max})^D\, \frac{|w|^{D+1}}{(D + 1)(1 - \rho)}
+
+    in :math:`\log\varphi(\theta)`, which enters the tails and point masses multiplied by
+    :math:`|\varphi(\theta)| \le e^{-\sigma^2 (1 - \cos\theta)} = e^{-\sigma^2 |w|^2 / 2}`
+    (:math:`\sigma^2` the least variance of the nodes): at most twice the largest product over
+    the angles. The product peaks at :math:`|w|^2 = (D + 1) / \sigma^2`, or at
+    :math:`|w|_{\max}`. At 4,000 tasks with counts near twice the median that is 18 terms,
+    where the bound on :math:`\delta` alone (at :math:`|w|_{\max}`) had asked 35.
+    """
+    log_q = math.log(rho / w_abs) if rho < w_abs else 0.0
+    log_fixed = math.log(2.0 * scale / (1.0 - rho)) - math.log(1e-21)
+    for degree in range(2, 400):
+        w = min(w_abs, math.sqrt((degree + 1) / var)) if var > 0.0 else w_abs
+        log_product = -0.5 * var * w * w + degree * log_q + (degree + 1) * math.log(w)
+        if log_product - math.log(degree + 1) + log_fixed <= 0.0:
+            return degree
+    return 400
 
 
 class _Candidates:
@@ -232,6 +315,21 @@ class _Candidates:
         return min(max(b, lo), max(hi, lo))
 
 
+def _blocks(have: int, want: int, size: int) -> list[tuple[int, int]]:
+    """Rows ``have..want`` in blocks of at most ``_BLOCK_TERMS`` cells of ``size`` (one or more)."""
+    step = max(1, _BLOCK_TERMS // max(size, 1))
+    return [(start, min(start + step, want)) for start in range(have, want, step)]
+
+
+def _next_powers(power: FloatArray, ratio: FloatArray, rows: int) -> FloatArray:
+    """``power * ratio**s`` for ``s = 1..rows``, one row each, multiplied in turn."""
+    steps = np.empty((rows, power.size))
+    steps[0] = power * ratio
+    steps[1:] = ratio
+    np.cumprod(steps, axis=0, out=steps)
+    return steps
+
+
 class _PowerTable:
     r"""Suffix sums of :math:`m_j (\xi / c_j)^s` over the distinct counts, for :math:`s \ge 1`.
 
@@ -253,20 +351,31 @@ class _PowerTable:
         self._power = self.m.copy()
         self._far_ratio = xi / values[i_hi:]
         self._far_power = cands.counts[i_hi:].copy()
-        self._suffix: list[FloatArray] = []
-        self._far: list[float] = []
+        # one row per power s: the suffix sums over the positions, and the far counts' totals
+        self._suffix: FloatArray = np.zeros((0, self.v.size + 1))
+        self._far: FloatArray = np.zeros(0)
 
     def query(self, y: FloatArray, ncols: int) -> FloatArray:
         r"""Return :math:`\sum_{c_j > y} m_j (\xi / c_j)^s` for :math:`s = 1..ncols`."""
-        while len(self._suffix) < ncols:
-            self._power = self._power * self._ratio
-            self._suffix.append(_suffix_sum(self._power))
-            self._far_power = self._far_power * self._far_ratio
-            self._far.append(float(np.sum(self._far_power)))
+        have = self._suffix.shape[0]
+        if have < ncols:
+            suffix = np.empty((ncols, self.v.size + 1))
+            suffix[:have] = self._suffix
+            far = np.empty(ncols)
+            far[:have] = self._far
+            # the next powers in blocks of rows (_BLOCK_TERMS cells at most, one row at least:
+            # a million far counts take one power at a time), each by one more product
+            for start, stop in _blocks(have, ncols, self.v.size):
+                powers = _next_powers(self._power, self._ratio, stop - start)
+                suffix[start:stop] = _suffix_sum(powers)
+                self._power = powers[-1]
+            for start, stop in _blocks(have, ncols, self._far_ratio.size):
+                powers = _next_powers(self._far_power, self._far_ratio, stop - start)
+                far[start:stop] = powers.sum(axis=1)
+                self._far_power = powers[-1]
+            self._suffix, self._far = suffix, far
         idx = np.searchsorted(self.v, y, side="right")
-        out = np.empty((y.size, ncols))
-        for s in range(ncols):
-            out[:, s] = self._suffix[s][idx] + self._far[s]
+        out: FloatArray = self._suffix[:ncols, idx].T + self._far[:ncols]
         return out
 
     def index(self, y: FloatArray) -> IntArray:
@@ -324,8 +433,12 @@ class _Evaluator:
         cuts = np.flatnonzero(np.diff(bucket)) + 1
         bounds = np.concatenate(([0], cuts, [xs.size]))
         for b0, b1 in zip(bounds[:-1].tolist(), bounds[1:].tolist(), strict=False):
-            for c0 in range(b0, b1, _CHUNK):
-                c1 = min(c0 + _CHUNK, b1)
+            # chunks of _CHUNK nodes, a last one of fewer than a quarter of that joined to the
+            # one before (one characteristic function's fixed costs, or one interpolant, less)
+            starts = list(range(b0, b1, _CHUNK))
+            if len(starts) > 1 and b1 - starts[-1] < _CHUNK // 4:
+                starts.pop()
+            for c0, c1 in zip(starts, [*starts[1:], b1], strict=True):
                 # the exact programme where it is cheap: on the chunk's upper part when its
                 # lower nodes have too many uncertain tasks (it keeps small masses relative)
                 split = c0 + self._dp_start(xs[c0:c1] + ts[c0:c1], cdf_at, pmf_at)
@@ -507,7 +620,11 @@ class _Evaluator:
                 assert found is not None
                 parts.append((programme, found))
         if np.any(inverted):
-            parts.append((inverted, self._cf(x[inverted], t[inverted], cdf_at, pmf_at, bucket)))
+            xi, ti = x[inverted], t[inverted]
+            found = self._smooth_cf(xi, ti, cdf_at, pmf_at, bucket)
+            if found is None:
+                found = self._cf(xi, ti, cdf_at, pmf_at, bucket)
+            parts.append((inverted, found))
         if len(parts) == 1:
             return parts[0][1]
         outs = [np.empty((x.size, *part.shape[1:])) for part in parts[0][1]]
@@ -533,10 +650,84 @@ class _Evaluator:
             return False
         if top < 0:
             return True
+        decided = _decided(cdf_at, pmf_at, certain)
+        # first a lower bound of the work, from a reach at least the mean of the tasks left
+        # less one (a Poisson-binomial count's median is within one of its mean), each of
+        # them at least as likely as the largest count: it rejects without the reach's cost
+        q_low = float(x.max()) / max(float(cands.values[-1]) - float(t.max()), float(x.max()))
+        if _least_work(items, q_low, decided, top) * x.size > _SMALL_TAIL_WORK:
+            return False
         room = np.repeat(cands.values[i0:], cands.counts[i0:].astype(np.int64)) - float(t.max())
         q_max = hit_probability(room, float(x.max()))
-        settle = _settle_rows(_reach(q_max), _decided(cdf_at, pmf_at, certain), top)
+        settle = _settle_rows(_reach(q_max), decided, top)
         return _programme_work(settle, top) * x.size <= _SMALL_TAIL_WORK
+
+    def _smooth_cf(
+        self,
+        x: FloatArray,
+        t: FloatArray,
+        cdf_at: Sequence[int],
+        pmf_at: Sequence[int],
+        bucket: int,
+    ) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray] | None:
+        r""":meth:`_cf` at Chebyshev points of the nodes' range, interpolated to the nodes.
+
+        Without a shift and with no count in the range, every tail and point mass is one
+        polynomial in :math:`x` (each uncertain task succeeds with probability :math:`x / C`),
+        which changes on the scale :math:`\sigma_x = \sigma_N / (dE[N_x]/dx)` (the law's spread
+        in ranks): like :math:`\Phi((x - \mu) / \sigma_x)`, whose Chebyshev coefficients on a
+        range of :math:`\pm L \sigma_x` fall below 1e-16 by the :math:`9 L`-th. The points (the
+        first of ``_SMOOTH_POINTS`` above :math:`11 L + 16`, about 129 for a window of
+        :math:`\pm 11 \sigma`, against 512 nodes) are doubled, nested, until the last quarter of
+        every column's coefficients is below ``_SMOOTH_RESOLVED`` (absolute: the values are
+        probabilities, and the inversion's own rounding is about 1e-15 at the centre); the
+        interpolant must then agree with the inversion at three of the nodes to
+        ``_SMOOTH_CHECK``. ``None`` where a condition fails, or where the points would not be
+        fewer than half the nodes. Both tails are interpolated, each keeping its absolute
+        accuracy where it is small (one less the other had carried the interpolant's rounding
+        near 1, about 1e-15, into the small tails, where the variance's weights are largest:
+        1e-14 on it at 1,500 tasks).
+        """
+        lo, hi = float(x.min()), float(x.max())
+        cands = self.cands
+        if np.any(t) or hi <= lo or x.size < 2 * _SMOOTH_POINTS[0]:
+            return None
+        above = int(cands.index_above(lo))
+        if above != int(cands.index_above(hi)):
+            return None
+        _, var = cands.mean_var(0.5 * (lo + hi))
+        slope = float(cands.inv1[above])  # dE[N_x]/dx: the uncertain tasks' sum of 1/C
+        if var <= 0.0 or slope <= 0.0:
+            return None
+        spread = (hi - lo) / (2.0 * math.sqrt(var) / slope)
+        sizes = [size for size in _SMOOTH_POINTS if size >= 9.0 * spread + 8.0]
+        sizes = sizes[:1] + [size for size in sizes[1:] if 2 * size <= x.size]
+        if not sizes or 2 * sizes[0] > x.size:
+            return None
+        check = np.argsort(x)[[x.size // 6, x.size // 2, (5 * x.size) // 6]]
+        values = np.zeros((0, 0))
+        direct = np.zeros((0, 0))
+        for size in sizes:
+            points = 0.5 * (lo + hi) + 0.5 * (hi - lo) * chebyshev_points(size)
+            # the last size's points are every other one of these; the check's nodes go first
+            fresh = np.concatenate((points, x[check])) if values.size == 0 else points[1::2]
+            found = np.hstack(self._cf(fresh, np.zeros(fresh.size), cdf_at, pmf_at, bucket)[:3])
+            if values.size == 0:
+                values, direct = found[:size], found[size:]
+            else:
+                merged = np.empty((size, found.shape[1]))
+                merged[0::2], merged[1::2] = values, found
+                values = merged
+            tail = chebyshev_coefficients(values)[-(size // 4) :]
+            if float(np.abs(tail).max()) <= _SMOOTH_RESOLVED:
+                break
+        else:
+            return None
+        smooth = chebyshev_interpolate(values, points, x)
+        if float(np.abs(smooth[check] - direct).max()) > _SMOOTH_CHECK:
+            return None
+        low, up, pmf = np.split(smooth, [len(cdf_at), 2 * len(cdf_at)], axis=1)
+        return np.clip(low, 0.0, 1.0), np.clip(up, 0.0, 1.0), np.maximum(pmf, 0.0), np.zeros(x.size)
 
     # ------------------------------------------------------------------ characteristic function
     def _table(self, bucket: int, need_hi: float) -> _PowerTable:
@@ -681,8 +872,7 @@ class _Evaluator:
                 q_top = float((xa[inside] / cands.values[above[inside]]).max())
                 rho = max(min(rho, w_abs * q_top), 1e-3)
         p1_max = float(p1[active].max()) + 1.0
-        degree = math.ceil(math.log(1e-21 * (1.0 - rho) / (p1_max * w_abs)) / math.log(rho))
-        degree = min(max(degree, 2), 400)
+        degree = _series_degree(float(cands.n), var_min, rho, w_abs)
         # pass 2: tasks with q <= q_cut from the table, the others gathered
         base = np.maximum(xa / q_cut + ta, xta)
         for ratio in _SERIES_RATIOS:
@@ -695,26 +885,16 @@ class _Evaluator:
         sums_low = self._power_sums(table, ua, tau[active], y_low, degree, terms)
         mult_h, _, qc_h = self._gather(table, xa, ta, xta, y_high)
         high = self._complement_sums(mult_h, qc_h, degree, w_abs)
-        w_re = -2.0 * half_sin**2
-        w_im = np.sin(theta)
-        pw_re = np.empty((degree, count))
-        pw_im = np.empty((degree, count))
-        pw_re[0], pw_im[0] = w_re, _sin_minus_identity(np.asarray(theta, dtype=np.float64))
-        cur_re, cur_im = w_re.copy(), w_im.copy()
-        for s in range(2, degree + 1):
-            cur_re, cur_im = cur_re * w_re - cur_im * w_im, cur_re * w_im + cur_im * w_re
-            sign = 1.0 if s % 2 else -1.0
-            pw_re[s - 1] = sign * cur_re / s
-            pw_im[s - 1] = sign * cur_im / s
-        # einsum rather than BLAS: these products are small, and threaded BLAS stalls on them
-        re = np.einsum("ns,sj->nj", sums_low + high, pw_re)
-        im = np.einsum("ns,sj->nj", sums_low - high, pw_im)
+        pw_re, pw_im = _series_powers(np.asarray(theta, dtype=np.float64), degree)
+        re = matmul(sums_low + high, pw_re)
+        im = matmul(sums_low - high, pw_im)
         mult_m, q_m, _ = self._gather(table, xa, ta, y_high, y_low)
         if q_m.shape[1]:
             m_re, m_im = self._middle_terms(mult_m, q_m, np.asarray(theta, dtype=np.float64))
             re += m_re
             im += m_im
-        amp = np.exp(re)
+        # below e^-700 a term is nothing beside the others: no subnormal amplitudes (slow)
+        amp = np.exp(np.maximum(re, -700.0))
         # the mean of N, as whole tasks (the certain ones and the nearly certain, exact in
         # floating point) plus a small remainder: added to ~5000 certain tasks first, the
         # remainder's digits below the integer's last place were lost (5e-13 on the phase,
