@@ -27,7 +27,9 @@ each tail taken from the side where it is small. Only the window of :math:`x` wh
 exceed :math:`10^{-24}` is summed (bisection on Bennett's inequality). The tails come from an
 exact dynamic programme over the uncertain tasks when that is cheap, else from a lattice Fourier
 inversion of the characteristic function built from power sums of :math:`x / C_i` over the
-distinct counts (:mod:`rankstats.null.median_tails`), to about :math:`10^{-16}` absolute. Long
+distinct counts (:mod:`rankstats.null.median_tails`), to about :math:`10^{-16}` absolute (a few
+:math:`10^{-15}` at the centre of a law of thousands of tasks); a block of nodes with no count
+among them takes the inversion at Chebyshev points of its range, interpolated. Long
 windows are summed by discrete Gauss (Gram) rules on panels cut at the counts (where the tails
 stop being one polynomial) and at powers of four (where :math:`1/x` changes scale); short ones
 point by point (:mod:`rankstats.null.median_rules`).

@@ -21,7 +21,17 @@ thousands of tasks share a count: each step of the programme rounds :math:`p + q
 same way, a relative drift of up to :math:`n` units in the last place (:math:`4 \cdot 10^{-13}`
 at :math:`n = 10^4`, against :math:`10^{-14}` for the split).
 
-About 700 lines, one class: both methods share the evaluator's power tables, chunks and node
+The inversion's series of :math:`\log(1 + q w)` is cut where its remainder, weighted by
+:math:`|\varphi(\theta)| \le e^{-\sigma^2 (1 - \cos\theta)}`, stays below 1e-21 (18 terms
+for 4,000 tasks at counts near twice the median, where the remainder's bound at the largest
+angle alone had asked 35). A chunk of nodes with no count among them and no shift has every tail
+and point mass one polynomial in :math:`x`, smooth on the law's spread in ranks: it is inverted
+at 129 Chebyshev points or so (nested doublings until the last quarter of the coefficients is
+below 1e-14, and three nodes checked against the direct inversion) and interpolated to its ~540
+nodes. Against tails from the law built task by task in extended precision, the moments agree
+to 1e-14 (1,000 to 3,000 tasks), as with the inversion at every node.
+
+About 1,000 lines, one class: both methods share the evaluator's power tables, chunks and node
 order, and the dynamic programme is the fallback of the inversion within one chunk.
 """
 
@@ -324,9 +334,9 @@ def _blocks(have: int, want: int, size: int) -> list[tuple[int, int]]:
 def _next_powers(power: FloatArray, ratio: FloatArray, rows: int) -> FloatArray:
     """``power * ratio**s`` for ``s = 1..rows``, one row each, multiplied in turn."""
     steps = np.empty((rows, power.size))
-    steps[0] = power * ratio
-    steps[1:] = ratio
-    np.cumprod(steps, axis=0, out=steps)
+    np.multiply(power, ratio, out=steps[0])
+    for row in range(1, rows):  # a product per row: cumprod down the columns is slower
+        np.multiply(steps[row - 1], ratio, out=steps[row])
     return steps
 
 
