@@ -12,9 +12,11 @@ import numpy as np
 import pytest
 
 import rankstats.null.median as median_module
+import rankstats.null.median_fourier as fourier
 import rankstats.null.median_tails as tails
 from rankstats import InverseMedianRank, MedianRank
 from rankstats.null.median_even import window_nodes
+from rankstats.null.median_fourier import Inversion
 from rankstats.null.median_tails import _Candidates, _Evaluator
 
 
@@ -39,13 +41,15 @@ def _law(counts: np.ndarray, x: np.ndarray, t: float = 0.0) -> np.ndarray:
 def _inverted(
     evaluator: _Evaluator, x: np.ndarray, t: float, cdf_at: list[int], pmf_at: list[int]
 ) -> tuple[np.ndarray, ...]:
-    """:meth:`_Evaluator._cf` at every node, each with its power table's anchor 100^b <= x."""
+    """:meth:`Inversion.invert` at every node, each with its power table's anchor 100^b <= x."""
     bucket = np.floor(np.log10(x) / 2.0).astype(np.int64)
     outs = [np.zeros((x.size, len(cdf_at))), np.zeros((x.size, len(cdf_at)))]
     outs.append(np.zeros((x.size, len(pmf_at))))
     for b in np.unique(bucket):
         rows = bucket == b
-        found = evaluator._cf(x[rows], np.full(int(rows.sum()), t), cdf_at, pmf_at, int(b))
+        found = evaluator.fourier.invert(
+            x[rows], np.full(int(rows.sum()), t), cdf_at, pmf_at, int(b)
+        )
         for out, part in zip(outs, found, strict=False):
             out[rows] = part
     return tuple(outs)
@@ -108,7 +112,7 @@ def test_series_powers_against_mpmath() -> None:
     r"""(-1)^{s-1} w^s / s in polar form, within a few units in the last place per power."""
     theta = (np.arange(40) + 0.5) * (2.0 * np.pi / 714.0)
     theta = np.concatenate((theta, [0.5, 1.0, 2.0, 3.1]))
-    re, im = tails._series_powers(theta, 60)
+    re, im = fourier._series_powers(theta, 60)
     worst = 0.0
     with mp.workdps(40):
         for j, angle in enumerate(theta):
@@ -130,12 +134,12 @@ def test_power_table_blocks_change_no_bit(monkeypatch: pytest.MonkeyPatch) -> No
     y = np.sort(rng.uniform(100.0, 5_000.0, size=50))
 
     def table() -> np.ndarray:
-        built = tails._PowerTable(cands, 100.0, 100.0, 10_000.0)
+        built = fourier._PowerTable(cands, 100.0, 100.0, 10_000.0)
         built.query(y, 3)  # grown twice: from 3 columns to 40
         return built.query(y, 40)
 
     blocks = table()
-    monkeypatch.setattr(tails, "_BLOCK_TERMS", 1)
+    monkeypatch.setattr(fourier, "_BLOCK_TERMS", 1)
     assert np.array_equal(blocks, table())
     assert np.all(np.isfinite(blocks))
     assert np.all(blocks[:, 0] > 0)
@@ -164,14 +168,14 @@ def test_least_work_bounds_the_programme() -> None:
 
 def _smooth_calls(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
     used: list[bool] = []
-    original = _Evaluator._smooth_cf
+    original = Inversion.smooth
 
-    def spy(self: _Evaluator, *args: object) -> object:
+    def spy(self: Inversion, *args: object) -> object:
         found = original(self, *args)  # type: ignore[arg-type]
         used.append(found is not None)
         return found
 
-    monkeypatch.setattr(_Evaluator, "_smooth_cf", spy)
+    monkeypatch.setattr(Inversion, "smooth", spy)
     return used
 
 
@@ -179,25 +183,25 @@ def test_interpolant_matches_the_inversion(monkeypatch: pytest.MonkeyPatch) -> N
     """A count-free chunk takes the interpolant: 129 points for its ~540 nodes, within 1e-14."""
     counts = 14_541 - np.random.default_rng(1).integers(0, 1_000, size=4_000)
     cands, x, a = _window(counts)
-    evaluator = _Evaluator(cands, float(x.min()), float(x.max()), 0.0)
     points: list[int] = []
-    original = _Evaluator._cf
+    original = Inversion.invert
 
-    def counted(self: _Evaluator, nodes: np.ndarray, *args: object) -> object:
+    def counted(self: Inversion, nodes: np.ndarray, *args: object) -> object:
         points.append(nodes.size)
         return original(self, nodes, *args)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(_Evaluator, "_cf", counted)
-    smooth = evaluator._smooth_cf(x, np.zeros(x.size), [a - 1], [a], 1)
+    monkeypatch.setattr(Inversion, "invert", counted)
+    inversion = Inversion(cands, float(x.min()), float(x.max()), 0.0)
+    smooth = inversion.smooth(x, np.zeros(x.size), [a - 1], [a], 1)
     assert smooth is not None
     assert points == [129 + 3]
-    direct = original(evaluator, x, np.zeros(x.size), [a - 1], [a], 1)
+    direct = original(inversion, x, np.zeros(x.size), [a - 1], [a], 1)
     for got, expected in zip(smooth[:3], direct[:3], strict=True):
         assert np.max(np.abs(got - expected)) < 1e-14
     # no interpolant with a shift, nor across a count (the tails kink there)
-    assert evaluator._smooth_cf(x, np.ones(x.size), [a - 1], [a], 1) is None
+    assert inversion.smooth(x, np.ones(x.size), [a - 1], [a], 1) is None
     inside = _Candidates(*np.unique(np.append(counts, int(x.mean())), return_counts=True))
-    assert _Evaluator(inside, 1.0, 2e4, 0.0)._smooth_cf(x, np.zeros(x.size), [a], [], 1) is None
+    assert Inversion(inside, 1.0, 2e4, 0.0).smooth(x, np.zeros(x.size), [a], [], 1) is None
 
 
 def test_interpolated_moments_against_the_exact_law(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -259,7 +263,7 @@ def test_series_degree_bounds_the_cut(size: int, spread: float) -> None:
     theta_max = np.pi if var <= 27.5 else float(np.arccos(1.0 - 55.0 / var))
     w_abs = 2.0 * np.sin(theta_max / 2.0)
     rho = max(min(0.8, w_abs, w_abs * float(q.max())), 1e-3)
-    degree = tails._series_degree(float(size), var, rho, w_abs)
+    degree = fourier._series_degree(float(size), var, rho, w_abs)
     served = q[q * w_abs <= rho]
     assert served.size >= size // 3
     worst = mp.mpf(0)
