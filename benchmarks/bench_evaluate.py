@@ -24,21 +24,25 @@ itself, single-threaded, in CPU time of this process, which other processes' tim
 not inflate.
 
 Measured on 2026-11-27 (``python benchmarks/run.py evaluate`` with PyKEEN 1.11.1, torch 2.13.0
-CPU and numpy 2.4.6 in a fresh virtual environment). PyKEEN's path took 40-45 ms there; the
-session before measured it at 57-61 ms in another environment (ratio 0.46-0.47, rankstats 27
-ms), and that session's code, run side by side today, measured 0.63: PyKEEN's path got faster.
-The median's three laws (head, tail, both sides, about 1,000 distinct counts each) took about
-15 of the table's 25 ms, most of it in the Fourier inversion at every rank of their windows.
-Windows with no count inside now take discrete Gauss rules of 16 nodes on pieces of a 33rd of
-the window (about 530 nodes, not up to 1,152), and the Fourier series' ratio comes from the
-largest success probability of the tabulated tasks: the full table takes 20-21 ms, a ratio of
-0.48-0.50 (the target of 0.5 met, narrowly); without the median 9-10 ms (0.23-0.24). Building
-the power table's columns in blocks gave 0.47, but with a million far counts its blocks took
-1.9 GB (reverted; bounded blocks were slower than one column at a time). The laws of
-4,000 ranks gained less (their Fourier series need more terms at their smaller variance), so
-the small-n cliff went from 0.96 to 1.06-1.08: the table at 4,000 ranks per side is now 6-8 %
-slower than at 20,466, against the target of no slower (at 512 nodes, the Fourier inversion
-takes 1.6 ms at n = 4,000 against 0.9 ms at 20,466: 35 series terms against 23).
+CPU and numpy 2.4.6 in a fresh virtual environment; PyKEEN's path took 41-46 ms there, against
+57-61 ms in the last session's environment). At the start of the day the full table took 20-21
+ms (0.48-0.50 of PyKEEN's), and the table at 4,000 ranks per side 1.06-1.11 times the table at
+20,466: the median's three laws (head, tail, both sides) took 11.8 ms at 4,000 ranks against
+8.5 at 20,466, most of it in the Fourier inversion, whose series needed 35 terms at the smaller
+variance against 23. Then, measured as above, in turn:
+
+- the series cut by their remainder weighted by the characteristic function's decay (18 and 14
+  terms), the BLAS product kept in one thread (``np.einsum`` had taken ten times as long), the
+  series' powers in polar form and the power table's columns in blocks: the cliff 1.02, then
+  0.99-1.01;
+- the inversion of a count-free chunk at 129 Chebyshev points, interpolated to its ~540 nodes
+  (``rankstats.null.median_fourier``), with a small last chunk joined to the one before: the
+  median's laws 7 ms at both sizes.
+
+The full table now takes 15-17 ms, 0.40-0.44 of PyKEEN's time; without the median 9-10 ms
+(0.23-0.25); the table at 4,000 ranks per side 0.94-0.99 of that at 20,466 (the tables without
+the median alone 0.92-0.99: what is left of the cliff is that part's noise). Against tails
+from the law built task by task in extended precision the moments agree to 1e-14, as before.
 
 The groups' target is in ``bench_groups.py``.
 """

@@ -16,6 +16,15 @@ orders of magnitude apart (the separated rows), from the upper middle rank
 (:mod:`rankstats.null.median_even`); the two widest rows (counts over twelve decades, 10^5 and
 10^6 tasks) check that no input takes seconds. The last row empties the Gram tables too (the
 first call in a process: every node count needs its table).
+
+Measured on 2026-11-27 after the Fourier inversion's series were cut by the characteristic
+function's decay and count-free chunks interpolated (``rankstats.null.median_fourier``): every
+row got faster or stayed, but some odd neighbours more than their even rows. Two rows now miss
+the factor of 10: n = 1000 with counts in 1..1e9 (odd 35 -> 4.9 ms, even 115 -> 56 ms, so the
+ratio went from 3.3 to 11.3), and 3 against 1e9 at n = 1000 (13.5 ms against 1.3 ms, 10.0-10.1
+before and after: at the edge). The even row's cost there is its kernel sums on panels cut at
+each of the ~180 counts in the window (32 ms) and its point masses at 2,476 integer nodes
+(chunks the interpolant cannot serve: the tails kink at every count).
 """
 
 from __future__ import annotations
