@@ -222,9 +222,10 @@ class Inversion:
         polynomial in :math:`x` (each uncertain task succeeds with probability :math:`x / C`),
         which changes on the scale :math:`\sigma_x = \sigma_N / (dE[N_x]/dx)` (the law's spread
         in ranks): like :math:`\Phi((x - \mu) / \sigma_x)`, whose Chebyshev coefficients on a
-        range of :math:`\pm L \sigma_x` fall below 1e-16 by the :math:`9 L`-th. The points (the
-        first of ``_SMOOTH_POINTS`` above :math:`11 L + 16`, about 129 for a window of
-        :math:`\pm 11 \sigma`, against 512 nodes) are doubled, nested, until the last quarter of
+        range of :math:`\pm L \sigma_x` fall below 1e-16 by about the :math:`9 L`-th
+        (:math:`\sigma_x` taken at the range's midpoint). The points (the first of
+        ``_SMOOTH_POINTS`` from :math:`9 L + 8` on, 129 for a window of :math:`\pm 11 \sigma`,
+        against its ~540 nodes) are doubled, nested, until the last quarter of
         every column's coefficients is below ``_SMOOTH_RESOLVED`` (absolute: the values are
         probabilities, and the inversion's own rounding is about 1e-15 at the centre); the
         interpolant must then agree with the inversion at three of the nodes to
