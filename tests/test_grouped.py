@@ -490,3 +490,40 @@ def test_narrow_tables_give_the_same_results(average: str, largest: int) -> None
             _all_numbers(results.by_group[label]) for label in (0, 17, 49)
         ]
     assert repr(found[True]) == repr(found[False])  # NaN-aware, to the bit
+
+
+def test_geometric_null_models_of_every_group_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """GMR and IGMR: the closed forms of every group from one pass, as each group alone.
+
+    Groups of one to 60 tasks, counts from 1 to 1e9 (the expansions for large counts too),
+    a group of single-candidate tasks (E = 1, V = 0). No group takes a pass of its own.
+    """
+    from rankstats.evaluation import grouped
+
+    rng = np.random.default_rng(5)
+    sizes = np.concatenate(([1, 2, 60], rng.integers(1, 40, size=30)))
+    labels = np.repeat(np.arange(sizes.size), sizes)
+    n = labels.size
+    candidates = np.exp(rng.uniform(0.0, np.log(1e9), size=n)).astype(np.int64) + 1
+    candidates[labels == 1] = 1
+    optimistic = np.minimum(rng.geometric(0.01, size=n), candidates)
+    ranks = Ranks(optimistic, optimistic, candidates)
+    metrics = ["gmr", "igmr", "agmri", "zgmr"]
+    looped: list[int] = []
+    original = grouped._Builder._null_of_group
+
+    def spy(self: object, g: int, *args: object) -> None:
+        looped.append(g)
+        original(self, g, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(grouped._Builder, "_null_of_group", spy)
+    results = evaluate(ranks, metrics=metrics, groups=labels, rank_types=["optimistic"])
+    assert looped == []
+    for label, group in results.by_group.items():
+        rows = labels == label
+        alone = evaluate(_subset(ranks, rows), metrics=metrics, rank_types=["optimistic"])
+        for key in group:
+            _same_row(group.row(key), alone.row(key))
+    single = results.by_group[1].row("both.optimistic.gmr")
+    assert single.expected_value == 1.0
+    assert single.variance == 0.0

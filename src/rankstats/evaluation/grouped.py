@@ -12,7 +12,10 @@ on the rank (or the candidate count) only, so it is evaluated once per value of 
 (or per distinct count), and all the values of a side (all its null moments) are summed in one
 batch (:mod:`rankstats.evaluation.group_sums`): an untied pair of optimistic and pessimistic
 ranks has one rank for every rank type, so the untied rows are summed once for all four and the
-few tied rows apart. The ranks' variance takes two such passes. Derived metrics (adjusted,
+few tied rows apart. The ranks' variance takes two such passes. The geometric mean rank's and
+its inverse's null moments are exponentials of such sums (of :math:`K_C(\pm 1/n_g)` over each
+group's rows, :func:`~rankstats.null.powers.log_moment_terms`; unweighted inputs, whose tasks
+share their group's exponent). Derived metrics (adjusted,
 z-scored) transform their base's columns element-wise, for the groups read only
 (:class:`~rankstats.evaluation.group_rows.Elementwise`): a scale per group is all they store.
 Only metrics without such a form (the median, the MAD, ...) take a pass per group, through the
@@ -60,7 +63,7 @@ from rankstats.evaluation.group_rows import (
 from rankstats.evaluation.group_sums import GroupSums, TieSplit, offsets, stacked, value_range
 from rankstats.evaluation.results import ResultRow
 from rankstats.evaluation.scores import RANK_EXPECTED
-from rankstats.evaluation.tables import GROUP, SideStatistics
+from rankstats.evaluation.tables import GROUP, WEIGHT, SideStatistics
 from rankstats.evaluation.terms import (
     Transform,
     identity,
@@ -71,6 +74,7 @@ from rankstats.evaluation.terms import (
     value_gap_terms,
     value_terms,
 )
+from rankstats.metrics.central import GeometricMeanRank, InverseGeometricMeanRank
 from rankstats.metrics.derived import (
     DerivedRankBasedMetric,
     ExpectationNormalizedMetric,
@@ -79,6 +83,7 @@ from rankstats.metrics.derived import (
 )
 from rankstats.metrics.dispersion import Count, StandardDeviation, Variance
 from rankstats.null.grouping import distinct_inverse
+from rankstats.null.powers import log_moment_terms
 from rankstats.progress import progress_bar
 
 __all__ = ["Column", "LazyGroups", "group_columns", "macro_rows"]
@@ -111,6 +116,11 @@ class DerivedColumn(NamedTuple):
     notes: dict[int, str]
     #: the base's null standard deviation (z-scores only)
     std: Values | None
+
+
+def _geometric(metric: RankBasedMetric) -> bool:
+    """Whether the metric is the geometric mean rank or its inverse (their closed forms)."""
+    return type(metric) in (GeometricMeanRank, InverseGeometricMeanRank)
 
 
 class _Builder:
@@ -388,6 +398,9 @@ class _Builder:
             if m not in self._nulls and (type(m) is Count or null_terms(m) is not None)
         ]
         self._nulls.update(self._vectorised_nulls(vectorised, gapped))
+        self._nulls.update(
+            self._geometric_nulls([m for m in bases if m not in self._nulls and _geometric(m)])
+        )
         looped = [m for m in bases if m not in self._nulls]
         if not looped:
             return
@@ -424,6 +437,50 @@ class _Builder:
             errors[g] = _nan(found.standard_error)
             if found.note is not None:
                 notes[g] = found.note
+
+    def _geometric_nulls(
+        self, metrics: Sequence[RankBasedMetric]
+    ) -> dict[RankBasedMetric, NullColumn]:
+        r"""The null columns of the geometric mean rank and its inverse, every group at once.
+
+        Unweighted, each task of group :math:`g` has the exponent :math:`\pm 1 / n_g`, so
+        :math:`\ln \mathbb{E}_g = \sum m\, K_C(\pm 1/n_g)` and the log dispersion likewise,
+        over the group's rows (its distinct counts, :math:`m` tasks each;
+        :func:`~rankstats.null.powers.log_moment_terms`, both signs at once): the closed forms of
+        :func:`~rankstats.null.powers.geometric_mean_moments`, for every group in one pass over
+        the rows, not one call per group (464 groups of 50 tasks: 115 ms had gone to that loop).
+        The same sums as a single group's, to a few ulps (pairwise per group). Weighted inputs
+        keep the pass per group: a table row's weight is a sum over tasks, whose exponents
+        :math:`w_i / W_g` differ.
+        """
+        if not metrics:
+            return {}
+        table = self.data.stats.candidates
+        if table is None or WEIGHT in table.columns:
+            return {}
+        data = self.data
+        ids = table.columns[GROUP]
+        distinct, inverse = self._distinct_candidates()
+        multiplicity = data.counts(table)
+        with np.errstate(divide="ignore"):
+            exponents = 1.0 / data.total  # inf for groups without tasks: they have no rows
+        terms = log_moment_terms(distinct[inverse].astype(np.float64), exponents[ids])
+        sums = data.weighted_sums(ids, multiplicity, terms)
+        methods = np.full(self.size, CODE_EXACT, dtype=np.int8)
+        methods.flags.writeable = False
+        empty = data.total == 0.0
+        columns: dict[RankBasedMetric, NullColumn] = {}
+        for metric in metrics:
+            # the geometric mean takes the exponents 1 / n_g, its inverse -1 / n_g
+            first = 0 if type(metric) is GeometricMeanRank else 2
+            log_mean, log_dispersion = sums[first], sums[first + 1]
+            expected = np.exp(log_mean)
+            variance = expected * expected * np.expm1(log_dispersion)
+            gap = -np.expm1(log_mean)
+            for array in (expected, variance, gap):
+                array[empty] = math.nan
+            columns[metric] = (expected, variance, methods, self._nan, {}, gap)
+        return columns
 
     def _vectorised_nulls(
         self, metrics: Sequence[RankBasedMetric], gapped: Collection[RankBasedMetric]

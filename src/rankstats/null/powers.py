@@ -84,6 +84,7 @@ __all__ = [
     "geometric_mean_log_moments",
     "geometric_mean_log_moments_of",
     "geometric_mean_moments",
+    "log_moment_terms",
     "log_power_moment",
     "log_power_moment_dispersion",
 ]
@@ -553,6 +554,33 @@ _BOTH_SIGNS: weakref.WeakKeyDictionary[Tasks, tuple[tuple[float, float], tuple[f
 )
 
 
+def log_moment_terms(
+    candidates: FloatArray, exponents: FloatArray
+) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray]:
+    r""":math:`K_C(p)`, :math:`D_C(p)`, :math:`K_C(-p)` and :math:`D_C(-p)`, one per row.
+
+    Both signs of each row at once, in blocks of ``_BLOCK`` rows (scratch memory bounded
+    whatever the rows). The per-task terms of the geometric mean rank's log moments
+    (:func:`geometric_mean_log_moments`): for one input, or for the rows of many groups at once,
+    each with its own exponent.
+    """
+    values = np.asarray(candidates, dtype=np.float64)
+    p = np.asarray(exponents, dtype=np.float64)
+    out = [np.empty(values.size) for _ in range(4)]
+    for start in range(0, values.size, _BLOCK):
+        block = slice(start, start + _BLOCK)
+        size = values[block].size
+        k, d, _ = _evaluate(
+            np.concatenate((values[block], values[block])),
+            np.concatenate((p[block], -p[block])),
+            need_k=True,
+            need_d=True,
+        )
+        out[0][block], out[1][block] = k[:size], d[:size]
+        out[2][block], out[3][block] = k[size:], d[size:]
+    return out[0], out[1], out[2], out[3]
+
+
 def _log_moments_both_signs(
     tasks: Tasks,
 ) -> tuple[tuple[float, float], tuple[float, float]]:
@@ -568,27 +596,16 @@ def _log_moments_both_signs(
         values = tasks.candidates.astype(np.float64)
         exponents = tasks.weights / tasks.total_weight
         counts = None if tasks.counts is None else tasks.counts.astype(np.float64)
-    # Blocks that stay in cache: faster than whole-array passes, and bounded scratch memory.
-    # block sums are pairwise (np.sum), and added exactly (math.fsum): no error growing with n
-    parts: list[list[float]] = [[], [], [], []]  # log mean and dispersion, sign 1 then -1
-    for start in range(0, values.size, _BLOCK):
-        block = slice(start, start + _BLOCK)
-        p = exponents[block]
-        size = p.size
-        k, d, _ = _evaluate(
-            np.concatenate((values[block], values[block])),
-            np.concatenate((p, -p)),
-            need_k=True,
-            need_d=True,
+    terms = log_moment_terms(values, exponents)
+    # block sums are pairwise (np.sum), added exactly (math.fsum): no error growing with n.
+    # Not np.dot: a BLAS call per block stalls on a busy machine (thread hand-offs)
+    sums = []
+    for term in terms:
+        weighted = term if counts is None else counts * term
+        sums.append(
+            math.fsum(
+                float(np.sum(weighted[start : start + _BLOCK]))
+                for start in range(0, values.size, _BLOCK)
+            )
         )
-        for half, (mean_parts, dispersion_parts) in enumerate((parts[:2], parts[2:])):
-            rows = slice(half * size, (half + 1) * size)
-            if counts is None:
-                mean_parts.append(float(k[rows].sum()))
-                dispersion_parts.append(float(d[rows].sum()))
-            else:
-                # Not np.dot: a BLAS call per block stalls on a busy machine (thread hand-offs).
-                mean_parts.append(float(np.sum(counts[block] * k[rows])))
-                dispersion_parts.append(float(np.sum(counts[block] * d[rows])))
-    positive = (math.fsum(parts[0]), math.fsum(parts[1]))
-    return positive, (math.fsum(parts[2]), math.fsum(parts[3]))
+    return (sums[0], sums[1]), (sums[2], sums[3])
