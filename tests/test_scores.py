@@ -310,6 +310,11 @@ LOG_POWER_CASES = [
     (10**4, 2 * 10**4, 1e-7),
     (1, 10**9, -1.0),
     (70, 10**9, -0.5),
+    # untied ranks (a ln r), mixed with the tied ones above in one call
+    (1, 1, 0.5),
+    (7, 7, 1 / 40932),
+    (14541, 14541, -1e-7),
+    (10**9, 10**9, -1.0),
 ]
 
 
@@ -318,7 +323,9 @@ def test_log_power_mean_against_mpmath() -> None:
     got = log_power_mean(low, high, exponent)
     with mpmath.workdps(40):
         for (lo, hi, a), value in zip(LOG_POWER_CASES, got, strict=True):
-            if a == -1.0:
+            if lo == hi:
+                total = mpmath.power(lo, a)
+            elif a == -1.0:
                 total = mpmath.harmonic(hi) - mpmath.harmonic(lo - 1)
             elif lo >= 1000:  # term by term (the Hurwitz zeta is slow for tiny a and large lo)
                 total = mpmath.fsum(mpmath.power(j, a) for j in range(lo, hi + 1))

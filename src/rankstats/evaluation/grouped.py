@@ -74,6 +74,7 @@ from rankstats.evaluation.terms import (
     value_gap_terms,
     value_terms,
 )
+from rankstats.evaluation.ties import log_power_mean
 from rankstats.metrics.central import GeometricMeanRank, InverseGeometricMeanRank
 from rankstats.metrics.derived import (
     DerivedRankBasedMetric,
@@ -177,6 +178,10 @@ class _Builder:
             tie = tie_terms(metric)
             if tie is not None:
                 return self._means(rank_type, [(metric, tie, identity)])[0]
+            if _geometric(metric):
+                found = self._geometric_over_ties(metric)
+                if found is not None:
+                    return found
         else:
             terms_of = value_terms(metric)
             if terms_of is not None:
@@ -193,6 +198,32 @@ class _Builder:
             for g in self._groups:
                 values[g] = base_value(metric, data.cell(int(g)), rank_type)
                 bar.update(1)
+        return values
+
+    def _geometric_over_ties(self, metric: RankBasedMetric) -> FloatArray | None:
+        r"""GMR or IGMR in expectation over tie-breaking, every group from one pass over the pairs.
+
+        :math:`\exp \sum m \ln \mathbb{E}[r^{\pm 1/n_g}]` over each group's rows, :math:`r`
+        uniform on the row's ranks (:func:`~rankstats.evaluation.ties.log_power_mean`, one
+        exponent per row): the rule of a single group, for all groups at once (10,000 groups had
+        taken 0.63 s, one call each). ``None`` for weighted input (a row's weight is a sum over
+        tasks whose exponents differ), which keeps the pass per group.
+        """
+        data = self.data
+        table = data.stats.pairs
+        if table is None or WEIGHT in table.columns:
+            return None
+        ids = table.columns[GROUP]
+        sign = 1.0 if type(metric) is GeometricMeanRank else -1.0
+        with np.errstate(divide="ignore"):
+            exponents = sign / data.total  # inf for groups without tasks: they have no rows
+        terms = log_power_mean(
+            table.columns["optimistic"].astype(np.int64),
+            table.columns["pessimistic"].astype(np.int64),
+            exponents[ids],
+        )
+        values: FloatArray = np.exp(data._sum(ids, data.counts(table) * terms))
+        values[data.total == 0.0] = math.nan
         return values
 
     def _means(
@@ -461,11 +492,14 @@ class _Builder:
         data = self.data
         ids = table.columns[GROUP]
         distinct, inverse = self._distinct_candidates()
-        multiplicity = data.counts(table)
-        with np.errstate(divide="ignore"):
-            exponents = 1.0 / data.total  # inf for groups without tasks: they have no rows
-        terms = log_moment_terms(distinct[inverse].astype(np.float64), exponents[ids])
-        sums = data.weighted_sums(ids, multiplicity, terms)
+        # the terms depend on the count and the group's size only: one per distinct pair (a
+        # thousand counts and a few dozen sizes, where the rows of 10,000 groups are 1e5)
+        sizes = data.total.astype(np.int64)
+        pair = inverse.astype(np.int64) * (int(sizes.max()) + 1) + sizes[ids]
+        pairs, row_pair = distinct_inverse(pair)
+        count_of, size_of = np.divmod(pairs, int(sizes.max()) + 1)
+        terms = log_moment_terms(distinct[count_of].astype(np.float64), 1.0 / size_of)
+        sums = data.weighted_sums(ids, data.counts(table), terms, row_pair)
         methods = np.full(self.size, CODE_EXACT, dtype=np.int8)
         methods.flags.writeable = False
         empty = data.total == 0.0

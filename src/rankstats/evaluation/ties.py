@@ -206,6 +206,13 @@ def log_power_mean(low: IntArray, high: IntArray, exponent: FloatArray | float) 
     )
     shape = a.shape
     low, high, a = low.ravel(), high.ravel(), a.ravel()
+    tied = low != high
+    if not tied.all():
+        # an untied rank is its own mean: a ln r (most rows; the sums below are for ties)
+        out = a * np.log(low.astype(np.float64))
+        if tied.any():
+            out[tied] = log_power_mean(low[tied], high[tied], a[tied])
+        return out.reshape(shape)
     length = (high - low + 1).astype(np.float64)
     shifted = _shifted(a, high)
     total = np.zeros(low.shape, dtype=np.float64)
