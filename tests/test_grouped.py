@@ -492,8 +492,10 @@ def test_narrow_tables_give_the_same_results(average: str, largest: int) -> None
     assert repr(found[True]) == repr(found[False])  # NaN-aware, to the bit
 
 
-def test_geometric_null_models_of_every_group_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
-    """GMR and IGMR: the closed forms of every group from one pass, as each group alone.
+def test_closed_form_null_models_of_every_group_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """GMR, IGMR and the ranks' variance: the closed forms of every group from one pass.
+
+    The same as each group alone, in every rank type (GMR's expectation over ties too).
 
     Groups of one to 60 tasks, counts from 1 to 1e9 (the expansions for large counts too),
     a group of single-candidate tasks (E = 1, V = 0). No group takes a pass of its own.
@@ -507,8 +509,9 @@ def test_geometric_null_models_of_every_group_at_once(monkeypatch: pytest.Monkey
     candidates = np.exp(rng.uniform(0.0, np.log(1e9), size=n)).astype(np.int64) + 1
     candidates[labels == 1] = 1
     optimistic = np.minimum(rng.geometric(0.01, size=n), candidates)
-    ranks = Ranks(optimistic, optimistic, candidates)
-    metrics = ["gmr", "igmr", "agmri", "zgmr"]
+    ties = rng.binomial(1, 0.2, size=n) * rng.integers(1, 90, size=n)
+    ranks = Ranks(optimistic, np.minimum(optimistic + ties, candidates), candidates)
+    metrics = ["gmr", "igmr", "agmri", "zgmr", "variance"]
     looped: list[int] = []
     original = grouped._Builder._null_of_group
 
@@ -517,11 +520,11 @@ def test_geometric_null_models_of_every_group_at_once(monkeypatch: pytest.Monkey
         original(self, g, *args)  # type: ignore[arg-type]
 
     monkeypatch.setattr(grouped._Builder, "_null_of_group", spy)
-    results = evaluate(ranks, metrics=metrics, groups=labels, rank_types=["optimistic"])
+    results = evaluate(ranks, metrics=metrics, groups=labels)
     assert looped == []
     for label, group in results.by_group.items():
         rows = labels == label
-        alone = evaluate(_subset(ranks, rows), metrics=metrics, rank_types=["optimistic"])
+        alone = evaluate(_subset(ranks, rows), metrics=metrics)
         for key in group:
             _same_row(group.row(key), alone.row(key))
     single = results.by_group[1].row("both.optimistic.gmr")
