@@ -520,8 +520,17 @@ def test_closed_form_null_models_of_every_group_at_once(monkeypatch: pytest.Monk
         original(self, g, *args)  # type: ignore[arg-type]
 
     monkeypatch.setattr(grouped._Builder, "_null_of_group", spy)
+    values_of_one: list[object] = []
+    original_value = grouped.base_value
+
+    def value_spy(*args: object) -> object:
+        values_of_one.append(args)
+        return original_value(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(grouped, "base_value", value_spy)
     results = evaluate(ranks, metrics=metrics, groups=labels)
     assert looped == []
+    assert values_of_one == []  # no value group by group either (GMR and S^2 over ties)
     for label, group in results.by_group.items():
         rows = labels == label
         alone = evaluate(_subset(ranks, rows), metrics=metrics)

@@ -178,10 +178,13 @@ class _Builder:
             tie = tie_terms(metric)
             if tie is not None:
                 return self._means(rank_type, [(metric, tie, identity)])[0]
+            found = None
             if _geometric(metric):
                 found = self._geometric_over_ties(metric)
-                if found is not None:
-                    return found
+            elif kind is Variance:
+                found = self._variance_over_ties()
+            if found is not None:
+                return found
         else:
             terms_of = value_terms(metric)
             if terms_of is not None:
@@ -223,6 +226,35 @@ class _Builder:
             exponents[ids],
         )
         values: FloatArray = np.exp(data._sum(ids, data.counts(table) * terms))
+        values[data.total == 0.0] = math.nan
+        return values
+
+    def _variance_over_ties(self) -> FloatArray | None:
+        r"""The ranks' variance in expectation over tie-breaking, every group from the pairs.
+
+        The rule of :mod:`rankstats.evaluation.ties` with :math:`a = 1/n_g`: a tied rank
+        uniform on :math:`o..p` has mean :math:`(o + p)/2` and variance :math:`(L^2 - 1)/12`,
+        so :math:`\sum m (a - a^2) (L^2 - 1)/12 + \sum m a (\bar r - \bar{\bar r})^2` over each
+        group's rows. ``None`` for weighted input (a row's weight is a sum over tasks), which
+        keeps the pass per group.
+        """
+        data = self.data
+        table = data.stats.pairs
+        if table is None or WEIGHT in table.columns:
+            return None
+        ids = table.columns[GROUP]
+        low = table.columns["optimistic"].astype(np.int64)
+        high = table.columns["pessimistic"].astype(np.int64)
+        m = data.counts(table)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            a = (1.0 / data.total)[ids]  # groups without tasks have no rows
+        mean = 0.5 * (low + high).astype(np.float64)
+        length = (high - low + 1).astype(np.float64)
+        spread = (length * length - 1.0) / 12.0
+        deviation = mean - data._sum(ids, m * a * mean)[ids]
+        values = data._sum(ids, m * (a - a * a) * spread) + data._sum(
+            ids, m * a * (deviation * deviation)
+        )
         values[data.total == 0.0] = math.nan
         return values
 
