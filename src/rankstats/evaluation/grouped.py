@@ -63,7 +63,7 @@ from rankstats.evaluation.group_rows import (
 from rankstats.evaluation.group_sums import GroupSums, TieSplit, offsets, stacked, value_range
 from rankstats.evaluation.results import ResultRow
 from rankstats.evaluation.scores import RANK_EXPECTED
-from rankstats.evaluation.tables import GROUP, WEIGHT, SideStatistics
+from rankstats.evaluation.tables import GROUP, WEIGHT, SideStatistics, Table
 from rankstats.evaluation.terms import (
     Transform,
     identity,
@@ -504,6 +504,21 @@ class _Builder:
             if found.note is not None:
                 notes[g] = found.note
 
+    def _unweighted_candidates(
+        self, metrics: Sequence[RankBasedMetric]
+    ) -> tuple[Table, IntArray, IntArray, IntArray] | None:
+        """The candidate counts' table, its group ids, distinct counts and each row's index.
+
+        For the closed forms whose tasks share their group's :math:`1/n_g`: ``None`` without
+        metrics, without counts, or for weighted input (a row's weight is a sum over tasks whose
+        shares differ; those groups keep the pass per group).
+        """
+        table = self.data.stats.candidates if metrics else None
+        if table is None or WEIGHT in table.columns:
+            return None
+        distinct, inverse = self._distinct_candidates()
+        return table, table.columns[GROUP], distinct, inverse
+
     def _geometric_nulls(
         self, metrics: Sequence[RankBasedMetric]
     ) -> dict[RankBasedMetric, NullColumn]:
@@ -519,14 +534,11 @@ class _Builder:
         keep the pass per group: a table row's weight is a sum over tasks, whose exponents
         :math:`w_i / W_g` differ.
         """
-        if not metrics:
-            return {}
-        table = self.data.stats.candidates
-        if table is None or WEIGHT in table.columns:
+        rows = self._unweighted_candidates(metrics)
+        if rows is None:
             return {}
         data = self.data
-        ids = table.columns[GROUP]
-        distinct, inverse = self._distinct_candidates()
+        table, ids, distinct, inverse = rows
         # the terms depend on the count and the group's size only: one per distinct pair (a
         # thousand counts and a few dozen sizes, where the rows of 10,000 groups are 1e5)
         sizes = data.total.astype(np.int64)
@@ -565,14 +577,11 @@ class _Builder:
         rows, less the sum before each group, had cancelled: 2e-10 on a group of counts 3 and
         110,795 behind groups of counts up to 1e9).
         """
-        if not metrics:
-            return {}
-        table = self.data.stats.candidates
-        if table is None or WEIGHT in table.columns:
+        rows = self._unweighted_candidates(metrics)
+        if rows is None:
             return {}
         data = self.data
-        ids = table.columns[GROUP]
-        distinct, inverse = self._distinct_candidates()
+        table, ids, distinct, inverse = rows
         candidates = distinct[inverse]
         c = candidates.astype(np.float64)
         m = data.counts(table)
