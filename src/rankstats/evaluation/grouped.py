@@ -203,6 +203,28 @@ class _Builder:
                 bar.update(1)
         return values
 
+    def _unweighted_pairs(self) -> tuple[Table, IntArray, IntArray, IntArray] | None:
+        """The pairs' table, its group ids and each row's optimistic and pessimistic ranks.
+
+        For the expectations over ties whose tasks share their group's :math:`1/n_g`: ``None``
+        without pairs or for weighted input (as :meth:`_unweighted_candidates`).
+        """
+        table = self.data.stats.pairs
+        if table is None or WEIGHT in table.columns:
+            return None
+        return (
+            table,
+            table.columns[GROUP],
+            table.columns["optimistic"].astype(np.int64),
+            table.columns["pessimistic"].astype(np.int64),
+        )
+
+    def _shares(self, ids: IntArray) -> FloatArray:
+        """Each row's share of its group, :math:`1/n_g` (unweighted; its group has tasks)."""
+        with np.errstate(divide="ignore"):
+            share: FloatArray = (1.0 / self.data.total)[ids]
+        return share
+
     def _geometric_over_ties(self, metric: RankBasedMetric) -> FloatArray | None:
         r"""GMR or IGMR in expectation over tie-breaking, every group from one pass over the pairs.
 
@@ -212,19 +234,13 @@ class _Builder:
         taken 0.63 s, one call each). ``None`` for weighted input (a row's weight is a sum over
         tasks whose exponents differ), which keeps the pass per group.
         """
-        data = self.data
-        table = data.stats.pairs
-        if table is None or WEIGHT in table.columns:
+        pairs = self._unweighted_pairs()
+        if pairs is None:
             return None
-        ids = table.columns[GROUP]
+        data = self.data
+        table, ids, low, high = pairs
         sign = 1.0 if type(metric) is GeometricMeanRank else -1.0
-        with np.errstate(divide="ignore"):
-            exponents = sign / data.total  # inf for groups without tasks: they have no rows
-        terms = log_power_mean(
-            table.columns["optimistic"].astype(np.int64),
-            table.columns["pessimistic"].astype(np.int64),
-            exponents[ids],
-        )
+        terms = log_power_mean(low, high, sign * self._shares(ids))
         values: FloatArray = np.exp(data._sum(ids, data.counts(table) * terms))
         values[data.total == 0.0] = math.nan
         return values
@@ -238,16 +254,13 @@ class _Builder:
         group's rows. ``None`` for weighted input (a row's weight is a sum over tasks), which
         keeps the pass per group.
         """
-        data = self.data
-        table = data.stats.pairs
-        if table is None or WEIGHT in table.columns:
+        pairs = self._unweighted_pairs()
+        if pairs is None:
             return None
-        ids = table.columns[GROUP]
-        low = table.columns["optimistic"].astype(np.int64)
-        high = table.columns["pessimistic"].astype(np.int64)
+        data = self.data
+        table, ids, low, high = pairs
         m = data.counts(table)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            a = (1.0 / data.total)[ids]  # groups without tasks have no rows
+        a = self._shares(ids)
         mean = 0.5 * (low + high).astype(np.float64)
         length = (high - low + 1).astype(np.float64)
         spread = (length * length - 1.0) / 12.0
@@ -542,9 +555,9 @@ class _Builder:
         # the terms depend on the count and the group's size only: one per distinct pair (a
         # thousand counts and a few dozen sizes, where the rows of 10,000 groups are 1e5)
         sizes = data.total.astype(np.int64)
-        pair = inverse.astype(np.int64) * (int(sizes.max()) + 1) + sizes[ids]
-        pairs, row_pair = distinct_inverse(pair)
-        count_of, size_of = np.divmod(pairs, int(sizes.max()) + 1)
+        radix = int(sizes.max()) + 1
+        pairs, row_pair = distinct_inverse(inverse.astype(np.int64) * radix + sizes[ids])
+        count_of, size_of = np.divmod(pairs, radix)
         terms = log_moment_terms(distinct[count_of].astype(np.float64), 1.0 / size_of)
         sums = data.weighted_sums(ids, data.counts(table), terms, row_pair)
         methods = np.full(self.size, CODE_EXACT, dtype=np.int8)
@@ -585,8 +598,8 @@ class _Builder:
         candidates = distinct[inverse]
         c = candidates.astype(np.float64)
         m = data.counts(table)
+        a = self._shares(ids)
         with np.errstate(divide="ignore", invalid="ignore"):
-            a = (1.0 / data.total)[ids]  # groups without tasks have no rows
             one_minus_a = ((data.total - 1.0) / data.total)[ids]
         share = m * a
         sigma2 = (c - 1.0) * (c + 1.0) / 12.0
