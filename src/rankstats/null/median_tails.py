@@ -46,7 +46,7 @@ from rankstats.null.median_band import (
     split_plan,
     two_count_tails,
 )
-from rankstats.null.median_fourier import _BLOCK_TERMS, Inversion
+from rankstats.null.median_fourier import _BLOCK_TERMS, Inversion, _next_powers
 from rankstats.null.median_rules import _suffix_sum
 
 #: tails below this are dropped: they bound the window of x that is evaluated
@@ -171,14 +171,9 @@ class _Candidates:
     def power_sums(self, terms: int) -> FloatArray:
         r"""Row ``k - 1``: :math:`\sum_{j \ge i} m_j C_j^{-k}` for every ``i`` (compensated)."""
         if self._power_sums is None or self._power_sums.shape[0] < terms:
+            # the power table's rows with the anchor 1 (each power by one more product)
             with np.errstate(under="ignore"):
-                inv = 1.0 / self.values
-                term = self.counts.copy()
-                rows = []
-                for _ in range(terms):
-                    term = term * inv
-                    rows.append(_suffix_sum(term))
-            self._power_sums = np.stack(rows)
+                self._power_sums = _suffix_sum(_next_powers(self.counts, 1.0 / self.values, terms))
         return self._power_sums[:terms]
 
     def index_above(self, y: FloatArray | float) -> IntArray:
