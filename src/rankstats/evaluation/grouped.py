@@ -203,21 +203,18 @@ class _Builder:
                 bar.update(1)
         return values
 
-    def _unweighted_pairs(self) -> tuple[Table, IntArray, IntArray, IntArray] | None:
-        """The pairs' table, its group ids and each row's optimistic and pessimistic ranks.
+    def _unweighted_pairs(self) -> tuple[IntArray, IntArray, IntArray, FloatArray] | None:
+        """The pairs' group ids, optimistic and pessimistic ranks (int64) and counts.
 
-        For the expectations over ties whose tasks share their group's :math:`1/n_g`: ``None``
-        without pairs or for weighted input (as :meth:`_unweighted_candidates`).
+        The rows of the expectation over ties (:meth:`GroupSums.distinct_rows`), for those whose
+        tasks share their group's :math:`1/n_g`: ``None`` without pairs or for weighted input
+        (as :meth:`_unweighted_candidates`).
         """
         table = self.data.stats.pairs
         if table is None or WEIGHT in table.columns:
             return None
-        return (
-            table,
-            table.columns[GROUP],
-            table.columns["optimistic"].astype(np.int64),
-            table.columns["pessimistic"].astype(np.int64),
-        )
+        ids, (low, high), _, counts = self.data.distinct_rows(RANK_EXPECTED)
+        return ids, low, high, counts
 
     def _shares(self, ids: IntArray) -> FloatArray:
         """Each row's share of its group, :math:`1/n_g` (unweighted; its group has tasks)."""
@@ -238,10 +235,10 @@ class _Builder:
         if pairs is None:
             return None
         data = self.data
-        table, ids, low, high = pairs
+        ids, low, high, counts = pairs
         sign = 1.0 if type(metric) is GeometricMeanRank else -1.0
         terms = log_power_mean(low, high, sign * self._shares(ids))
-        values: FloatArray = np.exp(data._sum(ids, data.counts(table) * terms))
+        values: FloatArray = np.exp(data._sum(ids, counts * terms))
         values[data.total == 0.0] = math.nan
         return values
 
@@ -258,8 +255,7 @@ class _Builder:
         if pairs is None:
             return None
         data = self.data
-        table, ids, low, high = pairs
-        m = data.counts(table)
+        ids, low, high, m = pairs
         a = self._shares(ids)
         mean = 0.5 * (low + high).astype(np.float64)
         length = (high - low + 1).astype(np.float64)
