@@ -9,6 +9,7 @@ import pytest
 
 from rankstats import Ranks, evaluate
 from rankstats.evaluation.grouped import LazyGroups
+from rankstats.evaluation.labels import encode_groups
 
 METRICS = [
     "mr",
@@ -539,3 +540,22 @@ def test_closed_form_null_models_of_every_group_at_once(monkeypatch: pytest.Monk
     single = results.by_group[1].row("both.optimistic.gmr")
     assert single.expected_value == 1.0
     assert single.variance == 0.0
+
+
+def test_integer_labels_covering_their_span() -> None:
+    """Labels covering every integer of their span are coded by their offsets, as by lookup."""
+    rng = np.random.default_rng(3)
+    full = rng.permutation(np.repeat(np.arange(5, 25), 3))  # every label of 5..24
+    gappy = np.where(full == 7, 8, full)  # 7 missing: coded through the lookup table
+    for labels in (full, gappy, full - 5):  # from 0: the codes view the caller's array
+        before = labels.copy()
+        codes, found = encode_groups(labels)
+        order = sorted(set(labels.tolist()))
+        assert found == order
+        assert codes.tolist() == [order.index(label) for label in labels.tolist()]
+        np.testing.assert_array_equal(labels, before)
+        assert labels.flags.writeable  # the caller's array is left as it was
+    ranks = rng.integers(1, 10, size=full.size)
+    by_array = evaluate(ranks, 10, groups=full - 5, average="macro")
+    by_list = evaluate(ranks, 10, groups=(full - 5).tolist(), average="macro")
+    assert repr(_all_numbers(by_array)) == repr(_all_numbers(by_list))

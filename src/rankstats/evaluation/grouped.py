@@ -362,28 +362,29 @@ class _Builder:
                 else None
             )
             # the pairs' per-row caches (tie split, sparse matrix, weights) are not needed for
-            # what is left: freed before each entry's sums are copied out, their memory serves
-            # those, and the peak memory of a call is lower
+            # what is left: freed before the entries' block is made, their memory serves
+            # it, and the peak memory of a call is lower
             num_tied_terms = len(tied_terms)
             del split, untied_terms, tied_terms
             data.release_pairs()
-            entry = iter(range(num_tied_terms))  # each entry's column in tied_sums
+            # every entry's sums in one (entries x groups) block, row j the entry of tied_sums'
+            # column j: its untied sums, with the few tied rows' sums added in the groups that
+            # have some; each group's mean divided in place
+            block = untied_sums[[index for listed in entries.values() for *_, index in listed]]
+            del untied_sums
+            if tied_sums is not None:
+                block[:, groups] += tied_sums.T
+            totals = block.sum(axis=1)  # pairwise along each row, as numpy.sum of each
+            np.divide(block, data.total, out=block)
+            rows = iter(range(num_tied_terms))
             means: dict[str, list[FloatArray]] = {}
             for rank_type, listed in entries.items():
                 means[rank_type] = []
-                for metric, is_gap, finish, index in listed:
-                    summed = untied_sums[index]
-                    j = next(entry)
-                    if tied_sums is not None:
-                        summed = summed.copy()
-                        summed[groups] += tied_sums[:, j]
+                for metric, is_gap, finish, _ in listed:
+                    j = next(rows)
                     target = self._gap_sums if is_gap else self._value_sums
-                    target[(metric, rank_type)] = (_total(summed), finish)
-                    if tied_sums is None:
-                        mean = summed / data.total
-                    else:  # the copy is this entry's own
-                        mean = np.divide(summed, data.total, out=summed)
-                    means[rank_type].append(finish(mean))
+                    target[(metric, rank_type)] = (totals[j : j + 1], finish)
+                    means[rank_type].append(finish(block[j]))
         return means
 
     def prefetch(self, plan: Plan) -> None:
@@ -667,37 +668,37 @@ class _Builder:
             if gap_of is not None:
                 first.append(gap_of(distinct))
         if squared is weights:  # unweighted: one batch
-            sums = data.weighted_sums(ids, weights, first + second, inverse)
-            first_sums, second_sums = sums[: len(first)], sums[len(first) :]
+            both = data.weighted_sums_array(ids, weights, first + second, inverse)
+            first_sums, second_sums = both[: len(first)], both[len(first) :]
         else:
-            first_sums = data.weighted_sums(ids, weights, first, inverse)
-            second_sums = data.weighted_sums(ids, squared, second, inverse)
+            first_sums = data.weighted_sums_array(ids, weights, first, inverse)
+            second_sums = data.weighted_sums_array(ids, squared, second, inverse)
+        # each sum over all groups (pairwise, as numpy.sum) for the micro average, then each
+        # group's mean, divided in place: the sums are this call's own (views of one product),
+        # and no second set of arrays is made
+        first_totals = iter([_total(summed) for summed in first_sums])
+        second_totals = iter([_total(summed) for summed in second_sums])
+        with np.errstate(invalid="ignore", divide="ignore"):
+            np.divide(first_sums, data.total, out=first_sums)
+            np.divide(second_sums, data.squared_total, out=second_sums)
         # every column shares its methods and standard errors (read-only)
         methods = np.full(self.size, CODE_EXACT, dtype=np.int8)
         methods.flags.writeable = False
         errors = no_gaps = self._nan
         columns: dict[RankBasedMetric, NullColumn] = {}
-        sums_of, variances_of = iter(first_sums), iter(second_sums)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            for metric in metrics:
-                if null_terms(metric) is None:
-                    counts = data._sum(ids, data.counts(table))
-                    columns[metric] = (counts, np.zeros(self.size), methods, errors, {}, no_gaps)
-                    continue
-                expected_sum, variance_sum, gap_sum = next(sums_of), next(variances_of), None
-                if metric in gapped and null_gap_term(metric) is not None:
-                    gap_sum = next(sums_of)
-                self._null_sums[metric] = (
-                    _total(expected_sum),
-                    _total(variance_sum),
-                    None if gap_sum is None else _total(gap_sum),
-                )
-                # each group's mean, divided in place: the sums are this call's own (views of
-                # one product), and no second set of arrays is made
-                expected = np.divide(expected_sum, data.total, out=expected_sum)
-                variance = np.divide(variance_sum, data.squared_total, out=variance_sum)
-                gaps = no_gaps if gap_sum is None else np.divide(gap_sum, data.total, out=gap_sum)
-                columns[metric] = (expected, variance, methods, errors, {}, gaps)
+        means, variances = iter(first_sums), iter(second_sums)
+        for metric in metrics:
+            if null_terms(metric) is None:
+                counts = data._sum(ids, data.counts(table))
+                columns[metric] = (counts, np.zeros(self.size), methods, errors, {}, no_gaps)
+                continue
+            expected, variance, gaps = next(means), next(variances), no_gaps
+            expected_total, variance_total = next(first_totals), next(second_totals)
+            gap_total = None
+            if metric in gapped and null_gap_term(metric) is not None:
+                gaps, gap_total = next(means), next(first_totals)
+            self._null_sums[metric] = (expected_total, variance_total, gap_total)
+            columns[metric] = (expected, variance, methods, errors, {}, gaps)
         return columns
 
     def _distinct_candidates(self) -> tuple[IntArray, IntArray]:

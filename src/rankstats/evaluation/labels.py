@@ -81,6 +81,12 @@ def _encode(value: Any, labels: list[Hashable], index: dict[Hashable, int]) -> n
                 np.intp, copy=False
             )
             present = np.flatnonzero(np.bincount(offsets, minlength=high - low + 1))
+            if present.size == high - low + 1 and not labels:
+                # every label of the span, in the first array: the codes are the offsets
+                labels.extend(range(low, high + 1))
+                codes: npt.NDArray[np.intp] = offsets.view()
+                codes.flags.writeable = False  # may be the caller's array: read-only
+                return codes
             lookup = np.zeros(high - low + 1, dtype=np.int64)
             lookup[present] = _codes((present + low).tolist(), labels, index)
             return lookup[offsets]
