@@ -59,6 +59,7 @@ from rankstats.evaluation.group_rows import (
     LazyGroups,
     Values,
     macro_rows,
+    rows_of_group,
 )
 from rankstats.evaluation.group_sums import GroupSums, TieSplit, offsets, stacked, value_range
 from rankstats.evaluation.results import ResultRow
@@ -1083,6 +1084,6 @@ def group_columns(
         if everything.data.present[0]:
             everything.prepare(metrics)
             everything.prefetch(plan)
-            for rank_type, chosen in plan:
-                rows.extend(everything.column(rank_type, m).row(0) for m in chosen)
+            micro_columns = [everything.column(rt, m) for rt, chosen in plan for m in chosen]
+            rows.extend(rows_of_group(micro_columns, 0))
     return columns, rows
