@@ -80,7 +80,9 @@ def _encode(value: Any, labels: list[Hashable], index: dict[Hashable, int]) -> n
             offsets: npt.NDArray[np.intp] = (array if low == 0 else array - low).astype(
                 np.intp, copy=False
             )
-            present = np.flatnonzero(np.bincount(offsets, minlength=high - low + 1))
+            seen = np.zeros(high - low + 1, dtype=np.bool_)
+            seen[offsets] = True
+            present = np.flatnonzero(seen)
             if present.size == high - low + 1 and not labels:
                 # every label of the span, in the first array: the codes are the offsets
                 labels.extend(range(low, high + 1))
@@ -89,7 +91,8 @@ def _encode(value: Any, labels: list[Hashable], index: dict[Hashable, int]) -> n
                 return codes
             lookup = np.zeros(high - low + 1, dtype=np.int64)
             lookup[present] = _codes((present + low).tolist(), labels, index)
-            return lookup[offsets]
+            found: npt.NDArray[np.int64] = np.take(lookup, offsets)  # faster than lookup[offsets]
+            return found
     if array is not None and array.dtype.kind in "biufUS":
         unique, inverse = np.unique(array, return_inverse=True)
         if unique.dtype.kind == "f" and np.isnan(unique).any():
