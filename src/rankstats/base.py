@@ -200,24 +200,40 @@ class RankBasedMetric(ABC):
         return f"{type(self).__name__}({params})"
 
     def __eq__(self, other: object) -> bool:
+        if self is other:
+            return True
         if not isinstance(other, RankBasedMetric):
             return NotImplemented
-        return type(self) is type(other) and self._params() == other._params()
+        return self._identity() == other._identity()
 
     def __hash__(self) -> int:
         # computed once: evaluate looks metrics up in dictionaries hundreds of times per call
         # (the parameters are fixed at construction)
         found: int | None = self.__dict__.get("_hash")
         if found is None:
-            found = self.__dict__["_hash"] = hash(
-                (type(self), tuple(sorted(self._params().items())))
+            found = self.__dict__["_hash"] = hash(self._identity())
+        return found
+
+    def _identity(self) -> tuple[Any, ...]:
+        """The class and the sorted parameters: what equality and the hash compare.
+
+        Computed once (the parameters are fixed at construction): a derived metric's base is
+        looked up in dictionaries keyed by equal, not identical, instances.
+        """
+        found: tuple[Any, ...] | None = self.__dict__.get("_identity_key")
+        if found is None:
+            found = self.__dict__["_identity_key"] = (
+                type(self),
+                tuple(sorted(self._params().items())),
             )
         return found
 
     def __getstate__(self) -> dict[str, Any]:
-        # the cached hash is left out: a type's hash differs between processes
+        # the cached hash is left out (a type's hash differs between processes), and so is the
+        # cached identity it is taken from
         state = dict(self.__dict__)
         state.pop("_hash", None)
+        state.pop("_identity_key", None)
         return state
 
     # --- public template methods ---------------------------------------------------------------
