@@ -363,26 +363,26 @@ class _Builder:
                 else None
             )
             # the pairs' per-row caches (tie split, sparse matrix, weights) are not needed for
-            # what is left: freed before the entries' block is made, their memory serves
-            # it, and the peak memory of a call is lower
-            num_tied_terms = len(tied_terms)
+            # what is left: freed before the entries' blocks are made, their memory serves
+            # them, and the peak memory of a call is lower
             del split, untied_terms, tied_terms
             data.release_pairs()
-            # every entry's sums in one (entries x groups) block, row j the entry of tied_sums'
-            # column j: its untied sums, with the few tied rows' sums added in the groups that
-            # have some; each group's mean divided in place
-            block = untied_sums[[index for listed in entries.values() for *_, index in listed]]
-            del untied_sums
-            if tied_sums is not None:
-                block[:, groups] += tied_sums.T
-            totals = block.sum(axis=1)  # pairwise along each row, as numpy.sum of each
-            np.divide(block, data.total, out=block)
-            rows = iter(range(num_tied_terms))
+            # each rank type's entries in one (entries x groups) block, a row each, in the order
+            # of tied_sums' columns: its untied sums, with the few tied rows' sums added in the
+            # groups that have some; each group's mean divided in place. A block per rank type,
+            # not one for all: blocks of a few hundred kB are reused from the heap call after
+            # call, where one of several MB was a new mapping, faulted in page by page
+            first = 0
             means: dict[str, list[FloatArray]] = {}
             for rank_type, listed in entries.items():
+                block = untied_sums[[index for *_, index in listed]]
+                if tied_sums is not None:
+                    block[:, groups] += tied_sums[:, first : first + len(listed)].T
+                first += len(listed)
+                totals = block.sum(axis=1)  # pairwise along each row, as numpy.sum of each
+                np.divide(block, data.total, out=block)
                 means[rank_type] = []
-                for metric, is_gap, finish, _ in listed:
-                    j = next(rows)
+                for j, (metric, is_gap, finish, _) in enumerate(listed):
                     target = self._gap_sums if is_gap else self._value_sums
                     target[(metric, rank_type)] = (totals[j : j + 1], finish)
                     means[rank_type].append(finish(block[j]))
