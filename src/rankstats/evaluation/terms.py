@@ -144,22 +144,34 @@ def tie_terms(metric: RankBasedMetric) -> Callable[[IntArray, IntArray], FloatAr
     return None
 
 
+def _tied(low: IntArray, high: IntArray) -> tuple[IntArray | slice, IntArray, IntArray]:
+    """The rows with ties (``low < high``) and their bounds; every row, as a slice, where all are.
+
+    The grouped sums give their tied rows alone: then no index is gathered.
+    """
+    tied = np.flatnonzero(low != high)
+    if tied.size == low.size:
+        return slice(None), low, high
+    return tied, low[tied], high[tied]
+
+
 def _expected_hit(low: IntArray, high: IntArray, k: int) -> FloatArray:
     r"""The probability that :math:`r \sim \mathcal{U}\{o..p\}` is at most ``k``."""
     result = (low <= k).astype(np.float64)
-    tied = np.flatnonzero(low != high)
-    if tied.size:
-        o, p = low[tied], high[tied]
+    tied, o, p = _tied(low, high)
+    if o.size:
         result[tied] = np.minimum(np.maximum(k - o + 1, 0), p - o + 1) / (p - o + 1)
     return result
 
 
 def _expected_reciprocal(low: IntArray, high: IntArray) -> FloatArray:
     r"""The expectation of :math:`1/r`, :math:`r \sim \mathcal{U}\{o..p\}`; untied rows: 1/o."""
+    tied, o, p = _tied(low, high)
+    if isinstance(tied, slice):  # every row tied
+        result: FloatArray = reciprocal_sum(o, p) / (p - o + 1)
+        return result
     result = np.reciprocal(low.astype(np.float64))
-    tied = np.flatnonzero(low != high)
-    if tied.size:
-        o, p = low[tied], high[tied]
+    if o.size:
         result[tied] = reciprocal_sum(o, p) / (p - o + 1)
     return result
 
