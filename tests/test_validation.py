@@ -22,6 +22,28 @@ MRR = InverseHarmonicMeanRank()
 
 CALL_ERRORS = [
     # (ranks, num_candidates, weights, exception, message pattern)
+    # multi-dimensional inputs flatten in row-major order: their shapes must agree
+    (
+        np.ones((4, 2)),
+        np.full(8, 3),
+        None,
+        ValueError,
+        r"num_candidates must have the shape of ranks \(4, 2\) .*, got shape \(8,\)",
+    ),
+    (
+        np.ones((4, 2)),
+        np.full((2, 4), 3),
+        None,
+        ValueError,
+        r"num_candidates must have the shape of ranks \(4, 2\) .*, got shape \(2, 4\)",
+    ),
+    (
+        np.ones(8),
+        None,
+        np.ones((2, 4)),
+        ValueError,
+        r"weights must have the shape of ranks \(8,\) .*, got shape \(2, 4\)",
+    ),
     ([], None, None, ValueError, r"ranks must not be empty"),
     (3, None, None, ValueError, r"ranks must be a 1-D array-like, got the scalar 3"),
     ("123", None, None, TypeError, r"ranks must be an array-like of numbers, got str"),
@@ -196,3 +218,30 @@ def test_no_runtime_warning_on_extreme_but_valid_input() -> None:
             metric([1, 10**12, 5e11], huge)
             metric.expected_value(huge)
             metric.variance(huge)
+
+
+@pytest.mark.parametrize(
+    ("ranks_shape", "other_shape"), [((4, 2), (4, 2)), ((8,), (8, 1)), ((1, 8), (8,)), ((8,), (8,))]
+)
+def test_shapes_that_pair_the_same_entries_are_accepted(
+    ranks_shape: tuple[int, ...], other_shape: tuple[int, ...]
+) -> None:
+    """Equal shapes, or shapes equal but for axes of length 1, flatten to the same pairing."""
+    ranks = np.arange(1, 9).reshape(ranks_shape)
+    counts = np.arange(10, 18).reshape(other_shape)
+    expected = ArithmeticMeanRank().expected_value(np.arange(10, 18))
+    assert ArithmeticMeanRank().expected_value(counts) == expected
+    assert ArithmeticMeanRank()(ranks, counts) == pytest.approx(4.5)
+    assert ArithmeticMeanRank()(ranks, counts, weights=np.ones(other_shape)) == pytest.approx(4.5)
+
+
+def test_evaluate_checks_the_shape_of_the_weights() -> None:
+    """evaluate pairs ranks and weights as a metric does: their shapes must agree."""
+    from rankstats import evaluate
+
+    ranks, counts = np.ones((4, 2)), np.full((4, 2), 3)
+    assert evaluate(ranks, counts, weights=np.ones((4, 2)))["mr"] == 1.0
+    with pytest.raises(ValueError, match=r"weights must have the shape of ranks \(4, 2\)"):
+        evaluate(ranks, counts, weights=np.ones(8))
+    with pytest.raises(ValueError, match=r"num_candidates must have the shape of ranks \(4, 2\)"):
+        evaluate(ranks, np.full(8, 3))

@@ -250,7 +250,9 @@ class RankBasedMetric(ABC):
         ----------
         ranks : array-like of shape (n,)
             The rank of each task's true answer: from 1 to 2**53, not necessarily integers
-            (realistic ranks are half-integers where ties are broken in the middle).
+            (realistic ranks are half-integers where ties are broken in the middle). An array
+            of more dimensions is flattened in row-major order; ``num_candidates`` and
+            ``weights`` given as arrays must then have its shape (axes of length 1 aside).
         num_candidates : int or array-like of shape (n,), optional
             The number of candidates of each task (a scalar: the same for every task); required
             by metrics that need it (:attr:`needs_candidates`), and each rank must not exceed it.

@@ -27,6 +27,7 @@ __all__ = [
     "check_num_samples",
     "check_positive_int",
     "check_ranks",
+    "check_same_layout",
     "check_weights",
     "raise_non_finite",
     "validate_null_input",
@@ -258,6 +259,30 @@ def _check_same_length(reference: npt.NDArray[Any], reference_name: str, **other
             )
 
 
+def check_same_layout(ranks: Any, **others: Any) -> None:
+    """Multi-dimensional inputs must share the ranks' shape (length-1 axes aside).
+
+    Each input is flattened in row-major order (:func:`as_array`), so ranks of shape (n, 2)
+    against counts of shape (2n,) or (2, n) would pair ranks with other tasks' counts, silently.
+    Only inputs with a ``shape`` (numpy arrays, tensors, pandas objects) are compared.
+    """
+    shape = getattr(ranks, "shape", None)
+    if shape is None:
+        return
+    squeezed = tuple(int(axis) for axis in shape if axis != 1)
+    for name, other in others.items():
+        other_shape = getattr(other, "shape", None)
+        if other_shape is None or len(other_shape) == 0:
+            continue
+        if tuple(int(axis) for axis in other_shape if axis != 1) != squeezed and (
+            len(squeezed) > 1 or sum(1 for axis in other_shape if axis != 1) > 1
+        ):
+            raise ValueError(
+                f"{name} must have the shape of ranks {tuple(shape)} (both are flattened in "
+                f"row-major order, pairing their entries), got shape {tuple(other_shape)}"
+            )
+
+
 def validate_rank_input(
     ranks: Any,
     num_candidates: Any = None,
@@ -293,6 +318,7 @@ def validate_rank_input(
     RankInput
         The clean arrays.
     """
+    check_same_layout(ranks, num_candidates=num_candidates, weights=weights)
     clean_ranks = check_ranks(ranks, check_upper=num_candidates is None and not infinity_shows)
     candidates = None
     if num_candidates is not None:

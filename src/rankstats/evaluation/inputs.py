@@ -24,7 +24,12 @@ from rankstats.evaluation.results import SIDE_BOTH
 from rankstats.evaluation.scores import RANK_EXPECTED, Ranks
 from rankstats.evaluation.tables import GROUP, WEIGHT, SideStatistics, Table
 from rankstats.evaluation.weight_sums import exactly_weighted
-from rankstats.validation import check_ranks, check_weights, validate_rank_input
+from rankstats.validation import (
+    check_ranks,
+    check_same_layout,
+    check_weights,
+    validate_rank_input,
+)
 
 __all__ = ["PreparedInput", "prepare_input"]
 
@@ -112,6 +117,7 @@ def _side_tables(
     """Validate one side's input and compress it to tables (see :func:`prepare_input`)."""
     pairs: tuple[IntArray, IntArray] | None = None
     direct: dict[str, FloatArray] = {}
+    shaped: Any = None  # the ranks as given, for the shape of the weights
     candidates = None
     if not isinstance(value, Ranks):
         num_candidates = _broadcast_candidates(num_candidates, _num_ranks(value))
@@ -125,6 +131,7 @@ def _side_tables(
         candidates = value.num_candidates
     elif isinstance(value, Mapping):
         given = {key: value[key] for key in RANK_TYPES if key in value}
+        shaped = next(iter(given.values()), None)
         if "optimistic" in given and "pessimistic" in given:
             built = Ranks(given["optimistic"], given["pessimistic"], num_candidates)
             pairs = (built.optimistic, built.pessimistic)
@@ -144,6 +151,7 @@ def _side_tables(
                 direct[rank_type] = clean.ranks
                 candidates = clean.num_candidates
     else:
+        shaped = value
         clean = validate_rank_input(value, num_candidates)
         direct["realistic"] = clean.ranks
         candidates = clean.num_candidates
@@ -156,6 +164,7 @@ def _side_tables(
             )
     extra: dict[str, AnyArray] = {}
     if weights is not None:
+        check_same_layout(shaped, weights=weights)  # the ranks as given (a Ranks' are flat)
         clean_weights = check_weights(weights)
         if clean_weights.size != size:
             raise ValueError(
