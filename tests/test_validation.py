@@ -22,6 +22,14 @@ MRR = InverseHarmonicMeanRank()
 
 CALL_ERRORS = [
     # (ranks, num_candidates, weights, exception, message pattern)
+    # Python integers beyond 64 bits (an array of objects) meet the bounds like other numbers
+    (
+        [1, 2],
+        [2**70, 3],
+        None,
+        ValueError,
+        r"num_candidates must be integers between 1 and 2\*\*53, got 1\.18\d*e\+21 at index 0",
+    ),
     # multi-dimensional inputs flatten in row-major order: their shapes must agree
     (
         np.ones((4, 2)),
@@ -245,3 +253,8 @@ def test_evaluate_checks_the_shape_of_the_weights() -> None:
         evaluate(ranks, counts, weights=np.ones(8))
     with pytest.raises(ValueError, match=r"num_candidates must have the shape of ranks \(4, 2\)"):
         evaluate(ranks, np.full(8, 3))
+
+
+def test_weights_beyond_64_bits_are_numbers() -> None:
+    """Python integers too large for int64 are weights like any other (as floats)."""
+    assert ArithmeticMeanRank()([1, 2], weights=[2**70, 2**70]) == 1.5

@@ -97,7 +97,14 @@ def as_array(value: Any, name: str, *, size: int | None = None) -> npt.NDArray[A
     if array.dtype == np.bool_ or not (
         np.issubdtype(array.dtype, np.integer) or np.issubdtype(array.dtype, np.floating)
     ):
-        raise TypeError(f"{name} must hold real numbers, got an array of dtype {array.dtype}")
+        if array.dtype == object and all(
+            isinstance(x, int | float) and not isinstance(x, bool) for x in array.flat
+        ):
+            # Python integers beyond 64 bits make an array of objects: as floats, they meet
+            # the bounds' checks (and their messages) like any other number
+            array = array.astype(np.float64)
+        else:
+            raise TypeError(f"{name} must hold real numbers, got an array of dtype {array.dtype}")
     if np.issubdtype(array.dtype, np.floating) and array.dtype != np.float64:
         # half and single precision would overflow comparing with the bounds (2**53), and long
         # doubles carry digits no computation here keeps: work in float64 from the start
