@@ -10,7 +10,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from rankstats import InverseHarmonicMeanRank, RankBasedMetric, UnknownMetricError, metric_resolver
+from rankstats import (
+    InverseHarmonicMeanRank,
+    RankAccumulator,
+    RankBasedMetric,
+    UnknownMetricError,
+    metric_resolver,
+)
 from rankstats.evaluation import (
     PYKEEN_METRICS,
     EvaluationResults,
@@ -445,3 +451,17 @@ def test_group_labels_of_different_types_stay_apart() -> None:
     assert list(results.by_group) == [1, "1"]
     assert results.by_group[1]["mrr"] == pytest.approx((1 + 1 / 3) / 2)
     assert results.by_group["1"]["mrr"] == pytest.approx(1 / 2)
+
+
+def test_tensor_ranks_with_one_candidate_count() -> None:
+    """One candidate count stands for every rank of a tensor (np.size read its size method)."""
+    torch = pytest.importorskip("torch")
+    ranks, weights = torch.tensor([1, 2, 3]), torch.tensor([1.0, 2.0, 1.0])
+    expected = evaluate(np.array([1, 2, 3]), 3, weights=np.array([1.0, 2.0, 1.0]))["mrr"]
+    assert evaluate(ranks, 3, weights=weights)["mrr"] == expected
+    assert evaluate({"head": ranks, "tail": ranks}, 3, weights=weights)["head.mrr"] == expected
+    accumulator = RankAccumulator()
+    accumulator.update(ranks, 3, weights=weights)
+    assert accumulator.compute()["mrr"] == expected
+    # and for a 2-D array, in its shape
+    assert evaluate(np.array([[1, 2], [3, 1]]), 3)["mrr"] == evaluate([1, 2, 3, 1], 3)["mrr"]

@@ -31,7 +31,7 @@ from rankstats.validation import (
     validate_rank_input,
 )
 
-__all__ = ["PreparedInput", "prepare_input"]
+__all__ = ["PreparedInput", "broadcast_candidates", "prepare_input", "ranks_shape"]
 
 AnyArray = npt.NDArray[Any]
 
@@ -85,24 +85,33 @@ def _per_side(value: Any, sides: Sequence[str], name: str) -> dict[str, Any]:
     return dict.fromkeys(sides, value)
 
 
-def _broadcast_candidates(num_candidates: Any, size: int) -> Any:
-    """A scalar candidate count stands for the same count for every one of ``size`` ranks."""
+def broadcast_candidates(num_candidates: Any, shape: tuple[int, ...] | None) -> Any:
+    """A scalar candidate count stands for the same count for every rank, in the ranks' shape.
+
+    Unchanged where it is not a scalar, or where the ranks' shape is unknown (``None``).
+    """
     scalar = isinstance(num_candidates, numbers.Number | np.generic) or (
         isinstance(num_candidates, np.ndarray) and num_candidates.ndim == 0
     )
-    return np.full(size, num_candidates) if scalar else num_candidates
+    return np.full(shape, num_candidates) if scalar and shape is not None else num_candidates
 
 
-def _num_ranks(value: Any) -> int:
-    """The number of ranks of a side's input before validation (0 if it cannot tell)."""
+def ranks_shape(value: Any) -> tuple[int, ...] | None:
+    """The shape of one side's ranks as given, before validation; ``None`` if it cannot be told.
+
+    A :class:`~rankstats.evaluation.scores.Ranks` gives its number of tasks, a mapping of rank
+    types the shape they share. ``np.shape`` reads a tensor's ``shape`` (``np.size`` would read
+    its ``size`` method, not its number of elements).
+    """
     if isinstance(value, Ranks):
-        return int(value.optimistic.size)
+        return (len(value),)
     if isinstance(value, Mapping):
-        value = next(iter(value.values()), ())
+        shapes = {ranks_shape(item) for item in value.values()}
+        return shapes.pop() if len(shapes) == 1 else None
     try:
-        return int(np.size(value))
+        return tuple(int(axis) for axis in np.shape(value))
     except (TypeError, ValueError):
-        return 0
+        return None
 
 
 def _side_tables(
@@ -120,7 +129,7 @@ def _side_tables(
     shaped: Any = None  # the ranks as given, for the shape of the weights
     candidates = None
     if not isinstance(value, Ranks):
-        num_candidates = _broadcast_candidates(num_candidates, _num_ranks(value))
+        num_candidates = broadcast_candidates(num_candidates, ranks_shape(value))
     if isinstance(value, Ranks):
         if num_candidates is not None:
             raise ValueError(

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import math
 import threading
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -40,7 +41,7 @@ from rankstats.evaluation.evaluate import (
     resolve_rank_types,
     weight_sums_suffice,
 )
-from rankstats.evaluation.inputs import prepare_input
+from rankstats.evaluation.inputs import broadcast_candidates, prepare_input, ranks_shape
 from rankstats.evaluation.labels import (
     add_labels,
     check_label,
@@ -628,19 +629,6 @@ def _check_empty_companions(num_candidates: Any, groups: Any, weights: Any, coun
             raise ValueError(f"the batch has no ranks, but {name} is not empty")
 
 
-def _batch_size(ranks: Any) -> int | None:
-    """The number of ranks of one side's input, ``None`` if it cannot be told cheaply."""
-    if isinstance(ranks, Ranks):
-        return len(ranks)
-    if isinstance(ranks, Mapping):
-        sizes = {_batch_size(value) for value in ranks.values()}
-        return sizes.pop() if len(sizes) == 1 else None
-    try:
-        return int(np.size(ranks))
-    except (TypeError, ValueError):
-        return None
-
-
 def _broadcast_candidates(ranks: Any, num_candidates: Any) -> Any:
     """Turn one candidate count (overall or per side) into an array per side."""
     if num_candidates is None:
@@ -651,8 +639,7 @@ def _broadcast_candidates(ranks: Any, num_candidates: Any) -> Any:
             return value
         if isinstance(side_ranks, Ranks):
             return value  # evaluate says that num_candidates is given twice
-        size = _batch_size(side_ranks)
-        return value if size is None else np.full(size, value)
+        return broadcast_candidates(value, ranks_shape(side_ranks))
 
     from rankstats.base import RANK_TYPES
 
@@ -700,10 +687,10 @@ def _side_sizes(ranks: Any) -> dict[str, int]:
     parts = dict(ranks) if by_side else {SIDE_BOTH: ranks}
     sizes = {}
     for side, value in parts.items():
-        size = _batch_size(value)
-        if size is None:
+        shape = ranks_shape(value)
+        if shape is None:
             raise ValueError(f"the ranks of side {side!r} must be one flat array per rank type")
-        sizes[side] = size
+        sizes[side] = math.prod(shape)
     return sizes
 
 
