@@ -465,3 +465,16 @@ def test_tensor_ranks_with_one_candidate_count() -> None:
     assert accumulator.compute()["mrr"] == expected
     # and for a 2-D array, in its shape
     assert evaluate(np.array([[1, 2], [3, 1]]), 3)["mrr"] == evaluate([1, 2, 3, 1], 3)["mrr"]
+
+
+def test_tensor_weights_and_empty_tensor_batches() -> None:
+    """Tensors are counted by their shape: weights with one count, an empty batch skipped."""
+    torch = pytest.importorskip("torch")
+    mean_rank = metric_resolver.make("mr")
+    assert mean_rank.moments(5, weights=torch.tensor([1.0, 2.0, 3.0])) == mean_rank.moments(
+        5, weights=np.array([1.0, 2.0, 3.0])
+    )
+    accumulator = RankAccumulator()
+    accumulator.update(torch.tensor([], dtype=torch.int64))  # nothing to add
+    accumulator.update(torch.tensor([1, 2]), 3)
+    assert accumulator.compute()["mr"] == 1.5

@@ -37,6 +37,7 @@ from rankstats.errors import NoClosedFormError
 from rankstats.evaluation.report import metric_label
 from rankstats.metrics.hits import HitsAtK
 from rankstats.registry import metric_resolver
+from rankstats.validation import num_entries
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.axes import Axes  # type: ignore[import-not-found, unused-ignore]
@@ -158,7 +159,7 @@ def plot_null_distribution(
     label = metric_label(instance)
     ax.set_xlabel(label)
     ax.set_ylabel("density under the null")
-    n = np.size(num_candidates)
+    n = num_entries(num_candidates)
     ax.set_title(f"{label} under the null model, {n:,} tasks")
     ax.legend(loc="best", fontsize="small")
     return ax

@@ -6,6 +6,7 @@ trust what they get. Messages name the argument, say what was expected, and show
 
 from __future__ import annotations
 
+import math
 import numbers
 from typing import Any, NamedTuple
 
@@ -29,6 +30,7 @@ __all__ = [
     "check_ranks",
     "check_same_layout",
     "check_weights",
+    "num_entries",
     "raise_non_finite",
     "validate_null_input",
     "validate_rank_input",
@@ -52,6 +54,15 @@ class NullInput(NamedTuple):
 
     num_candidates: IntArray
     weights: FloatArray | None
+
+
+def num_entries(value: Any) -> int:
+    """The number of entries of an array-like, tensors included.
+
+    ``np.size`` reads a tensor's ``size`` attribute, which for a torch tensor is a method; the
+    shape's product is the count for any array-like.
+    """
+    return math.prod(np.shape(value))
 
 
 def _describe(array: npt.NDArray[Any], index: int) -> str:
@@ -390,7 +401,7 @@ def validate_null_input(
     size = None if num_ranks is None else check_num_ranks(num_ranks)
     if _is_scalar(num_candidates) and size is None:
         if weights is not None and not _is_scalar(weights):
-            size = np.size(weights)
+            size = num_entries(weights)
         elif size_free:
             size = 1
         else:

@@ -64,7 +64,7 @@ from rankstats.evaluation.weighted_tables import (
     with_weights,
 )
 from rankstats.null.sampling import Seed
-from rankstats.validation import MAX_NUM_CANDIDATES
+from rankstats.validation import MAX_NUM_CANDIDATES, num_entries
 
 __all__ = ["RankAccumulator"]
 
@@ -610,7 +610,7 @@ def _is_empty(ranks: Any) -> bool:
     if isinstance(ranks, Mapping):
         return bool(ranks) and all(_is_empty(value) for value in ranks.values())
     try:
-        return bool(np.size(ranks) == 0)
+        return num_entries(ranks) == 0
     except (TypeError, ValueError):  # ragged lists and the like: validation says what is wrong
         return False
 
