@@ -30,6 +30,15 @@ CALL_ERRORS = [
         ValueError,
         r"num_candidates must be integers between 1 and 2\*\*53, got 1\.18\d*e\+21 at index 0",
     ),
+    # a set has no order to pair its entries with the tasks; a generator is no array
+    ({1, 2}, None, None, TypeError, r"ranks must be an array-like of numbers, got set"),
+    (
+        (x for x in [1, 2]),
+        None,
+        None,
+        TypeError,
+        r"ranks must be an array-like of numbers \(a list, array or tensor\), got generator",
+    ),
     # multi-dimensional inputs flatten in row-major order: their shapes must agree
     (
         np.ones((4, 2)),
@@ -258,3 +267,22 @@ def test_evaluate_checks_the_shape_of_the_weights() -> None:
 def test_weights_beyond_64_bits_are_numbers() -> None:
     """Python integers too large for int64 are weights like any other (as floats)."""
     assert ArithmeticMeanRank()([1, 2], weights=[2**70, 2**70]) == 1.5
+
+
+def test_fractions_and_decimals_are_numbers() -> None:
+    """Exact Python numbers (an array of objects to numpy) are converted like integers."""
+    from decimal import Decimal
+    from fractions import Fraction
+
+    expected = ArithmeticMeanRank()([1.0, 1.5], [3, 3])
+    assert ArithmeticMeanRank()([Fraction(1), Fraction(3, 2)], [3, 3]) == expected
+    assert ArithmeticMeanRank()([Decimal(1), Decimal("1.5")], [3, 3]) == expected
+
+
+def test_evaluate_refuses_unordered_groups_and_no_rank_types() -> None:
+    from rankstats import evaluate
+
+    with pytest.raises(TypeError, match=r"groups must be an array-like of labels, one per task"):
+        evaluate([1, 2], 3, groups={"a", "b"})
+    with pytest.raises(ValueError, match=r"rank_types must name at least one rank type"):
+        evaluate([1, 2], 3, rank_types=[])

@@ -6,6 +6,7 @@ trust what they get. Messages name the argument, say what was expected, and show
 
 from __future__ import annotations
 
+import decimal
 import math
 import numbers
 from typing import Any, NamedTuple
@@ -97,7 +98,7 @@ def as_array(value: Any, name: str, *, size: int | None = None) -> npt.NDArray[A
     ValueError
         If the input is a scalar or empty.
     """
-    if isinstance(value, str | bytes | dict):
+    if isinstance(value, str | bytes | dict | set | frozenset):  # a set has no order
         raise TypeError(f"{name} must be an array-like of numbers, got {type(value).__name__}")
     try:
         array = np.asarray(value)
@@ -108,11 +109,17 @@ def as_array(value: Any, name: str, *, size: int | None = None) -> npt.NDArray[A
     if array.dtype == np.bool_ or not (
         np.issubdtype(array.dtype, np.integer) or np.issubdtype(array.dtype, np.floating)
     ):
+        if array.dtype == object and array.ndim == 0:  # a generator, an iterator, ...
+            raise TypeError(
+                f"{name} must be an array-like of numbers (a list, array or tensor), "
+                f"got {type(value).__name__}"
+            )
         if array.dtype == object and all(
-            isinstance(x, int | float) and not isinstance(x, bool) for x in array.flat
+            isinstance(x, numbers.Real | decimal.Decimal) and not isinstance(x, bool)
+            for x in array.flat
         ):
-            # Python integers beyond 64 bits make an array of objects: as floats, they meet
-            # the bounds' checks (and their messages) like any other number
+            # Python integers beyond 64 bits, fractions and decimals make an array of objects:
+            # as floats, they meet the bounds' checks (and their messages) like other numbers
             array = array.astype(np.float64)
         else:
             raise TypeError(f"{name} must hold real numbers, got an array of dtype {array.dtype}")

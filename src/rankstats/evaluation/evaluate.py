@@ -146,6 +146,11 @@ def resolve_rank_types(
     if rank_types is None:
         return list(available)
     requested = [rank_types] if isinstance(rank_types, str) else list(rank_types)
+    if not requested:
+        raise ValueError(
+            "rank_types must name at least one rank type, got none; leave it out (None) for "
+            f"every rank type the input gives: {list(available)}"
+        )
     for rank_type in requested:
         if rank_type not in EVALUATION_RANK_TYPES:
             raise ValueError(f"rank_types must be among {EVALUATION_RANK_TYPES}, got {rank_type!r}")

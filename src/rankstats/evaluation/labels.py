@@ -55,8 +55,11 @@ def encode_groups(groups: Any) -> tuple[Any, list[Hashable]]:
 
 
 def _encode(value: Any, labels: list[Hashable], index: dict[Hashable, int]) -> npt.NDArray[Any]:
-    if isinstance(value, str | bytes):
-        raise TypeError(f"groups must be an array-like of labels, got {type(value).__name__}")
+    if isinstance(value, str | bytes | set | frozenset):  # a set has no order to follow
+        raise TypeError(
+            f"groups must be an array-like of labels, one per task in the tasks' order, "
+            f"got {type(value).__name__}"
+        )
     array = value if isinstance(value, np.ndarray) else None
     if array is None:
         try:
