@@ -286,3 +286,18 @@ def test_evaluate_refuses_unordered_groups_and_no_rank_types() -> None:
         evaluate([1, 2], 3, groups={"a", "b"})
     with pytest.raises(ValueError, match=r"rank_types must name at least one rank type"):
         evaluate([1, 2], 3, rank_types=[])
+
+
+def test_rank_types_of_one_task_must_be_in_order() -> None:
+    """An optimistic rank above the realistic one (or that above the pessimistic) is refused."""
+    from rankstats import evaluate
+
+    with pytest.raises(
+        ValueError, match=r"ranks\['optimistic'\] must not exceed ranks\['realistic'"
+    ):
+        evaluate({"optimistic": [3, 5], "realistic": [2, 1]}, [10, 10])
+    with pytest.raises(ValueError, match=r"ranks\['realistic'\] must not exceed ranks\['pessimist"):
+        evaluate({"realistic": [2, 3], "pessimistic": [1, 3]}, [10, 10])
+    results = evaluate({"optimistic": [1, 2], "realistic": [2, 2]}, [10, 10], metrics=["mr"])
+    assert results["optimistic.mr"] == 1.5
+

@@ -7,8 +7,10 @@ trust what they get. Messages name the argument, say what was expected, and show
 from __future__ import annotations
 
 import decimal
+import itertools
 import math
 import numbers
+from collections.abc import Mapping
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -28,6 +30,7 @@ __all__ = [
     "check_num_ranks",
     "check_num_samples",
     "check_positive_int",
+    "check_rank_order",
     "check_ranks",
     "check_same_layout",
     "check_weights",
@@ -305,6 +308,24 @@ def check_same_layout(ranks: Any, **others: Any) -> None:
             raise ValueError(
                 f"{name} must have the shape of ranks {tuple(shape)} (both are flattened in "
                 f"row-major order, pairing their entries), got shape {tuple(other_shape)}"
+            )
+
+
+def check_rank_order(ranks: Mapping[str, npt.NDArray[Any]]) -> None:
+    """Refuse ranks of one task out of order: optimistic <= realistic <= pessimistic.
+
+    ``ranks`` maps rank types to validated arrays of one length; those given are compared in
+    that order (a realistic rank is the mean of the other two, so it lies between them).
+    """
+    order = [name for name in ("optimistic", "realistic", "pessimistic") if name in ranks]
+    for low, high in itertools.pairwise(order):
+        above = np.flatnonzero(ranks[low] > ranks[high])
+        if above.size:
+            i = int(above[0])
+            raise ValueError(
+                f"ranks[{low!r}] must not exceed ranks[{high!r}] (optimistic <= realistic <= "
+                f"pessimistic), got {ranks[low][i].item()!r} > {ranks[high][i].item()!r} "
+                f"at index {i}"
             )
 
 

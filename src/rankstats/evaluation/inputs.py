@@ -25,6 +25,7 @@ from rankstats.evaluation.scores import RANK_EXPECTED, Ranks
 from rankstats.evaluation.tables import GROUP, WEIGHT, SideStatistics, Table
 from rankstats.evaluation.weight_sums import exactly_weighted
 from rankstats.validation import (
+    check_rank_order,
     check_ranks,
     check_same_layout,
     check_weights,
@@ -171,6 +172,7 @@ def _side_tables(
                 f"ranks[{name!r}] must have one entry per task like the other rank types "
                 f"({size}), got {array.size}"
             )
+    check_rank_order(direct)
     extra: dict[str, AnyArray] = {}
     if weights is not None:
         check_same_layout(shaped, weights=weights)  # the ranks as given (a Ranks' are flat)
