@@ -15,8 +15,10 @@ from rankstats import (
     AdjustedHitsAtK,
     HitsAtK,
     InverseHarmonicMeanRank,
+    Ranks,
     UnknownMetricError,
     ZHitsAtK,
+    evaluate,
     metric_resolver,
 )
 
@@ -149,6 +151,14 @@ def test_a_huge_cut_off_is_a_valid_metric() -> None:
     metric = metric_resolver.make("hits@123456789012345678901234567890")
     assert metric([1, 5, 9], [9, 9, 9]) == 1.0
     assert metric.expected_value([9, 9, 9]) == 1.0
+    # in evaluate too, grouped and over ties (k had overflowed 64-bit integers there)
+    ranks = Ranks([1, 5, 8], [2, 5, 9], [9, 9, 9])
+    huge = "hits@123456789012345678901234567890"
+    for groups in (None, [0, 0, 1]):
+        results = evaluate(ranks, metrics=[huge, "hits@9"], groups=groups)
+        for rank_type in ("optimistic", "realistic", "expected"):
+            assert results[f"{rank_type}.{huge}"] == results[f"{rank_type}.hits@9"] == 1.0
+            assert results.expected_value(f"{rank_type}.{huge}") == 1.0
 
 
 @pytest.mark.parametrize("query", ["hits", "mrr2", "mean rank please", "", "hits@k@"])

@@ -80,7 +80,7 @@ def value_terms(metric: RankBasedMetric) -> tuple[Transform, Transform] | None:
     if kind is InverseGeometricMeanRank:
         return np.log, _negative_exp
     if kind is HitsAtK:
-        k = metric.k  # type: ignore[attr-defined]
+        k = metric.cutoff  # type: ignore[attr-defined]
         return (lambda r: (r <= k).astype(np.float64)), identity
     return None
 
@@ -95,7 +95,7 @@ def value_gap_terms(metric: RankBasedMetric) -> tuple[Transform, Transform] | No
     if kind is GeometricMeanRank:
         return np.log, _negative_expm1
     if kind is HitsAtK:
-        k = metric.k  # type: ignore[attr-defined]
+        k = metric.cutoff  # type: ignore[attr-defined]
         return (lambda r: (r > k).astype(np.float64)), identity
     return None
 
@@ -108,7 +108,7 @@ def null_gap_term(metric: RankBasedMetric) -> NullTerm | None:
     if kind is InverseHarmonicMeanRank:
         return lambda c: (c - harmonic_number(c)) / c
     if kind is HitsAtK:
-        k = metric.k  # type: ignore[attr-defined]
+        k = metric.cutoff  # type: ignore[attr-defined]
         return lambda c: miss_probability(c, k)
     return None
 
@@ -121,7 +121,7 @@ def null_terms(metric: RankBasedMetric) -> tuple[NullTerm, NullTerm] | None:
     if kind is InverseHarmonicMeanRank:
         return reciprocal_rank_mean, reciprocal_rank_variance
     if kind is HitsAtK:
-        k = metric.k  # type: ignore[attr-defined]
+        k = metric.cutoff  # type: ignore[attr-defined]
 
         def hit_variance(c: IntArray) -> FloatArray:
             p = hit_probability(c, k)
@@ -139,7 +139,7 @@ def tie_terms(metric: RankBasedMetric) -> Callable[[IntArray, IntArray], FloatAr
     if kind is InverseHarmonicMeanRank:
         return _expected_reciprocal
     if kind is HitsAtK:
-        k = metric.k  # type: ignore[attr-defined]
+        k = metric.cutoff  # type: ignore[attr-defined]
         return lambda o, p: _expected_hit(o, p, k)
     return None
 

@@ -292,7 +292,7 @@ def _reciprocal(_: RankBasedMetric, o: IntArray, p: IntArray, m: IntArray, a: Fl
 def _hits(metric: RankBasedMetric, o: IntArray, p: IntArray, m: IntArray, a: FloatArray) -> float:
     assert isinstance(metric, HitsAtK)
     length = p - o + 1
-    hits = np.clip(metric.k - o + 1, 0, length)
+    hits = np.clip(metric.cutoff - o + 1, 0, length)
     return float(np.dot(m * a, hits / length))
 
 

@@ -11,7 +11,7 @@ from rankstats.arrays import FloatArray, IntArray
 from rankstats.base import RankBasedMetric, override
 from rankstats.null.tasks import Tasks
 from rankstats.ranges import ValueRange
-from rankstats.validation import check_positive_int
+from rankstats.validation import MAX_NUM_CANDIDATES, check_positive_int
 from rankstats.weighting import weighted_mean
 
 __all__ = ["HitsAtK", "hit_probability", "miss_probability"]
@@ -79,6 +79,16 @@ class HitsAtK(RankBasedMetric):
     def __init__(self, k: int = 10) -> None:
         self.k = check_positive_int(k, "k")
 
+    @property
+    def cutoff(self) -> int:
+        """The cut-off in computations: :math:`k`, or :math:`2^{53}` for a larger :math:`k`.
+
+        No rank or candidate count exceeds :math:`2^{53}`, so a larger :math:`k` counts every
+        rank as a hit, as :math:`2^{53}` does; taken as it is, it would overflow the 64-bit
+        integers it meets (``C - k``).
+        """
+        return min(self.k, MAX_NUM_CANDIDATES)
+
     @override
     def _params(self) -> dict[str, Any]:
         return {"k": self.k}
@@ -87,7 +97,7 @@ class HitsAtK(RankBasedMetric):
     def _evaluate(
         self, ranks: FloatArray, num_candidates: IntArray | None, weights: FloatArray | None
     ) -> FloatArray:
-        hits = ranks <= self.k
+        hits = ranks <= self.cutoff
         if weights is None and ranks.ndim == 1:  # count_nonzero is fastest without an axis
             return np.asarray(np.count_nonzero(hits) / ranks.size, dtype=np.float64)
         if weights is None:
@@ -98,22 +108,22 @@ class HitsAtK(RankBasedMetric):
     def _value_gap(
         self, ranks: FloatArray, num_candidates: IntArray | None, weights: FloatArray | None
     ) -> FloatArray:
-        misses = ranks > self.k
+        misses = ranks > self.cutoff
         if weights is None:
             return np.asarray(np.count_nonzero(misses, axis=-1) / ranks.shape[-1], dtype=np.float64)
         return weighted_mean(misses, weights)
 
     @override
     def _expected_value(self, tasks: Tasks) -> float:
-        return tasks.mean(hit_probability(tasks.candidates, self.k))
+        return tasks.mean(hit_probability(tasks.candidates, self.cutoff))
 
     @override
     def _expected_gap(self, tasks: Tasks) -> float:
-        return tasks.mean(miss_probability(tasks.candidates, self.k))
+        return tasks.mean(miss_probability(tasks.candidates, self.cutoff))
 
     @override
     def _variance(self, tasks: Tasks) -> float:
         # p (1 - p) = min(k, C) max(C - k, 0) / C^2, each factor exact
         c = tasks.candidates.astype(np.float64)
-        individual = np.minimum(self.k, c) * np.maximum(c - self.k, 0.0) / (c * c)
+        individual = np.minimum(self.cutoff, c) * np.maximum(c - self.cutoff, 0.0) / (c * c)
         return tasks.mean_variance(individual)
