@@ -177,3 +177,19 @@ def test_tabulate_formats() -> None:
     }
     with pytest.raises(ValueError, match="format must be"):
         tabulate(rows, columns, "xml")
+
+
+def test_markdown_cells_escape_pipes_and_line_breaks() -> None:
+    """A group label with ``|`` or a line break stays in its cell of the pipe table."""
+    results = evaluate([1, 2, 3, 4], 5, groups=["a|b", "a|b", "c\nd", "e"], metrics=["mrr"])
+    table = results.to_markdown(groups=True)
+    rows = [line for line in table.splitlines() if line.startswith("|")]
+    cells = {len(line.replace("\\|", "").split("|")) for line in rows}
+    assert len(cells) == 1  # every row has the header's number of cells
+    assert "| a\\|b |" in table
+    assert "| c d |" in table
+    for digits in (0, -1):
+        with pytest.raises(ValueError, match=r"digits must be a positive integer, got"):
+            results.to_markdown(digits=digits)
+        with pytest.raises(ValueError, match=r"digits must be a positive integer, got"):
+            results.to_latex(digits=digits)

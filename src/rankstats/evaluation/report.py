@@ -26,6 +26,7 @@ from collections.abc import Hashable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from rankstats.base import RankBasedMetric
+from rankstats.validation import check_positive_int
 
 if TYPE_CHECKING:  # pragma: no cover
     from rankstats.evaluation.results import EvaluationResults, ResultRow
@@ -401,10 +402,11 @@ def render_markdown(
     Metrics are shown by their short names (``MRR``, ``Hits@10``); numbers with ``digits``
     significant digits; notes are numbered footnotes under the table.
     """
+    digits = check_positive_int(digits, "digits")
     names, show_side, found, metrics = _paper_rows(results, groups, group_names)
     footer, numbers = _footer(results, found)
     sampled = _sampled(found)
-    header = [*names, *(["side"] if show_side else []), "rank type", "metric"]
+    header = [*map(_markdown_cell, names), *(["side"] if show_side else []), "rank type", "metric"]
     header += ["value", "E (null)", "std (null)", "z", *(["s.e."] if sampled else [])]
     numeric = 4 + sampled
     lines = [
@@ -417,13 +419,19 @@ def render_markdown(
             label += f" [{numbers[record['note']]}]"
         cells = [ALL if record[name] is None else str(record[name]) for name in names]
         cells += [record["side"]] if show_side else []
-        cells += [record["rank_type"], label.replace("|", "\\|")]
+        cells += [record["rank_type"], label]
+        cells = [_markdown_cell(cell) for cell in cells]
         columns = [*_NUMBERS, *(["standard_error"] if sampled else [])]
         cells += [_number(record[name], digits) or "–" for name in columns]
         lines.append("| " + " | ".join(cells) + " |")
     if footer:
         lines += ["", *(line.replace("|", "\\|") + "  " for line in footer)]
     return "\n".join(lines).rstrip() + "\n"
+
+
+def _markdown_cell(text: str) -> str:
+    """Text as one cell of a pipe table: ``|`` escaped, line breaks as spaces."""
+    return " ".join(text.replace("|", "\\|").splitlines())
 
 
 _LATEX_SPECIAL = {
@@ -467,6 +475,7 @@ def render_latex(
     says what they are. Needs ``\usepackage{booktabs}`` and ``amssymb`` (for
     :math:`\mathbb{E}`) in the document.
     """
+    digits = check_positive_int(digits, "digits")
     names, show_side, found, metrics = _paper_rows(results, groups, group_names)
     footer, numbers = _footer(results, found)
     sampled = _sampled(found)
