@@ -110,6 +110,35 @@ Measured again on 2026-11-27, three runs (nothing in the grouped path changed): 
 and on either side of it from run to run. The micro average's own rows (its builder, columns
 and rows from the groups' sums) take 0.57 ms of a micro call, so building them directly would
 save at most that.
+
+Later on 2026-11-27: the pairs' entries in one block per rank type (one gather of the untied
+sums, one add of the tied rows' sums, row sums, one divide), the null moments' means in two
+divides, integer labels of a small span found present by a scatter and coded by ``np.take``
+(365 -> 300 us), a group's rows under one numpy error state, the tie expectations of Hits@k
+and the MRR without gathers where every row given is tied. Alternated with the code before
+them in separate processes, eight runs each: micro 3.13 (3.04-3.22) against 3.12
+(2.90-3.26), macro 2.96 (2.86-3.06) against 3.04 (2.88-3.18): nothing beyond the noise.
+Counted in instructions (valgrind's callgrind, ``OPENBLAS_NUM_THREADS=1``,
+``PYTHONHASHSEED=0``: the counts repeat to 0.01%), a micro call went from 82.9 to 81.8
+million, the one group's call being 26.7 million: 3.1 times. One block for all rank types
+(2.6 MB) had been faster for micro, but it was a new mapping each call, faulted in page by
+page (1,060 faults per macro call against 180 with a block per rank type).
+
+Tried and not kept: the tables of unweighted groups as one row per task, sorted stably by
+group only (the input's preparation 2.2 -> 1.6 ms): a repeated row's terms are then added one
+by one rather than its count times its term once, and the results differ in the last bits
+from those of ``RankAccumulator``, whose tables merge equal rows (the scale-out guide promises
+the accumulator gives ``evaluate``'s results to the last bit); the candidate counts' terms as
+fewer basis sums (``1/C``, ``1/C**2``, ``C``, ``C**2``: the product's 15 terms cost 0.43 ms,
+and recombining them as much as that saves); a gather and ``np.add.reduceat`` in place of the
+sparse products (3 to 7 times slower).
+
+In a plain loop of calls in a fresh process (no interleaving), glibc returns a grouped call's
+freed memory to the system after each call (its peak, 7.7 MB, is above the trim threshold)
+and every call faults it in again: micro 10-11 ms there, 3.6 to 5 times the one group. Once
+the process has freed an array of several MB (as an evaluation loop freeing its score
+matrices has), glibc's thresholds have risen and the same loop gives micro 6.5-7.1 ms, 3.2 to
+3.4 times the one group, which then runs in 2.05 ms with its caches warm.
 """
 
 from __future__ import annotations
