@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import json
 import math
 
 import numpy as np
@@ -243,6 +244,25 @@ def test_t_test_equals_scipy() -> None:
         assert pair.p_value_se is None
 
 
+@pytest.mark.parametrize(
+    ("a", "b", "statistic", "p_value"),
+    [
+        ([1] * 5, [2] * 5, math.inf, 0.0),  # MRR terms differ by 1/2 on every query
+        ([2] * 5, [1] * 5, -math.inf, 0.0),
+        ([2, 3], [3, 6], math.inf, 0.0),  # 1/2 - 1/3 and 1/3 - 1/6: equal up to rounding
+        ([1, 2, 3], [1, 2, 3], 0.0, 1.0),
+    ],
+)
+def test_t_test_on_differences_without_spread(a, b, statistic, p_value) -> None:
+    """No precision-loss warning of scipy: the case is decided here (warnings are errors)."""
+    result = compare({"a": a, "b": b}, [10] * len(a), metrics=["mrr"], test="t")
+    pair = result.pairs[0]
+    assert (pair.statistic, pair.p_value, pair.p_adjusted) == (statistic, p_value, p_value)
+    assert pair.effect_size is None  # no spread, as for Cohen's d_z
+    shown = json.loads(result.to_json())["pairs"][0]["statistic"]  # JSON has no infinity
+    assert shown == (None if math.isinf(statistic) else statistic)
+
+
 def test_wilcoxon_equals_scipy() -> None:
     a, b, _, _ = _models(80, 14)
     result = compare({"a": a, "b": b}, metrics=["mrr", "hits@5"], test="wilcoxon", interval=None)
@@ -302,6 +322,26 @@ def test_bootstrap_intervals_equal_scipy(method: str, stratified: bool) -> None:
     )
     value = result.value("mrr", "a")
     assert (value.lower, value.upper) == pytest.approx(tuple(model.confidence_interval), rel=1e-10)
+
+
+@pytest.mark.parametrize("n_resamples", [1, 0])
+def test_too_few_resamples_refused(n_resamples: int) -> None:
+    a, b, _, _ = _models(10, 16)
+    with pytest.raises(ValueError, match=f"n_resamples must be at least 2.*got {n_resamples}"):
+        compare({"a": a, "b": b}, metrics=["mrr"], n_resamples=n_resamples)
+
+
+@pytest.mark.parametrize("test", ["randomization", "bootstrap"])
+@pytest.mark.parametrize("groups", [None, np.repeat([0, 1], 15)])
+def test_two_resamples_suffice(test: str, groups) -> None:
+    """The fewest resamples allowed give intervals and p-values without a warning."""
+    a, b, _, _ = _models(30, 16)
+    result = compare(
+        {"a": a, "b": b}, metrics=["mrr"], test=test, groups=groups, n_resamples=2, seed=0
+    )
+    pair = result.pairs[0]
+    assert pair.lower <= pair.upper
+    assert 0 < pair.p_value <= 1
 
 
 def test_interval_coverage_on_simulated_data() -> None:
@@ -373,6 +413,83 @@ def test_per_group_results_and_correction_across_groups() -> None:
             p.p_adjusted for g in result.by_group.values() for p in g.pairs if p.metric == metric
         ]
         assert adjusted == pytest.approx(list(stats.false_discovery_control(raw)), rel=1e-12)
+
+
+def test_group_of_zero_weights_left_out_with_a_note() -> None:
+    """As evaluate leaves such a group out; no 0 / 0 (warnings are errors)."""
+    a = [1, 2, 3, 4, 1, 2, 3, 4]
+    b = [2, 2, 2, 2, 1, 1, 1, 1]
+    groups = list("xxxxyyyy")
+    result = compare(
+        {"a": a, "b": b},
+        [10] * 8,
+        weights=[1] * 4 + [0] * 4,
+        groups=groups,
+        per_group=True,
+        n_resamples=200,
+        seed=0,
+    )
+    assert list(result.by_group) == ["x"]
+    note = "1 group(s) left out because all their tasks have weight 0: 'y'"
+    assert note in result.notes
+    assert note in str(result)
+    assert note in result.to_dict()["notes"]
+    alone = compare({"a": a[:4], "b": b[:4]}, [10] * 4, n_resamples=200, seed=0)
+    for found, expected in zip(result.by_group["x"].pairs, alone.pairs, strict=True):
+        assert found.difference == expected.difference
+        assert found.p_value == expected.p_value
+
+
+@pytest.mark.parametrize("test", ["randomization", "bootstrap"])
+@pytest.mark.parametrize("stratified", [False, True])
+def test_zero_weights_give_the_results_of_the_other_queries(test: str, stratified: bool) -> None:
+    a, b, _, candidates = _models(30, 23)
+    weights = np.random.default_rng(24).uniform(0.5, 2.0, size=30)
+    weights[::3] = 0.0  # 10 of 30
+    groups = np.tile(["r1", "r2"], 15) if stratified else None
+    options = {
+        "metrics": ["mrr", "hits@3", "amri"],
+        "test": test,
+        "n_resamples": 500,
+        "seed": 4,
+    }
+    keep = weights > 0
+    result = compare(
+        {"a": a, "b": b},
+        candidates,
+        weights=weights,
+        groups=groups,
+        per_group=stratified,
+        **options,
+    )
+    alone = compare(
+        {"a": a[keep], "b": b[keep]},
+        candidates[keep],
+        weights=weights[keep],
+        groups=None if groups is None else groups[keep],
+        per_group=stratified,
+        **options,
+    )
+    assert result.notes[0] == "10 of 30 queries left out because their weight is 0"
+    assert alone.notes == []
+    assert result.settings == alone.settings
+    assert result.values == alone.values
+    assert result.pairs == alone.pairs
+    assert all(p.lower is not None and p.upper is not None for p in result.pairs)
+    assert {label: c.pairs for label, c in result.by_group.items()} == {
+        label: c.pairs for label, c in alone.by_group.items()
+    }
+
+
+def test_zero_weights_keep_the_intervals() -> None:
+    a = [1, 3] + [1] * 8
+    b = [2, 1] + [1] * 8
+    result = compare({"a": a, "b": b}, weights=[1, 1] + [0] * 8, metrics=["mrr"], seed=0)
+    alone = compare({"a": a[:2], "b": b[:2]}, weights=[1, 1], metrics=["mrr"], seed=0)
+    assert result.pairs == alone.pairs
+    assert result.values == alone.values
+    assert all(v.lower is not None and v.upper is not None for v in result.values)
+    assert "8 of 10 queries left out because their weight is 0." in result.describe()
 
 
 # --- corrections --------------------------------------------------------------------------------

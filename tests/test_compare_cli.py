@@ -144,6 +144,7 @@ def test_cli_errors(files, capsys, tmp_path: Path) -> None:
         ((files["a"], files["b"], "--per-group"), "--per-group needs --group-by"),
         ((files["a"], files["b"], "--metrics", "nope"), "unknown metric"),
         ((files["a"], files["b"], "--group-by", "relation"), "--group-by"),
+        ((files["a"], files["b"], "--resamples", "1"), "n_resamples must be at least 2"),
     ]
     for argv, message in cases:
         code, out, err = _run(capsys, "compare", *argv)

@@ -48,6 +48,12 @@ C = np.full(6, 10)
         ({"ranks": {"a": A, "b": B}, "correction": "fdr"}, ValueError, "correction must be"),
         ({"ranks": {"a": A, "b": B}, "interval": "basic"}, ValueError, "interval must be"),
         ({"ranks": {"a": A, "b": B}, "n_resamples": 0}, ValueError, "n_resamples"),
+        (
+            {"ranks": {"a": A, "b": B}, "n_resamples": 1},
+            ValueError,
+            "n_resamples must be at least 2",
+        ),
+        ({"ranks": {"a": A, "b": B}, "n_resamples": 2}, None, None),
         ({"ranks": {"a": A, "b": B}, "seed": -1}, ValueError, "seed"),
         ({"ranks": {"a": A, "b": B}, "per_group": True}, ValueError, "needs groups"),
         (
@@ -144,3 +150,13 @@ def test_inputs_not_mutated_and_forms_agree() -> None:
     assert as_list.models == as_array.models == ("model 1", "model 2")
     assert as_mapping.pairs[0].p_value == as_list.pairs[0].p_value == as_dicts.pairs[0].p_value
     assert as_array.pairs[0].p_value == as_list.pairs[0].p_value
+
+
+def test_rank_types_of_one_query_must_be_in_order() -> None:
+    """As in evaluate: an optimistic rank above the realistic one is refused."""
+    from rankstats.compare import compare
+
+    ranks = {"optimistic": [3, 5], "realistic": [2, 1]}
+    other = {"optimistic": [1, 1], "realistic": [2, 2]}
+    with pytest.raises(ValueError, match=r"model 'a': ranks\['optimistic'\] must not exceed"):
+        compare({"a": ranks, "b": other}, [10, 10], metrics=["mr"])

@@ -105,3 +105,12 @@ def test_figure(comparison: Comparison) -> None:
     assert len(lines) >= 3
     first = plot_comparison(comparison, ax=Figure().subplots())
     assert first.get_ylabel() == "Mean Reciprocal Rank (MRR)"
+
+
+@pytest.mark.parametrize("alpha", [5, -1, 0, 1, float("nan")])
+@pytest.mark.parametrize("method", ["to_table", "to_markdown", "to_latex", "describe"])
+def test_alpha_must_be_a_fraction(comparison: Comparison, method: str, alpha: float) -> None:
+    with pytest.raises(ValueError, match=r"alpha must be a fraction in \(0, 1\).*got"):
+        getattr(comparison, method)(alpha=alpha)
+    with pytest.raises(TypeError, match="alpha must be a number"):
+        getattr(comparison, method)(alpha="0.05")

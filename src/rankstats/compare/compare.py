@@ -31,7 +31,7 @@ from rankstats.compare.inputs import (
     group_members,
     prepare_paired_ranks,
 )
-from rankstats.compare.randomization import block_rows, randomization_test
+from rankstats.compare.randomization import RELATIVE_TOLERANCE, block_rows, randomization_test
 from rankstats.compare.results import (
     Comparison,
     ComparisonSettings,
@@ -40,16 +40,20 @@ from rankstats.compare.results import (
 )
 from rankstats.compare.statistics import StatisticSet
 from rankstats.evaluation.evaluate import MetricHint, resolve_metrics
+from rankstats.evaluation.labels import weightless_groups_note
 from rankstats.null.sampling import Seed
 from rankstats.validation import check_positive_int
 
-__all__ = ["DEFAULT_COMPARE_METRICS", "TESTS", "Test", "compare"]
+__all__ = ["DEFAULT_COMPARE_METRICS", "MIN_RESAMPLES", "TESTS", "Test", "compare"]
 
 Test = Literal["randomization", "t", "wilcoxon", "bootstrap"]
 #: the tests :func:`compare` offers
 TESTS: tuple[str, ...] = ("randomization", "t", "wilcoxon", "bootstrap")
 #: the metrics compared when none are named
 DEFAULT_COMPARE_METRICS: tuple[str, ...] = ("mrr", "hits@1", "hits@3", "hits@10")
+#: the fewest resamples: one bootstrap resample has no spread (scipy's standard error, with
+#: ddof=1, is undefined) and its "interval" is that one resampled value, estimate or not
+MIN_RESAMPLES = 2
 
 
 @dataclass
@@ -70,8 +74,16 @@ class _Analysis:
     exact: bool | None
 
 
+def _no_spread(mean: float, spread: float) -> bool:
+    """Whether differences of this mean and spread are equal on every query, up to rounding."""
+    return spread <= RELATIVE_TOLERANCE * abs(mean)
+
+
 def _effect_sizes(statistics: StatisticSet) -> FloatArray:
-    r"""Cohen's :math:`d_z` of the per-query term differences, signed like the difference."""
+    r"""Cohen's :math:`d_z` of the per-query term differences, signed like the difference.
+
+    Undefined (NaN) where the differences have no spread.
+    """
     result = np.full((len(statistics.statistics), len(statistics.pairs)), np.nan)
     a = statistics.normalized
     spread = 1.0 - float(np.dot(a, a))  # reliability-weights correction; n - 1 over n unweighted
@@ -84,7 +96,7 @@ def _effect_sizes(statistics: StatisticSet) -> FloatArray:
             d = statistic.data[first] - statistic.data[second]
             mean = float(np.dot(a, d))
             variance = float(np.dot(a, (d - mean) ** 2)) / spread
-            if variance > 0:
+            if not _no_spread(mean, np.sqrt(variance)):
                 result[position, p] = statistic.direction * mean / np.sqrt(variance)
     return result
 
@@ -92,7 +104,13 @@ def _effect_sizes(statistics: StatisticSet) -> FloatArray:
 def _analytic_test(
     statistics: StatisticSet, test: Literal["t", "wilcoxon"]
 ) -> tuple[FloatArray, FloatArray]:
-    """The paired t-test or Wilcoxon signed-rank test on the per-query terms, by scipy."""
+    """The paired t-test or Wilcoxon signed-rank test on the per-query terms, by scipy.
+
+    Differences 0 on every query give the statistic 0 and the p-value 1 (no evidence of a
+    difference). Differences equal on every query (up to rounding) but not 0 have no spread: the
+    t statistic is infinite, signed like the difference, and its p-value 0, the limit as the spread
+    goes to 0 (scipy would warn of precision loss); the Wilcoxon test needs no such case.
+    """
     if statistics.data.weights is not None:
         raise ValueError(
             f"the {'paired t-test' if test == 't' else 'Wilcoxon signed-rank test'} takes no "
@@ -111,6 +129,11 @@ def _analytic_test(
             d = x - y
             if not d.any():  # identical on every query: no evidence of a difference
                 statistic_values[position, p], pvalues[position, p] = 0.0, 1.0
+                continue
+            mean = float(np.mean(d))
+            if test == "t" and _no_spread(mean, float(np.max(np.abs(d - mean)))):
+                statistic_values[position, p] = np.copysign(np.inf, mean)
+                pvalues[position, p] = 0.0
                 continue
             with np.errstate(all="ignore"):
                 result = stats.ttest_rel(x, y) if test == "t" else stats.wilcoxon(x, y)
@@ -245,6 +268,32 @@ def _build(
     return Comparison(tuple(names), tuple(metrics), values, comparisons, settings)
 
 
+def _positive_weights(data: PairedRanks, per_group: bool) -> tuple[PairedRanks, list[str]]:
+    """The queries of positive weight only, and notes on those of weight 0 left out.
+
+    A query of weight 0 contributes nothing to any weighted metric (:func:`numpy.average` leaves
+    it out), but a resample of such queries only has no value (0 / 0): they are left out before
+    resampling and permuting, so that the intervals and p-values are those of the queries of
+    positive weight. For per-group results, a group whose queries all have weight 0 is left out, as
+    :func:`~rankstats.evaluate` leaves it out.
+    """
+    weights = data.weights
+    if weights is None or weights.all():
+        return data, []
+    keep = np.flatnonzero(weights)
+    notes = [
+        f"{weights.size - keep.size} of {weights.size} queries left out because their weight is 0"
+    ]
+    if per_group and data.groups is not None:
+        labels, members = group_members(data.groups)
+        weightless = [
+            label for label, index in zip(labels, members, strict=True) if not weights[index].any()
+        ]
+        if weightless:
+            notes.append(weightless_groups_note(weightless))
+    return data.subset(keep), notes
+
+
 def _seed_label(seed: Seed) -> int | str | None:
     if seed is None:
         return None
@@ -260,7 +309,16 @@ def _check_options(
         raise ValueError(f"test must be one of {list(TESTS)}, got {test!r}")
     if interval is not None and interval not in INTERVALS:
         raise ValueError(f"interval must be one of {list(INTERVALS)} or None, got {interval!r}")
-    check_positive_int(n_resamples, "n_resamples")
+    if (
+        not isinstance(n_resamples, bool)
+        and isinstance(n_resamples, numbers.Integral)
+        and n_resamples < MIN_RESAMPLES
+    ):
+        raise ValueError(
+            f"n_resamples must be at least {MIN_RESAMPLES} (a bootstrap of one resample has no "
+            f"spread), got {n_resamples!r}"
+        )
+    check_positive_int(n_resamples, "n_resamples")  # the type
     if exact not in (None, True, False):
         raise TypeError(f"exact must be True, False or None, got {exact!r}")
     if batch is not None:
@@ -317,7 +375,9 @@ def compare(
         geometric mean rank).
     weights : array-like of shape (n,), optional
         Non-negative query weights, as in :func:`~rankstats.evaluate` (in the first model's
-        query order).
+        query order). Queries of weight 0, which contribute nothing to a weighted metric, are left
+        out before resampling (and groups whose queries all have weight 0 from the per-group
+        results); the result's ``notes`` say so.
     groups : array-like of shape (n,), optional
         A label per query (e.g. the relation). The bootstrap then resamples within each group;
         with ``per_group=True`` every group is also compared on its own.
@@ -327,9 +387,12 @@ def compare(
     test : {"randomization", "t", "wilcoxon", "bootstrap"}, default="randomization"
         The paired test of each difference: the randomization (permutation) test, the paired
         t-test or the Wilcoxon signed-rank test (:mod:`scipy.stats`, on per-query terms, without
-        weights), or the bootstrap test (from the shifted bootstrap distribution).
+        weights), or the bootstrap test (from the shifted bootstrap distribution). Where a pair's
+        per-query differences are equal on every query (up to rounding) but not 0, the t
+        statistic is infinite and its p-value 0; differences 0 on every query give the statistic
+        0 and the p-value 1 (t and Wilcoxon).
     n_resamples : int, default=10000
-        The resamples of the randomization test and of the bootstrap.
+        The resamples of the randomization test and of the bootstrap, at least 2.
     exact : bool, optional
         Whether the randomization test enumerates all :math:`2^n` swap patterns; by default
         when :math:`2^n \le` ``n_resamples``.
@@ -376,6 +439,7 @@ def compare(
         groups=groups,
         query_ids=query_ids,
     )
+    data, notes = _positive_weights(data, per_group)
     resolved, _ = resolve_metrics(DEFAULT_COMPARE_METRICS if metrics is None else metrics)
     rng = np.random.default_rng(seed)
     labels: list[Hashable] = []
@@ -413,6 +477,7 @@ def compare(
     result = _build(
         data, resolved, analysis, adjusted, settings(analysis, data.num_queries, bool(members))
     )
+    result.notes.extend(notes)
     if per_group:
         parts = [data.subset(index) for index in members]
         analyses = [_analyse(part, resolved, strata=None, **options) for part in parts]

@@ -21,11 +21,17 @@ import numpy.typing as npt
 from rankstats.arrays import FloatArray, IntArray
 from rankstats.base import RANK_TYPES
 from rankstats.evaluation.scores import EVALUATION_RANK_TYPES, RANK_EXPECTED, Ranks
-from rankstats.validation import check_num_candidates, check_ranks, check_weights
+from rankstats.validation import (
+    check_num_candidates,
+    check_rank_order,
+    check_ranks,
+    check_weights,
+)
 
 __all__ = [
     "PairedRanks",
     "check_confidence_level",
+    "check_fraction",
     "prepare_paired_ranks",
 ]
 
@@ -72,17 +78,46 @@ class PairedRanks:
         )
 
 
+def check_fraction(value: Any, name: str, example: float) -> float:
+    """A fraction strictly between 0 and 1 (NaN refused), or an error naming ``name``.
+
+    Parameters
+    ----------
+    value : Any
+        The value to check.
+    name : str
+        The argument's name, for the error message.
+    example : float
+        A typical value, shown in the error message.
+
+    Returns
+    -------
+    float
+        ``value`` as a float.
+
+    Examples
+    --------
+    >>> check_fraction(0.05, "alpha", 0.05)
+    0.05
+    >>> check_fraction(5, "alpha", 0.05)
+    Traceback (most recent call last):
+    ...
+    ValueError: alpha must be a fraction in (0, 1), e.g. 0.05, got 5 (for 5% pass 0.05)
+    """
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a number in (0, 1), got {value!r}")
+    fraction = float(value)
+    if not 0.0 < fraction < 1.0:
+        hint = f" (for {fraction:g}% pass {fraction / 100:g})" if 1.0 < fraction < 100.0 else ""
+        raise ValueError(
+            f"{name} must be a fraction in (0, 1), e.g. {example:g}, got {value!r}{hint}"
+        )
+    return fraction
+
+
 def check_confidence_level(value: Any) -> float:
     """A confidence level: a fraction strictly between 0 and 1, as in :mod:`scipy.stats`."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TypeError(f"confidence_level must be a number in (0, 1), got {value!r}")
-    level = float(value)
-    if not 0.0 < level < 1.0:
-        hint = f" (for {level:g}% pass {level / 100:g})" if 1.0 < level < 100.0 else ""
-        raise ValueError(
-            f"confidence_level must be a fraction in (0, 1), e.g. 0.95, got {value!r}{hint}"
-        )
-    return level
+    return check_fraction(value, "confidence_level", 0.95)
 
 
 def _model_names(ranks: Any) -> tuple[list[str], list[Any]]:
@@ -177,6 +212,7 @@ def _read_model(value: Any, candidates: Any) -> _Model:
         sizes = {array.size for array in arrays.values()}
         if len(sizes) > 1:
             raise ValueError(f"every rank type must have one entry per query, got sizes {sizes}")
+        check_rank_order(arrays)
         clean = None if candidates is None else check_num_candidates(candidates)
         return _Model(arrays, None, clean)
     clean_ranks = check_ranks(value)

@@ -29,12 +29,13 @@ from rankstats.arrays import FloatArray
 from rankstats.compare.statistics import StatisticSet
 from rankstats.null.sampling import MAX_BLOCK_ELEMENTS
 
-__all__ = ["MAX_EXACT_QUERIES", "RandomizationResult", "randomization_test"]
+__all__ = ["MAX_EXACT_QUERIES", "RELATIVE_TOLERANCE", "RandomizationResult", "randomization_test"]
 
 #: the most queries whose :math:`2^n` swap patterns are enumerated (16 million patterns)
 MAX_EXACT_QUERIES = 24
-#: values within this relative distance of the observed statistic count as equal to it (rounding)
-_RELATIVE_TOLERANCE = 1e-9
+#: values within this relative distance of each other count as equal (rounding): the resampled and
+#: the observed statistic here, the per-query differences of the paired t-test in compare
+RELATIVE_TOLERANCE = 1e-9
 
 
 @dataclass(frozen=True)
@@ -105,7 +106,7 @@ def randomization_test(
         )
     observed = statistics.swapped_differences(np.zeros((1, n)))[:, :, 0]
     with np.errstate(invalid="ignore"):
-        threshold = np.abs(observed) * (1.0 - _RELATIVE_TOLERANCE)
+        threshold = np.abs(observed) * (1.0 - RELATIVE_TOLERANCE)
     count = np.zeros(observed.shape, dtype=np.int64)
     total = 2**n if exact else n_resamples
     rows = block_rows(n, batch)

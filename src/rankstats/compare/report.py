@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from rankstats.base import RankBasedMetric
 from rankstats.compare.bootstrap import INTERVALS
 from rankstats.compare.correction import CORRECTIONS
+from rankstats.compare.inputs import check_fraction
 from rankstats.evaluation.report import latex_escape, metric_label, tabulate
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -32,7 +33,8 @@ def _letters(count: int) -> list[str]:
 
 
 def describe(comparison: Comparison, alpha: float = 0.05) -> str:
-    """One paragraph stating how the p-values and intervals were obtained."""
+    """One paragraph stating how the p-values and intervals were obtained, and the notes."""
+    alpha = check_fraction(alpha, "alpha", 0.05)
     s = comparison.settings
     if s.test == "randomization":
         how = (
@@ -64,6 +66,7 @@ def describe(comparison: Comparison, alpha: float = 0.05) -> str:
         )
     weighted = ", weighted" if s.weighted else ""
     parts.append(f"{s.num_queries:,} queries, {s.rank_type} ranks{weighted}.")
+    parts += [f"{note}." for note in comparison.notes]
     return " ".join(parts)
 
 
@@ -95,6 +98,7 @@ def paper_table(
     intervals: bool = False,
 ) -> str:
     """A results table for a paper, in Markdown or LaTeX (booktabs)."""
+    alpha = check_fraction(alpha, "alpha", 0.05)
     letters = _letters(len(comparison.models))
     latex = style == "latex"
     header = ["Model"]
@@ -176,6 +180,7 @@ def _pair_record(pair: PairComparison, alpha: float, full: bool) -> dict[str, An
 
 def plain_table(comparison: Comparison, alpha: float = 0.05) -> str:
     """The plain-text report: the models' values, then the pairs, then how they were obtained."""
+    alpha = check_fraction(alpha, "alpha", 0.05)
     models = [
         {"metric": v.metric, "model": v.model, "value": v.value, "lower": v.lower, "upper": v.upper}
         for v in comparison.values

@@ -112,7 +112,9 @@ class Comparison:
 
     Look values up with :meth:`value` and :meth:`pair`; iterate :attr:`values` and :attr:`pairs`
     for everything. ``by_group`` maps each group label to the comparison on that group's queries,
-    whose p-values are corrected across all groups and pairs of a metric.
+    whose p-values are corrected across all groups and pairs of a metric. ``notes`` are remarks on
+    the whole comparison, e.g. queries or groups left out because their weights are 0; the reports
+    state them.
     """
 
     models: tuple[str, ...]
@@ -121,6 +123,7 @@ class Comparison:
     pairs: list[PairComparison]
     settings: ComparisonSettings
     by_group: dict[Hashable, Comparison] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
 
     # --- lookup --------------------------------------------------------------------------------
 
@@ -174,6 +177,7 @@ class Comparison:
             "values": [_clean(asdict(v)) for v in self.values],
             "pairs": [_clean(asdict(p)) for p in self.pairs],
             "by_group": {str(label): c.to_dict() for label, c in self.by_group.items()},
+            "notes": list(self.notes),
         }
 
     def to_json(self, indent: int | None = 2) -> str:

@@ -108,7 +108,7 @@ def _expected_terms(
         return reciprocal_sum(optimistic, pessimistic) / length, "identity"
     if kind is HitsAtK:
         assert isinstance(base, HitsAtK)
-        hits = np.clip(base.k - optimistic + 1, 0, pessimistic - optimistic + 1)
+        hits = np.clip(base.cutoff - optimistic + 1, 0, pessimistic - optimistic + 1)
         return hits / length, "identity"
     if kind in (GeometricMeanRank, InverseGeometricMeanRank):
         if data.weights is not None:
@@ -138,7 +138,7 @@ def _plain_terms(base: RankBasedMetric, ranks: FloatArray) -> tuple[FloatArray, 
         return np.log(ranks), "exp_neg"
     if kind is HitsAtK:
         assert isinstance(base, HitsAtK)
-        return (ranks <= base.k).astype(np.float64), "identity"
+        return (ranks <= base.cutoff).astype(np.float64), "identity"
     return None
 
 

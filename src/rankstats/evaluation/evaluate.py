@@ -30,6 +30,7 @@ from rankstats.base import RANK_TYPES, RankBasedMetric
 from rankstats.evaluation.cells import MonteCarloPlan, NullModels, cell_rows
 from rankstats.evaluation.grouped import Column, LazyGroups, group_columns, macro_rows
 from rankstats.evaluation.inputs import prepare_input
+from rankstats.evaluation.labels import weightless_groups_note
 from rankstats.evaluation.results import (
     SIDE_BOTH,
     EvaluationResults,
@@ -302,12 +303,7 @@ def compute_results(
         # of weight 0; the results' notes list it
         weightless = [labels[gid] for gid in np.flatnonzero(with_tasks & ~present).tolist()]
         if weightless:
-            shown = ", ".join(repr(label) for label in weightless[:10])
-            more = f" and {len(weightless) - 10} more" if len(weightless) > 10 else ""
-            notes.append(
-                f"{len(weightless)} group(s) left out because all their tasks have weight 0: "
-                f"{shown}{more}"
-            )
+            notes.append(weightless_groups_note(weightless))
 
         make = functools.partial(
             EvaluationResults, skipped=skipped, num_samples=used_samples, seed=reported_seed

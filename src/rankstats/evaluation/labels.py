@@ -16,7 +16,14 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["add_labels", "check_label", "encode_groups", "label_from_json", "label_order"]
+__all__ = [
+    "add_labels",
+    "check_label",
+    "encode_groups",
+    "label_from_json",
+    "label_order",
+    "weightless_groups_note",
+]
 
 
 def check_label(label: Any) -> Hashable:
@@ -134,6 +141,13 @@ def _code(label: Hashable, labels: list[Hashable], index: dict[Hashable, int]) -
         found = index[label] = len(labels)
         labels.append(label)
     return found
+
+
+def weightless_groups_note(labels: Sequence[Hashable]) -> str:
+    """The note on groups left out because all their tasks have weight 0 (the first ten named)."""
+    shown = ", ".join(repr(label) for label in labels[:10])
+    more = f" and {len(labels) - 10} more" if len(labels) > 10 else ""
+    return f"{len(labels)} group(s) left out because all their tasks have weight 0: {shown}{more}"
 
 
 def label_from_json(label: Any) -> Any:
