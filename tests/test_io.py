@@ -52,6 +52,7 @@ def write_formats(folder: Path) -> list[Path]:
         ("r.tsv", TEXT.replace(",", "\t")),
         ("r.txt", TEXT.replace(",", "   ")),
         ("crlf.csv", TEXT.replace("\n", "\r\n")),
+        ("cr.csv", TEXT.replace("\n", "\r")),  # classic Mac OS line ends
         ("blank.csv", "\n \n" + TEXT.replace("\n", "\n\n")),
         ("quoted.csv", TEXT.replace("side,", '"side",').replace("head", '"head"')),
         ("bom.csv", "\ufeff" + TEXT),
@@ -126,6 +127,16 @@ def test_blocks_of_any_size_give_the_same_data_and_lines() -> None:
         ("rank,num_candidates\n1,5\n2,1e30\n", 3, "num_candidates", r"at most 2\*\*53"),
         ("rank,weight\n1,1\n2,-1\n", 3, "weight", "weight must be a number >= 0, got -1"),
         ("optimistic,pessimistic\n1,2\n3,2\n", 3, "pessimistic", "is smaller than"),
+        ("rank,num_candidates\r1,5\r\r9,5\r", 4, "num_candidates", "rank 9 is larger"),
+        (
+            "rank,num_candidates\n1,5\n2,9007199254740993\n",
+            3,
+            "num_candidates",
+            r"at most 2\*\*53 .*got 9007199254740993, which it would round to 9007199254740992$",
+        ),
+        ("rank\n1\n9007199254740993\n", 3, "rank", "got 9007199254740993, which it would round"),
+        ("rank\n1\n4503599627370496.5\n", 3, "rank", "got 4503599627370496.5, which it would"),
+        ("rank\n1\n1152921504606846976\n", 3, "rank", "rank must be at most 2\\*\\*53"),
         ('rank,note\n1,"two\nlines"\n2,x,y\n', 4, None, "expected 2 fields"),
     ],
 )
@@ -147,6 +158,132 @@ def test_binary_formats_name_rows(tmp_path: Path) -> None:
     with pytest.raises(RankFileError, match=r"r.npz, row 3: rank must be a number >= 1") as caught:
         read_ranks(tmp_path / "r.npz")
     assert (caught.value.line, caught.value.column) == (3, "rank")
+
+
+def test_line_ends_of_any_kind_give_the_same_data_and_lines() -> None:
+    text = b"rank,g\n" + b"".join(
+        b"%d,%s\n%s" % (i, b"ab"[i % 2 :][:1], b"\n" * (i % 3 == 0)) for i in range(1, 60)
+    )
+    full = read_text(io.BytesIO(text), "t", numeric={"rank"})
+    assert full.line_of is not None
+    for ending in (b"\r", b"\r\n"):
+        for size in (1, 2, 7, 1000):  # a CR LF may be cut between blocks
+            other = read_text(
+                io.BytesIO(text.replace(b"\n", ending)), "t", numeric={"rank"}, block_size=size
+            )
+            np.testing.assert_array_equal(other.columns["rank"], full.columns["rank"])
+            np.testing.assert_array_equal(other.columns["g"], full.columns["g"])
+            assert other.line_of is not None
+            assert [other.line_of(i) for i in range(59)] == [full.line_of(i) for i in range(59)]
+
+
+@pytest.mark.parametrize("engine", engines())
+def test_a_column_of_ranks_with_cr_line_ends(tmp_path: Path, engine: str) -> None:
+    path = tmp_path / "r.csv"
+    path.write_bytes(b"Rank\r1\r2.5\r")  # pyarrow read one column named 'rank\r1\r2.5'
+    data = read_ranks(path, engine=engine)  # type: ignore[arg-type]
+    np.testing.assert_array_equal(data.ranks["realistic"], [1, 2.5])
+
+
+@pytest.mark.parametrize("engine", engines())
+def test_ranks_and_counts_that_float64_would_round_are_refused(tmp_path: Path, engine: str) -> None:
+    path = tmp_path / "r.csv"
+    path.write_text(
+        "rank,num_candidates,weight\n9007199254740992,9007199254740992,9007199254740993\n"
+    )
+    data = read_ranks(path, engine=engine)  # type: ignore[arg-type]
+    assert data.num_candidates is not None
+    assert data.num_candidates.tolist() == [2**53]  # the bound itself is exact
+    assert data.weights is not None  # weights are any real number: rounding them is fine
+    pytest.importorskip("pyarrow")
+    import pyarrow
+    import pyarrow.parquet
+
+    table = pyarrow.table({"rank": [1, 2], "num_candidates": pyarrow.array([5, 2**53 + 1])})
+    pyarrow.parquet.write_table(table, tmp_path / "r.parquet")
+    message = r"r.parquet, row 2: num_candidates must be at most 2\*\*53 .*got 9007199254740993,"
+    with pytest.raises(RankFileError, match=message) as caught:
+        read_ranks(tmp_path / "r.parquet")
+    assert (caught.value.line, caught.value.column) == (2, "num_candidates")
+    np.save(tmp_path / "r.npy", np.array([1, 2**53 + 1], dtype=np.uint64))
+    with pytest.raises(RankFileError, match=r"r.npy, row 2: rank must .*got 9007199254740993"):
+        read_ranks(tmp_path / "r.npy")
+
+
+def test_column_names_that_differ_in_case_are_refused_in_every_format(tmp_path: Path) -> None:
+    message = "names the column 'rank' more than once"
+    np.savez(tmp_path / "r.npz", rank=[1, 2], RANK=[5, 6])
+    with pytest.raises(RankFileError, match=f"{message} \\(as 'rank' and 'RANK'"):
+        read_ranks(tmp_path / "r.npz")
+    structured = np.zeros(2, dtype=[("rank", "f8"), ("Rank", "f8")])
+    np.save(tmp_path / "r.npy", structured)
+    with pytest.raises(RankFileError, match=message):
+        read_ranks(tmp_path / "r.npy")
+    with pytest.raises(RankFileError, match=message):
+        read_ranks(io.BytesIO(b"rank,RANK\n1,5\n"))
+    pytest.importorskip("pyarrow")
+    import pyarrow
+    import pyarrow.parquet
+
+    pyarrow.parquet.write_table(pyarrow.table({"rank": [1, 2], "Rank": [5, 6]}), tmp_path / "r.pq")
+    with pytest.raises(RankFileError, match=message) as caught:
+        read_ranks(tmp_path / "r.pq")
+    assert caught.value.column == "rank"
+
+
+def test_parquet_from_streams_that_cannot_seek(tmp_path: Path) -> None:
+    pytest.importorskip("pyarrow")
+    import pyarrow
+    import pyarrow.parquet
+
+    table = pyarrow.table({"side": SIDES, "rank": RANKS, "num_candidates": CANDIDATES})
+    pyarrow.parquet.write_table(table, tmp_path / "r.parquet")
+    data = (tmp_path / "r.parquet").read_bytes()
+    check(read_ranks(io.BytesIO(data)))
+    check(read_ranks(io.BytesIO(gzip.compress(data))))
+    result = subprocess.run(  # standard input as a pipe
+        [sys.executable, "-m", "rankstats", "evaluate", "-", "--metrics", "mrr"],
+        input=data,
+        capture_output=True,
+        timeout=60,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr.decode()
+
+
+def test_binary_columns_that_are_not_numbers_or_text(tmp_path: Path) -> None:
+    np.savez(tmp_path / "r.npz", rank=[1, 2], g=np.array([b"a", b"\xff"]))
+    with pytest.raises(RankFileError, match=r"r.npz, row 2: g must be a number or UTF-8 text"):
+        read_ranks(tmp_path / "r.npz")
+    np.savez(tmp_path / "r.npz", rank=[1, 2], g=np.array([b"a", b"b"]))
+    assert read_ranks(tmp_path / "r.npz").columns["g"].tolist() == ["a", "b"]
+    pytest.importorskip("pyarrow")
+    import decimal
+
+    import pyarrow
+    import pyarrow.parquet
+
+    path = tmp_path / "r.parquet"
+    for column, message in [
+        (pyarrow.array([[1], [2]]), r"r.parquet: column 'g' must hold one number or text per row"),
+        (pyarrow.array([b"a", b"\xff"]), "r.parquet, row 2: g must be a number or UTF-8 text"),
+    ]:
+        pyarrow.parquet.write_table(pyarrow.table({"rank": [1, 2], "g": column}), path)
+        with pytest.raises(RankFileError, match=message) as caught:
+            read_ranks(path)
+        assert caught.value.column == "g"
+    pyarrow.parquet.write_table(pyarrow.table({"rank": ["1", "2"]}), path)
+    with pytest.raises(
+        RankFileError, match=r"column 'rank' must hold numbers .*got text such as '1'"
+    ):
+        read_ranks(path)
+    ranks = [decimal.Decimal("1.5"), decimal.Decimal("2")]  # decimals are numbers
+    counts = [decimal.Decimal(3), decimal.Decimal(2**53 + 1)]
+    pyarrow.parquet.write_table(pyarrow.table({"rank": ranks}), path)
+    assert read_ranks(path).ranks["realistic"].tolist() == [1.5, 2.0]
+    pyarrow.parquet.write_table(pyarrow.table({"rank": ranks, "num_candidates": counts}), path)
+    with pytest.raises(RankFileError, match="row 2: num_candidates must be at most 2"):
+        read_ranks(path)
 
 
 def test_half_integers_are_realistic_ranks() -> None:
@@ -258,6 +395,15 @@ def test_written_results_hold_the_records(tmp_path: Path, suffix: str) -> None:
         assert path.read_text() == results.to_latex(groups=True, group_names=["side"])
     with pytest.raises(ValueError, match="format must be one of"):
         write_results(results, tmp_path / "out.xlsx")
+
+
+def test_group_names_must_be_distinct(tmp_path: Path) -> None:
+    data = read_ranks(io.BytesIO(b"r,s,rank\na,x,1\nb,y,2\n"))
+    results = data.evaluate(metrics=["mrr"], group_by=["r", "s"])
+    path = write_results(results, tmp_path / "out.csv", group_names=["r", "s"])
+    assert path.read_text().splitlines()[2].startswith("a,x,")
+    with pytest.raises(ValueError, match=r"group_names must be distinct.*names 'a' more than once"):
+        write_results(results, tmp_path / "out.csv", group_names=["a", "a"])
 
 
 def test_missing_pyarrow_is_a_clear_import_error(tmp_path: Path) -> None:

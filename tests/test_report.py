@@ -193,3 +193,11 @@ def test_markdown_cells_escape_pipes_and_line_breaks() -> None:
             results.to_markdown(digits=digits)
         with pytest.raises(ValueError, match=r"digits must be a positive integer, got"):
             results.to_latex(digits=digits)
+
+
+def test_group_names_must_be_distinct_in_every_output() -> None:
+    """A name given twice would keep one part of each label only: refused by every writer."""
+    results = evaluate([1, 2, 3, 4], 5, groups=[("r", "h"), ("r", "t"), ("s", "h"), ("s", "t")])
+    for write in (results.to_csv, results.to_markdown, results.to_latex):
+        with pytest.raises(ValueError, match=r"group_names must be distinct .* 'a' more than"):
+            write(groups=True, group_names=["a", "a"])

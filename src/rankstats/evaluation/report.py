@@ -98,7 +98,14 @@ def _group_columns(
     if not groups or not results.by_group:
         return []
     if group_names:
-        return list(group_names)
+        names = list(group_names)
+        twice = [name for name in dict.fromkeys(names) if names.count(name) > 1]
+        if twice:  # each name is a column: a name given twice would keep one part only
+            raise ValueError(
+                f"group_names must be distinct (one name per group column), got {names}, "
+                f"which names {', '.join(repr(name) for name in twice)} more than once"
+            )
+        return names
     first = next(iter(results.by_group))
     if isinstance(first, tuple):
         return [f"group{i + 1}" for i in range(len(first))]

@@ -4,10 +4,11 @@ Used by :func:`~rankstats.io.read_ranks` for a text file named by a path when py
 installed (``engine="auto"``) or asked for (``engine="pyarrow"``). It applies only to the plain
 case: a header on the first line, a comma or tab delimiter, every number parsed by Arrow. Anything
 else (a blank first line, whitespace-separated columns, a headerless column of ranks, a field
-Arrow cannot parse, a line with the wrong number of fields) returns ``None``, and the file is read
-by the numpy reader of :mod:`rankstats.io.text`, which reports the exact line of a problem. When
-a value is wrong after parsing (a rank larger than its candidate count), the line is found by
-reading the file once more with that reader: exact positions cost time only on failure.
+Arrow cannot parse, a line with the wrong number of fields, a number from 2**52 on, which float64
+may have rounded) returns ``None``, and the file is read by the numpy reader of
+:mod:`rankstats.io.text`, which reports the exact line of a problem. When a value is wrong after
+parsing (a rank larger than its candidate count), the line is found by reading the file once more
+with that reader: exact positions cost time only on failure.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from rankstats.io.data import RawTable
+from rankstats.io.data import ROUNDING_FROM, RawTable
 from rankstats.io.text import choose_delimiter, is_number, read_text, split_header
 
 __all__ = ["read_text_arrow"]
@@ -45,7 +46,7 @@ def read_text_arrow(
     import pyarrow.csv
 
     try:
-        first = _first_line(path, compressed).decode("utf-8").strip("\r\n")
+        first = (_first_line(path, compressed).splitlines() or [b""])[0].decode("utf-8")
     except (OSError, EOFError, UnicodeDecodeError):
         return None
     sep = choose_delimiter(first, delimiter) if first.strip() else None
@@ -77,6 +78,8 @@ def read_text_arrow(
         column = table.column(name).combine_chunks()
         if name in wanted:
             columns[name] = column.to_numpy(zero_copy_only=False)
+            if np.any(columns[name] >= ROUNDING_FROM):  # float64 may have rounded the text
+                return None  # the numpy reader checks it (inexact_rows)
         else:
             encoded = column.dictionary_encode()
             labels = [label.strip() for label in encoded.dictionary.to_pylist()]

@@ -8,6 +8,7 @@
 - Parquet and Arrow IPC (Feather v2) files hold a table whose columns are read as they are; they
   need the optional ``pyarrow`` (``pip install 'rankstats[parquet]'``), imported only here.
 
+Column names are matched ignoring case, as in text files; byte strings are decoded as UTF-8.
 Binary tables have no lines: errors name the row (1-based).
 """
 
@@ -20,7 +21,13 @@ from typing import IO, Any
 import numpy as np
 import numpy.typing as npt
 
-from rankstats.io.data import CANDIDATES_COLUMN, RANK_COLUMN, RankFileError, RawTable
+from rankstats.io.data import (
+    CANDIDATES_COLUMN,
+    RANK_COLUMN,
+    RankFileError,
+    RawTable,
+    distinct_columns,
+)
 
 __all__ = ["read_arrow", "read_numpy", "read_parquet"]
 
@@ -39,8 +46,10 @@ def read_numpy(stream: IO[bytes], source: str, kind: str) -> RawTable:
         raise RankFileError(f"{source} is not a readable {kind} file: {error}", source) from error
     if isinstance(loaded, np.ndarray):
         if loaded.dtype.names:
+            fields = loaded.dtype.names
+            names = distinct_columns(fields, source, "the structured array")
             columns: dict[str, AnyArray] = {
-                name.lower(): loaded[name] for name in loaded.dtype.names
+                name: loaded[field] for name, field in zip(names, fields, strict=True)
             }
         elif loaded.ndim == 1:
             columns = {RANK_COLUMN: loaded}
@@ -52,8 +61,9 @@ def read_numpy(stream: IO[bytes], source: str, kind: str) -> RawTable:
             )
     else:
         with loaded:
+            names = distinct_columns(loaded.files, source, "the archive")
             try:
-                arrays = {name.lower(): loaded[name] for name in loaded.files}
+                arrays = {name: loaded[key] for name, key in zip(names, loaded.files, strict=True)}
             except Exception as error:  # a damaged member
                 raise RankFileError(
                     f"{source} is not a readable {kind} file: {error}", source
@@ -72,6 +82,8 @@ def _checked(columns: dict[str, AnyArray], source: str, what: str) -> RawTable:
             )
         if column.dtype.kind == "b":
             columns[name] = column.astype(str)
+        elif column.dtype.kind == "S" or (column.size and isinstance(column[0], bytes)):
+            columns[name] = _decoded(column, source, name)
     lengths = {name: len(column) for name, column in columns.items()}
     if len(set(lengths.values())) > 1:
         listed = ", ".join(f"{name} ({length})" for name, length in lengths.items())
@@ -79,6 +91,28 @@ def _checked(columns: dict[str, AnyArray], source: str, what: str) -> RawTable:
     if columns and not next(iter(lengths.values())):
         raise RankFileError(f"{source} holds no ranks", source)
     return RawTable(source, columns)
+
+
+def _decoded(column: AnyArray, source: str, name: str) -> AnyArray:
+    """A column of byte strings as text, decoded as UTF-8 (as text files are)."""
+    values: list[bytes] = column.tolist()
+    try:
+        return np.array([value.decode("utf-8") for value in values], dtype=str)
+    except UnicodeDecodeError:
+        pass
+    for row, value in enumerate(values):  # the failure path only
+        try:
+            value.decode("utf-8")
+        except UnicodeDecodeError as error:
+            shown = repr(value[:20]) + ("..." if len(value) > 20 else "")
+            raise RankFileError(
+                f"{source}, row {row + 1}: {name} must be a number or UTF-8 text, got the "
+                f"bytes {shown} ({error.reason})",
+                source,
+                line=row + 1,
+                column=name,
+            ) from None
+    raise AssertionError("no value failed to decode")  # pragma: no cover
 
 
 def _from_pykeen_layout(arrays: Mapping[str, AnyArray]) -> dict[str, AnyArray] | None:
@@ -115,29 +149,46 @@ def _pyarrow(what: str) -> Any:
 
 
 def _from_arrow_table(table: Any, source: str) -> RawTable:
+    import pyarrow.types
+
     columns: dict[str, AnyArray] = {}
-    for name, column in zip(table.column_names, table.columns, strict=True):
+    given = [str(name) for name in table.column_names]
+    names = distinct_columns(given, source, "the table")
+    for label, name, column in zip(given, names, table.columns, strict=True):
         if column.null_count:
             index = int(np.flatnonzero(np.asarray(column.is_null()))[0])
             raise RankFileError(
-                f"{source}, row {index + 1}: {name} is missing (null)",
+                f"{source}, row {index + 1}: {label} is missing (null)",
                 source,
                 line=index + 1,
-                column=str(name).lower(),
+                column=name,
             )
-        columns[str(name).lower()] = np.asarray(column.to_numpy())
+        if pyarrow.types.is_nested(column.type) and not pyarrow.types.is_struct(column.type):
+            raise RankFileError(
+                f"{source}: column {name!r} must hold one number or text per row, got values "
+                f"of type {column.type}",
+                source,
+                column=name,
+            )
+        columns[name] = np.asarray(column.to_numpy())
     if not columns:
         raise RankFileError(f"{source} holds no columns", source)
     return _checked(columns, source, "column")
 
 
 def read_parquet(stream: IO[bytes], source: str) -> RawTable:
-    """Read a Parquet table (needs pyarrow)."""
-    _pyarrow("Parquet")
+    """Read a Parquet table (needs pyarrow).
+
+    Parquet is read from its end: a file is read in place; a stream that cannot seek (standard
+    input, gzip, a file object) is read into memory first, as Arrow files are.
+    """
+    arrow = _pyarrow("Parquet")
     import pyarrow.parquet
 
+    seekable = isinstance(stream, io.BufferedReader | io.FileIO) and stream.seekable()
+    data = stream if seekable else arrow.BufferReader(stream.read())
     try:
-        table = pyarrow.parquet.read_table(stream)
+        table = pyarrow.parquet.read_table(data)
     except Exception as error:  # pyarrow's ArrowInvalid, OSError, ...
         raise RankFileError(f"{source} is not a readable Parquet file: {error}", source) from error
     return _from_arrow_table(table, source)

@@ -22,8 +22,9 @@ holds something else (an average over runs, a score), for which the null model d
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -59,6 +60,11 @@ WEIGHT_COLUMN = "weight"
 NUMERIC_COLUMNS = frozenset([*RANK_COLUMNS, CANDIDATES_COLUMN, WEIGHT_COLUMN])
 #: the largest candidate count that is exact as a float and fits int64 comfortably
 MAX_CANDIDATES = 2**53
+#: the columns of whole or half-integers, which float64 must hold exactly: ranks and counts
+EXACT_COLUMNS = frozenset([*RANK_COLUMNS, CANDIDATES_COLUMN])
+#: from here on float64 holds no half-integers (and from 2**53 on, not every integer): readers
+#: check that larger numbers are the numbers written (see :func:`inexact_rows`)
+ROUNDING_FROM = 2.0**52
 
 AnyArray = npt.NDArray[Any]
 
@@ -99,6 +105,8 @@ class RawTable:
     source: str
     columns: dict[str, AnyArray]
     line_of: Callable[[int], int] | None = None
+    #: the text of numbers float64 does not hold exactly (from text files), by column and row
+    inexact: dict[str, dict[int, str]] = field(default_factory=dict)
 
     def where(self, index: int) -> tuple[str, int]:
         """Where row ``index`` is, as text (``file, line 7``) and as a number."""
@@ -106,6 +114,78 @@ class RawTable:
             line = self.line_of(index)
             return f"{self.source}, line {line}", line
         return f"{self.source}, row {index + 1}", index + 1
+
+
+def repeated(names: Iterable[str]) -> list[str]:
+    """The names that occur more than once, in the order they first occur."""
+    seen: set[str] = set()
+    found: dict[str, None] = {}
+    for name in names:
+        if name in seen:
+            found[name] = None
+        seen.add(name)
+    return list(found)
+
+
+def distinct_columns(names: Sequence[str], source: str, where: str) -> list[str]:
+    """The column names lower-cased, as columns are matched; a name given twice is refused.
+
+    Parameters
+    ----------
+    names : sequence of str
+        The names as the file gives them.
+    source : str
+        The file's name, for messages.
+    where : str
+        What holds the names, for messages: ``"the header"``, ``"the table"``, ...
+
+    Raises
+    ------
+    RankFileError
+        If two names are the same but for case (or the same).
+    """
+    lowered = [name.lower() for name in names]
+    twice = repeated(lowered)
+    if twice:
+        spellings = list(
+            dict.fromkeys(n for n, low in zip(names, lowered, strict=True) if low == twice[0])
+        )
+        spelled = ""
+        if len(spellings) > 1:
+            shown = " and ".join(repr(name) for name in spellings)
+            spelled = f" (as {shown}: names are matched ignoring case)"
+        raise RankFileError(
+            f"{source}: {where} names the column {twice[0]!r} more than once{spelled}",
+            source,
+            column=twice[0],
+        )
+    return lowered
+
+
+def inexact_rows(
+    values: Sequence[Any] | AnyArray, numbers: FloatArray, first_row: int = 0
+) -> dict[int, str]:
+    """The rows whose value float64 rounds, with the value as text.
+
+    Only numbers from :data:`ROUNDING_FROM` on are looked at (the rare case): below it, float64
+    holds every whole and half-integer, the only values ranks and counts may have.
+
+    Parameters
+    ----------
+    values : sequence or numpy.ndarray
+        The values as given: text (``str`` or UTF-8 ``bytes``), integers or decimals.
+    numbers : numpy.ndarray of float64
+        The values as float64.
+    first_row : int
+        The row of the first value.
+    """
+    found: dict[int, str] = {}
+    for index in np.flatnonzero(numbers >= ROUNDING_FROM).tolist():
+        value = values[index]
+        text = (value.decode() if isinstance(value, bytes) else str(value)).strip()
+        if Decimal(text) != Decimal(float(numbers[index])):
+            found[first_row + index] = text
+    return found
 
 
 @dataclass(frozen=True, eq=False)
@@ -223,6 +303,8 @@ class RankData:
 def _show(value: Any) -> str:
     if isinstance(value, str):
         return repr(value)
+    if isinstance(value, int | np.integer):
+        return str(int(value))
     number = float(value)
     if number.is_integer() and abs(number) < 2**63:
         return str(int(number))
@@ -243,13 +325,43 @@ def _first_bad(raw: RawTable, name: str, bad: npt.NDArray[np.bool_], expected: s
 
 
 def _numbers(raw: RawTable, name: str) -> FloatArray:
-    """A column as float64; arrays of non-numbers (from binary formats) are refused."""
+    """A column as float64; arrays of non-numbers (from binary formats) are refused.
+
+    Decimals (from Parquet) are numbers. In a column of ranks or counts, a value float64 would
+    round (an integer above 2**53, a text or decimal it does not hold) is refused first.
+    """
     column = raw.columns[name]
-    if column.dtype.kind not in "iuf":
+    decimals = column.dtype.kind == "O" and all(isinstance(value, Decimal) for value in column)
+    if column.dtype.kind not in "iuf" and not decimals:
+        if column.dtype.kind in "OU" and all(isinstance(value, str) for value in column):
+            given = f"text such as {str(column[0])!r}"
+        else:
+            given = f"values of dtype {column.dtype}"
         raise RankFileError(
-            f"{raw.source}: {name!r} must hold numbers, got {column.dtype}", raw.source, column=name
+            f"{raw.source}: column {name!r} must hold numbers (integers or floats), got {given}",
+            raw.source,
+            column=name,
         )
-    return column.astype(np.float64, copy=False)
+    values = column.astype(np.float64, copy=False)
+    if name in EXACT_COLUMNS:
+        inexact = dict(raw.inexact.get(name, {}))
+        if column.dtype.kind != "f":
+            inexact.update(inexact_rows(column, values))
+        if inexact:
+            index = min(inexact)
+            where, line = raw.where(index)
+            rounded = values[index]
+            note = (
+                f", which it would round to {_show(rounded)}" if rounded <= MAX_CANDIDATES else ""
+            )
+            raise RankFileError(
+                f"{where}: {name} must be at most 2**53 and a whole number (or a half-integer "
+                f"below 2**52), which float64 holds exactly; got {inexact[index]}{note}",
+                raw.source,
+                line=line,
+                column=name,
+            )
+    return values
 
 
 def build_rank_data(raw: RawTable, *, num_candidates: int | None = None) -> RankData:
@@ -286,6 +398,9 @@ def build_rank_data(raw: RawTable, *, num_candidates: int | None = None) -> Rank
     for name in present:
         values = _numbers(raw, name)
         _first_bad(raw, name, ~(values >= 1) | ~np.isfinite(values), "a number >= 1")
+        _first_bad(
+            raw, name, values > MAX_CANDIDATES, "at most 2**53 (no ranking has more candidates)"
+        )
         if name in {"optimistic", "pessimistic"}:
             _first_bad(raw, name, values != np.floor(values), "a whole number >= 1")
         else:

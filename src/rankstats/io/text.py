@@ -6,7 +6,8 @@ fields by one call of :meth:`bytes.split`, numbers are converted by one C-level 
 distinct values, each decoded once at the end. The cost per line is a few C-level operations, and
 the memory beyond the result is that of one block. Line numbers are not tracked per row: a block
 records its first line, and only when something is wrong (a field that is no number, a line with
-too many fields) is the block searched line by line for the exact position.
+too many fields) is the block searched line by line for the exact position. Lines may end with LF,
+CR LF or a lone CR (classic Mac OS), as in Python's universal newlines.
 
 Files with double quotes (``"rank",...``, quoted fields with embedded delimiters or line breaks)
 are read from the first quote on by the standard :mod:`csv` module, which understands quoting,
@@ -25,13 +26,14 @@ from typing import IO, Any
 import numpy as np
 import numpy.typing as npt
 
-from rankstats.io.data import RankFileError, RawTable
+from rankstats.io.data import RankFileError, RawTable, distinct_columns, inexact_rows
 
 __all__ = ["BLOCK_SIZE", "LineIndex", "choose_delimiter", "is_number", "read_text", "split_header"]
 
 #: the size in bytes of the blocks a text file is read in
 BLOCK_SIZE = 1 << 20
 _BLANK_LINE = re.compile(rb"\n[ \t\r\f\v]*\n")
+_LONE_CR = re.compile(rb"\r(?!\n)")
 _WHITESPACE = b" \t\r\f\v"
 
 
@@ -64,15 +66,30 @@ class LineIndex:
         return self.first_lines[segment] + offset
 
 
+def _chunks(stream: IO[bytes], size: int) -> Iterator[bytes]:
+    """The stream's content in chunks of about ``size`` bytes, none empty.
+
+    A carriage return alone (the line end of classic Mac OS, and of Excel's "CSV (Macintosh)")
+    becomes a line feed, as in Python's universal newlines and in ``pyarrow.csv``; CR LF is left
+    for :meth:`_Parser.feed`.
+    """
+    held = b""  # a carriage return at the end of a chunk, until the next shows what follows
+    while chunk := stream.read(size):
+        data = held + chunk
+        held = data[-1:] if data.endswith(b"\r") else b""
+        data = data[: len(data) - len(held)]
+        if b"\r" in data and data.count(b"\r") != data.count(b"\r\n"):
+            data = _LONE_CR.sub(b"\n", data)
+        if data:
+            yield data
+    if held:
+        yield b"\n"
+
+
 def _blocks(stream: IO[bytes], size: int) -> Iterator[bytes]:
     """The stream's content in blocks of about ``size`` bytes, each ending at a line end."""
     rest = b""
-    while True:
-        chunk = stream.read(size)
-        if not chunk:
-            if rest:
-                yield rest
-            return
+    for chunk in _chunks(stream, size):
         data = rest + chunk
         cut = data.rfind(b"\n")
         if cut < 0:
@@ -80,6 +97,8 @@ def _blocks(stream: IO[bytes], size: int) -> Iterator[bytes]:
             continue
         rest = data[cut + 1 :]
         yield data[: cut + 1]
+    if rest:
+        yield rest
 
 
 def _reporting(blocks: Iterator[bytes], report: Callable[[int], object]) -> Iterator[bytes]:
@@ -217,15 +236,11 @@ class _Parser:
         self.underscore = True
         self.rows = 0
         self.index = LineIndex()
+        #: the text of numbers float64 does not hold exactly, by column and row
+        self.inexact: dict[str, dict[int, str]] = {}
 
     def start(self, header: list[str]) -> None:
-        duplicates = sorted({name for name in header if header.count(name) > 1})
-        if duplicates:
-            raise RankFileError(
-                f"{self.source}: the header names the column {duplicates[0]!r} more than once",
-                self.source,
-            )
-        self.header = header
+        self.header = distinct_columns(header, self.source, "the header")
         self.parts = [[] for _ in header]
 
     def feed_all(self, blocks: Iterable[bytes], line: int) -> None:
@@ -280,6 +295,9 @@ class _Parser:
             numbers = np.fromiter(map(float, values), np.float64, len(values))
             # Python reads "1_0" as 10: a block with an underscore is checked value by value
             if not self.underscore or not any(b"_" in value for value in values):
+                inexact = inexact_rows(values, numbers, self.rows)
+                if inexact:
+                    self.inexact.setdefault(name, {}).update(inexact)
                 return numbers
         except ValueError:
             pass
@@ -391,7 +409,7 @@ class _Parser:
                 labels = [_decode(value, self.source).strip() for value in self.codes[column]]
                 joined = np.array(labels, dtype=str)[joined]
             columns[name] = joined
-        return RawTable(self.source, columns, line_of=self.index.line)
+        return RawTable(self.source, columns, line_of=self.index.line, inexact=self.inexact)
 
 
 def _drop_blank_lines(block: bytes, first_line: int) -> tuple[bytes, npt.NDArray[np.int64] | None]:

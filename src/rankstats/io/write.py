@@ -54,12 +54,18 @@ def write_results(
     groups : bool, default=True
         Also write each group's rows.
     group_names : sequence of str, optional
-        The names of the group columns (see :func:`rankstats.evaluation.report.records`).
+        The names of the group columns (see :func:`rankstats.evaluation.report.records`), all
+        different.
 
     Returns
     -------
     pathlib.Path
         The path written.
+
+    Raises
+    ------
+    ValueError
+        For an unknown format, or names in ``group_names`` given more than once.
 
     Examples
     --------
