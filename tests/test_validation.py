@@ -300,4 +300,3 @@ def test_rank_types_of_one_task_must_be_in_order() -> None:
         evaluate({"realistic": [2, 3], "pessimistic": [1, 3]}, [10, 10])
     results = evaluate({"optimistic": [1, 2], "realistic": [2, 2]}, [10, 10], metrics=["mr"])
     assert results["optimistic.mr"] == 1.5
-
