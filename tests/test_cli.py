@@ -755,3 +755,114 @@ def test_monte_carlo_estimates_come_from_evaluate(tmp_path: Path) -> None:
     empty = succeeded(call("evaluate", path, "--metrics median"))  # no samples: a note says why
     assert "[1]" in empty.splitlines()[1]
     assert empty.splitlines()[-1].startswith("[1] ")
+
+
+# === values, names, images and input the commands used to take without a word ===================
+
+
+@pytest.mark.parametrize(
+    ("metric", "value", "shown"),
+    [
+        ("mrr", "1.5", "in (0, 1], got 1.5"),
+        ("mrr", "0", "in (0, 1], got 0.0"),
+        ("mrr", "1e308", "in (0, 1], got 1e+308"),
+        ("hits@1", "2", "in [0, 1], got 2.0"),
+        ("hits@10", "-0.1", "in [0, 1], got -0.1"),
+        ("mr", "0.5", "in [1, ∞), got 0.5"),
+        ("amri", "1.5", "in [-1, 1], got 1.5"),
+    ],
+)
+def test_null_refuses_a_value_outside_the_metric_range(metric: str, value: str, shown: str) -> None:
+    line = failed(call(f"null --num-candidates 10 --n 5 --metric {metric} --value {value}"))
+    assert "--value must be a value of" in line
+    assert shown in line
+    assert metric_resolver.make(metric).value_range.notate() in line  # the library's range
+
+
+@pytest.mark.parametrize(("metric", "value"), [("mrr", 1.0), ("hits@1", 0.0), ("mr", 1.0)])
+def test_null_takes_the_ends_of_the_range(metric: str, value: float) -> None:
+    args = f"null --num-candidates 10 --n 5 --metric {metric} --value {value} --format json"
+    (row,) = json.loads(succeeded(call(args)))
+    assert row["z"] == pytest.approx((value - row["expected"]) / row["std"])
+
+
+def test_null_refuses_a_bad_value_before_drawing(tmp_path: Path) -> None:
+    pytest.importorskip("matplotlib")
+    path = tmp_path / "null.png"
+    result = call("null --num-candidates 10 --metric mrr --value 2 --samples 100 --plot", path)
+    assert "--value" in failed(result)
+    assert result.stdout == ""
+    assert not path.exists()
+
+
+@pytest.mark.parametrize(
+    ("query", "keys"),
+    [
+        ("hits@10", ["hits_at_k"]),  # a name the resolver reads, as --metrics hits@10 is read
+        ("Hits @ 3", ["hits_at_k"]),
+        ("h@1", ["hits_at_k"]),
+        ("z_hits_at_7", ["z_hits_at_k"]),
+        ("mean_reciprocal_rank", ["inverse_harmonic_mean_rank"]),
+        ("hits", ["adjusted_hits_at_k", "hits_at_k", "z_hits_at_k"]),  # a part of names: search
+        ("MRR", [f"{p}inverse_harmonic_mean_rank" for p in ("adjusted_", "", "z_")]),
+    ],
+)
+def test_metrics_query_resolves_names_and_searches_parts(query: str, keys: list[str]) -> None:
+    rows = json.loads(succeeded(call("metrics", Path(query), "--format json")))
+    found = [row["key"] for row in rows]
+    assert set(keys) <= set(found)
+    if query not in ("hits", "MRR"):
+        named = metric_resolver.make(query)
+        assert f"rankstats.{type(named).__name__}" in [row["class"] for row in rows]
+
+
+def test_metrics_query_with_a_bad_cut_off_gets_the_resolver_error() -> None:
+    assert "k must be a positive integer, got 0" in failed(call("metrics hits@0"))
+
+
+@pytest.mark.parametrize("command", ["evaluate", "compare a.csv b.csv"])
+@pytest.mark.parametrize("columns", [",", "''", "' , '"])
+def test_an_empty_group_by_is_a_usage_error(command: str, columns: str) -> None:
+    line = failed(call(f"{command} --group-by {columns}"), status=2)
+    assert "argument --group-by: expected a comma-separated list of column names" in line
+
+
+def test_plot_refuses_a_directory_or_a_name_without_suffix(tmp_path: Path) -> None:
+    pytest.importorskip("matplotlib")
+    folder = tmp_path / "figures"
+    folder.mkdir()
+    assert f"--output: {folder} is a directory" in failed(call("plot ranks -o", folder))
+    line = failed(call("plot hits -o", tmp_path / "noext"))
+    assert "--output: " in line
+    assert "has no suffix" in line
+    assert ".png" in line
+    assert ".pdf" in line
+    line = failed(call("null --metric mrr --num-candidates 5 --plot", tmp_path / "noext"))
+    assert "--plot: " in line
+    assert "has no suffix" in line
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["figures"]  # nothing written
+
+
+def test_plot_reads_piped_standard_input_as_evaluate_does(tmp_path: Path) -> None:
+    pytest.importorskip("matplotlib")
+    path = tmp_path / "hits.png"
+    # the bundled example has candidate counts; these ranks have none
+    line = failed(run("plot hits -o", path, stdin="rank\n1\n2\n"))
+    assert "needs the number of candidates" in line
+    assert "<stdin>" in line
+    succeeded(run("plot hits --num-candidates 5 -o", path, stdin="rank\n1\n2\n"))
+    assert path.read_bytes().startswith(b"\x89PNG")
+
+
+def test_plot_ranks_refuses_ranks_evaluate_refuses(tmp_path: Path) -> None:
+    pytest.importorskip("matplotlib")
+    ranks = write(tmp_path / "h.csv", "rank\n1e300\n2\n")
+    image = tmp_path / "p.png"
+    assert "must be at most 2**53" in failed(run("evaluate", ranks))
+    line = failed(run("plot ranks", ranks, "-o", image))  # one line: no RuntimeWarning either
+    assert "must be at most 2**53" in line
+    assert "h.csv" in line
+    line = failed(run("plot ranks -o", image, stdin="rank\n1e300\n2\n"))
+    assert "must be at most 2**53" in line
+    assert "stdin" in line
+    assert not image.exists()

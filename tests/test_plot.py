@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -212,5 +213,38 @@ def test_rank_histogram_is_log_scaled(figure: Any) -> None:
     assert ax.get_ylabel() == "number of ranking tasks"
     assert ax.get_title() == "Histogram of 10 realistic ranks"
     assert len(ax.patches) == 2  # one outlined histogram per set
-    with pytest.raises(ValueError, match="finite ranks >= 1"):
+    with pytest.raises(ValueError, match="finite numbers >= 1"):
         plot_rank_histogram([0.5, 2], ax=figure.subplots())
+
+
+@pytest.mark.parametrize(
+    ("ranks", "match"),
+    [
+        ([1e300, 2.0], r"ranks must be at most 2\*\*53 .*got 1e\+300 at index 0"),
+        ({"a": [2.0, np.inf]}, r"ranks\['a'\] must be finite numbers >= 1, got inf at index 1"),
+        ([], "ranks must not be empty"),
+        ({"a": [1, 2], "b": [np.nan]}, r"ranks\['b'\] must be finite numbers >= 1, got nan"),
+    ],
+)
+def test_rank_histogram_validates_ranks_as_evaluate_does(
+    figure: Any, ranks: Any, match: str
+) -> None:
+    from rankstats.plot import plot_rank_histogram
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no overflow in matplotlib's log scale, no other warning
+        with pytest.raises(ValueError, match=match):
+            plot_rank_histogram(ranks, ax=figure.subplots())
+        ax = plot_rank_histogram([1, 2**53], ax=figure.subplots())  # the largest rank is fine
+        figure.canvas.draw()
+    assert ax.get_title() == "Histogram of 2 realistic ranks"
+
+
+def test_rank_histogram_refuses_what_evaluate_refuses(figure: Any) -> None:
+    from rankstats.plot import plot_rank_histogram
+
+    with pytest.raises(ValueError, match=r"2\*\*53") as refused:
+        evaluate([1e300, 2.0], metrics=["mrr"])
+    with pytest.raises(ValueError, match=r"2\*\*53") as plotted:
+        plot_rank_histogram([1e300, 2.0], ax=figure.subplots())
+    assert str(plotted.value) == str(refused.value)  # the same check, the same words

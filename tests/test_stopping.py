@@ -240,8 +240,11 @@ STATE_ERRORS = [
     ({"best_value": None}, ValueError, r"must both be None or both be set"),
     ({"best_epoch": -1}, ValueError, r"state\['best_epoch'\] must be a non-negative integer"),
     ({"best_epoch": 1.0}, TypeError, r"state\['best_epoch'\] must be an integer"),
-    ({"best_epoch": 2}, ValueError, r"is not an entry of state\['history'\]"),
-    ({"best_value": 31.0}, ValueError, r"is not an entry of state\['history'\]"),
+    ({"best_epoch": 2}, ValueError, r"state\['best_epoch'\] must be the epoch .* \(1, .*got 2"),
+    ({"best_value": 31.0}, ValueError, r"best value of state\['history'\] \(30\.0 at epoch 1"),
+    ({"best_value": 10**400}, ValueError, r"state\['best_value'\] must be finite, got an integer"),
+    ({"history": [[0, 40.0], [1, -(10**400)]]}, ValueError, r"\[1\]\[1\] \(a value\) must be"),
+    ({"absolute_delta": 10**400}, ValueError, r"state\['absolute_delta'\] must be finite"),
     ({"bad_evaluations": 5}, ValueError, r"the number of reports after the best one \(2\), got 5"),
     ({"bad_evaluations": -1}, ValueError, r"bad_evaluations'\] must be a non-negative integer"),
     ({"bad_evaluations": "2"}, TypeError, r"bad_evaluations'\] must be an integer"),
@@ -410,3 +413,109 @@ def test_pykeen_key_spellings(key: str, canonical: str) -> None:
 def test_a_dotted_cut_off_needs_a_metric_with_one() -> None:
     with pytest.raises(ValueError, match="side and rank type at most once"):
         EarlyStopper("mrr.3")
+
+
+# --- huge Python integers ------------------------------------------------------------------------
+
+
+def test_integers_beyond_the_float_range_are_value_errors() -> None:
+    stopper = EarlyStopper("mrr")
+    stopper.report(0.5)
+    before = stopper.state_dict()
+    message = r"the value of 'mrr' must be finite, got an integer of 401 digits, beyond the range"
+    with pytest.raises(ValueError, match=message):
+        stopper.report(10**400)
+    with pytest.raises(ValueError, match=r"got an integer of 5001 digits"):  # no digits printed
+        stopper.report({"mrr": -(10**5000)})
+    with pytest.raises(ValueError, match=r"value must be finite, got an integer of 401 digits"):
+        stopper.is_improvement(10**400)
+    assert stopper.state_dict() == before
+    for name in ("relative_delta", "absolute_delta"):
+        with pytest.raises(ValueError, match=rf"{name} must be a finite non-negative number"):
+            EarlyStopper("mrr", **{name: 10**400})  # type: ignore[arg-type]
+    state = {**before, "history": [[5, 10**400]], "best_epoch": 5}
+    with pytest.raises(ValueError, match=r"state\['history'\]\[0\]\[1\] \(a value\) must be"):
+        EarlyStopper.from_state_dict(state)
+
+
+# --- a state must be what report() made of its history --------------------------------------------
+
+
+def contradicting_state(**change: object) -> dict[str, object]:
+    state: dict[str, object] = {
+        "metric": "mrr",
+        "larger_is_better": True,
+        "best_value": 0.9,
+        "best_epoch": 0,
+        "bad_evaluations": 1,
+        "history": [[0, 0.9], [1, 0.1]],
+    }
+    return {**state, **change}
+
+
+@pytest.mark.parametrize(
+    ("change", "field"),
+    [
+        # 0.9 is in the history: a later 0.5 must not count as an improvement
+        ({"best_value": 0.1, "best_epoch": 1, "bad_evaluations": 0}, "best_value"),
+        ({"best_epoch": 1}, "best_epoch"),  # the best value, at the wrong epoch
+        ({"bad_evaluations": 0}, "bad_evaluations"),
+        # a tie is no improvement: the best is the first 0.9
+        ({"history": [[0, 0.9], [1, 0.9]], "best_epoch": 1, "bad_evaluations": 0}, "best_epoch"),
+        # with relative_delta 0.5, 0.9 -> 1.2 is no improvement (needs more than 0.45)
+        (
+            {
+                "history": [[0, 0.9], [1, 1.2]],
+                "best_value": 1.2,
+                "best_epoch": 1,
+                "bad_evaluations": 0,
+                "relative_delta": 0.5,
+            },
+            "best_value",
+        ),
+        ({"larger_is_better": False}, "best_value"),  # minimised, 0.1 is the best
+    ],
+)
+def test_counters_must_follow_from_the_history(change: dict[str, object], field: str) -> None:
+    state = contradicting_state(**change)
+    with pytest.raises(ValueError, match=rf"state\['{field}'\] must be the"):
+        EarlyStopper.from_state_dict(state)
+    stopper = EarlyStopper("mrr", larger_is_better=state["larger_is_better"])  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match=rf"state\['{field}'\] must be the"):
+        stopper.load_state_dict(state)
+    assert stopper.history == []
+
+
+def test_a_consistent_state_goes_on_as_the_stopper_would() -> None:
+    restored = EarlyStopper.from_state_dict(contradicting_state())
+    assert restored.is_improvement(0.5) is False  # 0.9 is the best of the history
+    assert restored.report(0.5) is True  # a second evaluation without improvement: patience 2
+
+
+def test_the_history_is_replayed_with_the_deltas_of_the_state() -> None:
+    saved = EarlyStopper("mrr", relative_delta=0.5)
+    run(saved, [0.4, 0.5])  # 0.5 is no improvement on 0.4 with this delta (it is without)
+    state = json.loads(json.dumps(saved.state_dict()))
+    assert EarlyStopper.from_state_dict(state).state_dict() == saved.state_dict()
+    other = EarlyStopper("mrr")  # other deltas: its own configuration stays, the state is valid
+    other.load_state_dict(state)
+    assert (other.best_value, other.best_epoch, other.relative_delta) == (0.4, 0, 0.0)
+    del state["relative_delta"]  # without them, the history must agree with the stopper's
+    with pytest.raises(ValueError, match=r"state\['best_value'\] must be the best value"):
+        other.load_state_dict(state)
+    EarlyStopper("mrr", relative_delta=0.5).load_state_dict(state)
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_every_saved_state_is_accepted(seed: int) -> None:
+    generator = np.random.default_rng(seed)
+    stopper = EarlyStopper(
+        "mr" if seed % 2 else "mrr",
+        patience=int(generator.integers(1, 4)),
+        relative_delta=float(generator.choice([0.0, 0.01, 0.2])),
+        absolute_delta=float(generator.choice([0.0, 0.05])),
+    )
+    for value in np.round(generator.random(int(generator.integers(1, 30))), 2):
+        stopper.report(float(value))
+    state = json.loads(json.dumps(stopper.state_dict()))
+    assert EarlyStopper.from_state_dict(state).state_dict() == stopper.state_dict()

@@ -37,7 +37,7 @@ from rankstats.errors import NoClosedFormError
 from rankstats.evaluation.report import metric_label
 from rankstats.metrics.hits import HitsAtK
 from rankstats.registry import metric_resolver
-from rankstats.validation import num_entries
+from rankstats.validation import check_ranks, num_entries
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.axes import Axes  # type: ignore[import-not-found, unused-ignore]
@@ -295,7 +295,7 @@ def plot_rank_histogram(
     Parameters
     ----------
     ranks : array-like of shape (n,), or mapping of str to array-like
-        The ranks, or several arrays by label (one outlined histogram each).
+        The ranks, from 1 to 2**53, or several arrays by label (one outlined histogram each).
     bins : int, default=30
         The number of log-spaced bins between 1 and the largest rank.
     rank_type : str, default="realistic"
@@ -308,6 +308,13 @@ def plot_rank_histogram(
     matplotlib.axes.Axes
         The axes drawn on.
 
+    Raises
+    ------
+    ValueError
+        If ``bins`` is not a positive integer, or some ranks are empty, not numbers, below 1 or
+        above 2**53 (checked by :func:`rankstats.validation.check_ranks`, as
+        :func:`rankstats.evaluate` checks them).
+
     Examples
     --------
     >>> from matplotlib.figure import Figure
@@ -318,13 +325,11 @@ def plot_rank_histogram(
     sets: dict[str, Any] = dict(ranks) if isinstance(ranks, Mapping) else {"": ranks}
     if isinstance(bins, bool) or not isinstance(bins, int) or bins < 1:
         raise ValueError(f"bins must be a positive integer, got {bins!r}")
-    arrays = {}
-    for name, values in sets.items():
-        array = np.asarray(values, dtype=float)
-        if array.ndim != 1 or array.size == 0 or not (np.isfinite(array) & (array >= 1)).all():
-            what = f"ranks[{name!r}]" if name else "ranks"
-            raise ValueError(f"{what} must be a non-empty 1-D array of finite ranks >= 1")
-        arrays[name] = array
+    # validated as evaluate validates ranks: non-empty, from 1 to 2**53 (flattened)
+    arrays = {
+        name: check_ranks(values, f"ranks[{name!r}]" if name else "ranks")
+        for name, values in sets.items()
+    }
     ax = _axes(ax)
     top = max(float(array.max()) for array in arrays.values())
     edges = np.geomspace(1.0, max(top, 2.0) * 1.0001, bins + 1)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
+import stat
 import sys
 from typing import Any, NoReturn
 
@@ -19,7 +21,9 @@ __all__ = [
     "Parser",
     "add_format",
     "add_progress",
+    "column_list",
     "finite_float",
+    "input_path",
     "parse_metrics",
     "positive_int",
     "progress_setting",
@@ -27,6 +31,7 @@ __all__ = [
     "sample_count",
     "seed",
     "split_list",
+    "stdin_is_piped",
 ]
 
 PROG = "rankstats"
@@ -126,6 +131,32 @@ def rank_type_list(text: str) -> list[str]:
     return names
 
 
+def column_list(text: str) -> list[str]:
+    """An argument type: a comma-separated list of column names, at least one.
+
+    Parameters
+    ----------
+    text : str
+        The argument, e.g. ``"relation,side"``.
+
+    Returns
+    -------
+    list of str
+        The names, stripped, without empty ones.
+
+    Raises
+    ------
+    argparse.ArgumentTypeError
+        If the list names no column (``""`` or ``","``), which would silently mean no groups.
+    """
+    names = split_list(text)
+    if not names:
+        raise argparse.ArgumentTypeError(
+            f"expected a comma-separated list of column names, e.g. relation,side, got {text!r}"
+        )
+    return names
+
+
 def split_list(text: str) -> list[str]:
     """The items of a comma-separated list, stripped, without empty ones."""
     return [item.strip() for item in text.split(",") if item.strip()]
@@ -140,6 +171,46 @@ def parse_metrics(text: str, option: str = "--metrics") -> list[RankBasedMetric]
         return [metric_resolver.make(name) for name in names]
     except ValueError as error:  # UnknownMetricError, and bad cut-offs such as hits@0
         raise CliError(f"{option}: {error}") from error
+
+
+def stdin_is_piped() -> bool:
+    """Whether standard input is a pipe or a redirected file (not a terminal, not /dev/null)."""
+    try:
+        mode = os.fstat(sys.stdin.fileno()).st_mode
+    except (AttributeError, OSError, ValueError):
+        return False
+    return stat.S_ISFIFO(mode) or stat.S_ISREG(mode)
+
+
+def input_path(path: str | None, command: str) -> str | None:
+    """The file of ranks a command reads, as :func:`rankstats.io.read_ranks` takes it.
+
+    Parameters
+    ----------
+    path : str or None
+        The ``FILE`` argument, if one was given.
+    command : str
+        The command, e.g. ``"evaluate"``, for the note on standard error.
+
+    Returns
+    -------
+    str or None
+        ``path`` if given; else ``"-"`` (standard input) when standard input is piped or
+        redirected; else ``None``, the bundled example, which is then announced on standard error
+        if that is a terminal.
+    """
+    if path is not None:
+        return path
+    if stdin_is_piped():
+        return "-"
+    if sys.stderr.isatty():
+        from rankstats.io.read import EXAMPLE
+
+        sys.stderr.write(
+            f"{PROG} {command}: reading the bundled example ({EXAMPLE}: TransE on Nations); "
+            f"give a FILE to {command} your own ranks\n"
+        )
+    return None
 
 
 def write_output(text: str) -> None:

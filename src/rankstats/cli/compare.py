@@ -20,6 +20,7 @@ from rankstats.cli.common import (
     CliError,
     add_format,
     candidate_count,
+    column_list,
     finite_float,
     parse_metrics,
     positive_int,
@@ -132,7 +133,7 @@ def run(args: argparse.Namespace) -> int:
     groups = None
     if args.group_by:
         try:
-            groups = data[0].group_labels(split_list(args.group_by))
+            groups = data[0].group_labels(args.group_by)
         except ValueError as error:
             raise CliError(f"--group-by: {error}") from None
     options: dict[str, Any] = {
@@ -247,6 +248,7 @@ def register(commands: Any) -> None:
     )
     parser.add_argument(
         "--group-by",
+        type=column_list,
         metavar="COLUMNS",
         help="comma-separated columns (of the first file) to group by: the bootstrap resamples "
         "within groups",

@@ -8,9 +8,6 @@ arguments into those calls.
 from __future__ import annotations
 
 import argparse
-import os
-import stat
-import sys
 from typing import Any
 
 from rankstats.cli.common import (
@@ -19,31 +16,22 @@ from rankstats.cli.common import (
     add_format,
     add_progress,
     candidate_count,
+    column_list,
+    input_path,
     parse_metrics,
     progress_setting,
     rank_type_list,
     sample_count,
     seed,
-    split_list,
     write_output,
 )
 from rankstats.evaluation.results import EvaluationResults
 from rankstats.io import CANDIDATES_COLUMN, RANK_COLUMN, WEIGHT_COLUMN, read_ranks, write_results
-from rankstats.io.read import EXAMPLE
 
 __all__ = ["register", "render"]
 
 #: the output formats and the results method that renders each
 FORMATS = ("table", "json", "csv", "markdown", "latex")
-
-
-def _stdin_is_piped() -> bool:
-    """Whether standard input is a pipe or a redirected file (not a terminal, not /dev/null)."""
-    try:
-        mode = os.fstat(sys.stdin.fileno()).st_mode
-    except (AttributeError, OSError, ValueError):
-        return False
-    return stat.S_ISFIFO(mode) or stat.S_ISREG(mode)
 
 
 def render(results: EvaluationResults, output_format: str, group_by: list[str]) -> str:
@@ -81,21 +69,14 @@ def evaluation_options(args: argparse.Namespace) -> dict[str, Any]:
 
 def run(args: argparse.Namespace) -> int:
     """Evaluate a file of ranks."""
-    group_by = split_list(args.group_by) if args.group_by else []
+    group_by: list[str] = args.group_by or []
     if args.average == "macro" and not group_by:
         raise CliError(
             "--average macro averages over groups and needs --group-by COLUMNS; without "
             "groups there is nothing to average"
         )
     options = evaluation_options(args)
-    path = args.file
-    if path is None and _stdin_is_piped():
-        path = "-"
-    elif path is None and sys.stderr.isatty():
-        sys.stderr.write(
-            f"{PROG}: evaluating the bundled example ({EXAMPLE}: TransE on Nations); "
-            f"give a FILE to evaluate your own ranks\n"
-        )
+    path = input_path(args.file, "evaluate")
     data = read_ranks(path, num_candidates=args.num_candidates, progress=progress_setting(args))
     needing = [m.key for m in options.get("metrics", ()) if m.needs_candidates]
     if needing and data.num_candidates is None:
@@ -153,6 +134,7 @@ def register(commands: Any) -> None:
     )
     parser.add_argument(
         "--group-by",
+        type=column_list,
         metavar="COLUMNS",
         help="comma-separated columns to group by, e.g. relation or relation,side; each group "
         "gets its own rows after the overall ones",

@@ -6,8 +6,9 @@ import argparse
 from collections.abc import Mapping
 from typing import Any
 
-from rankstats.base import _camel_to_snake
+from rankstats.base import RankBasedMetric, _camel_to_snake
 from rankstats.cli.common import PROG, CliError, add_format, write_output
+from rankstats.errors import UnknownMetricError
 from rankstats.evaluation.report import tabulate
 from rankstats.registry import metric_resolver
 
@@ -20,13 +21,21 @@ def metric_rows(query: str | None = None) -> list[dict[str, Any]]:
     Parameters
     ----------
     query : str, optional
-        Keep the metrics whose key, name, synonyms or description contain it (compared without
-        case, spaces, ``-`` and ``_``).
+        Keep the metric it names, resolved by :data:`~rankstats.metric_resolver` as everywhere
+        else (so ``"hits@10"`` names :class:`~rankstats.HitsAtK`), and the metrics whose key,
+        name, synonyms or description contain it (compared without case, spaces, ``-`` and
+        ``_``).
 
     Returns
     -------
     list of dict
         One row per metric, sorted by key.
+
+    Raises
+    ------
+    ValueError
+        If ``query`` names a metric with a cut-off that is not a positive integer, e.g.
+        ``"hits@0"`` (the resolver's error).
 
     Examples
     --------
@@ -36,6 +45,7 @@ def metric_rows(query: str | None = None) -> list[dict[str, Any]]:
     inverse_harmonic_mean_rank (0, 1]
     z_inverse_harmonic_mean_rank (-∞, ∞)
     """
+    named = None if query is None else _named(query)
     rows = []
     for cls in metric_resolver:
         row = {
@@ -52,9 +62,17 @@ def metric_rows(query: str | None = None) -> list[dict[str, Any]]:
             "link": cls.get_link(),
             "class": f"rankstats.{cls.__name__}",
         }
-        if query is None or _matches(query, row):
+        if query is None or cls is named or _matches(query, row):
             rows.append(row)
     return sorted(rows, key=lambda row: row["key"])
+
+
+def _named(query: str) -> type[RankBasedMetric] | None:
+    """The class of the metric ``query`` names, as the resolver reads names; ``None`` if none."""
+    try:
+        return type(metric_resolver.make(query))
+    except UnknownMetricError:  # not a name: perhaps a part of one, for the search
+        return None
 
 
 def _matches(query: str, row: Mapping[str, Any]) -> bool:

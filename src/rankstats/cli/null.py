@@ -67,6 +67,29 @@ def _moments(
     return estimate.expected_value, estimate.variance, estimate.standard_error
 
 
+def _check_observed(metric: RankBasedMetric, value: float) -> None:
+    """Refuse a ``--value`` outside the metric's value range (:attr:`~RankBasedMetric.value_range`).
+
+    Parameters
+    ----------
+    metric : RankBasedMetric
+        The metric of ``--metric``.
+    value : float
+        The observed value given with ``--value``.
+
+    Raises
+    ------
+    CliError
+        If ``value`` is not in ``metric.value_range``: no result of the metric can be it, so its
+        z-score and adjusted index would be meaningless.
+    """
+    if value not in metric.value_range:
+        raise CliError(
+            f"--value must be a value of {metric.key}, in {metric.value_range.notate()}, "
+            f"got {value!r}"
+        )
+
+
 def _adjusted(metric: RankBasedMetric, value: float, candidates: Any) -> float | None:
     """The adjusted index of ``value`` by the library's adjusted metric of the same base."""
     for cls in metric_resolver:
@@ -84,10 +107,13 @@ def run(args: argparse.Namespace) -> int:
     metrics = parse_metrics(text, option="--metric")
     if args.value is not None and len(metrics) != 1:
         raise CliError(f"--value needs exactly one --metric, got {len(metrics)}")
+    if args.value is not None:
+        _check_observed(metrics[0], args.value)
     if args.plot is not None and len(metrics) != 1:
         raise CliError(f"--plot needs exactly one --metric, got {len(metrics)}")
     if args.n > _MAX_N:
         raise CliError(f"--n must be at most {_MAX_N:,}, got {args.n:,}")
+    figure = None if args.plot is None else _new_figure(args.plot)
     candidates = np.full(args.n, args.num_candidates, dtype=np.int64)
     rows = [_row(metric, candidates, args) for metric in metrics]
     columns = ["metric", "expected", "std", "exact"]
@@ -97,8 +123,8 @@ def run(args: argparse.Namespace) -> int:
         columns[1:1] = ["num_candidates", "n"]
         columns.insert(columns.index("exact") + 1, "standard_error")
     write_output(tabulate(rows, columns, args.format))
-    if args.plot is not None:
-        _save_plot(metrics[0], candidates, args)
+    if figure is not None:
+        _save_plot(figure, metrics[0], candidates, args)
     return 0
 
 
@@ -124,11 +150,21 @@ def _row(metric: RankBasedMetric, candidates: Any, args: argparse.Namespace) -> 
     return row
 
 
-def _save_plot(metric: RankBasedMetric, candidates: Any, args: argparse.Namespace) -> None:
-    from rankstats.cli.plot import new_figure, save_figure
-    from rankstats.plot import plot_null_distribution
+def _new_figure(path: str) -> Any:
+    """The figure of ``--plot``, once its path is known to be one it can be saved to."""
+    from rankstats.cli.plot import check_image_path, new_figure
 
     figure = new_figure()
+    check_image_path(figure, path, "--plot")
+    return figure
+
+
+def _save_plot(
+    figure: Any, metric: RankBasedMetric, candidates: Any, args: argparse.Namespace
+) -> None:
+    from rankstats.cli.plot import save_figure
+    from rankstats.plot import plot_null_distribution
+
     plot_null_distribution(
         metric,
         candidates,
@@ -137,7 +173,7 @@ def _save_plot(metric: RankBasedMetric, candidates: Any, args: argparse.Namespac
         generator=args.seed,
         ax=figure.subplots(),
     )
-    save_figure(figure, args.plot)
+    save_figure(figure, args.plot, "--plot")
 
 
 def register(commands: Any) -> None:

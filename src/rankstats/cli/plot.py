@@ -17,10 +17,11 @@ from rankstats.cli.common import (
     add_progress,
     bounded_int,
     candidate_count,
+    input_path,
     progress_setting,
 )
 
-__all__ = ["new_figure", "register", "save_figure"]
+__all__ = ["check_image_path", "new_figure", "register", "save_figure"]
 
 
 def new_figure() -> Any:
@@ -34,8 +35,53 @@ def new_figure() -> Any:
     return Figure(figsize=(6.4, 4.0), layout="constrained")
 
 
-def save_figure(figure: Any, path: str) -> None:
-    """Save a figure; the format comes from the suffix (``.png``, ``.pdf``, ``.svg``, ...)."""
+def check_image_path(figure: Any, path: str, option: str) -> None:
+    """Refuse an image path that :func:`save_figure` could not honour, before any work is done.
+
+    Parameters
+    ----------
+    figure : matplotlib.figure.Figure
+        The figure to be saved (its canvas lists the formats).
+    path : str
+        The image file to write.
+    option : str
+        The option that named ``path``, for messages.
+
+    Raises
+    ------
+    CliError
+        If ``path`` is a directory or has no suffix (matplotlib would write ``path + ".png"``
+        instead, silently).
+    """
+    if Path(path).is_dir():
+        raise CliError(f"{option}: {path} is a directory; give the name of an image file")
+    if not Path(path).suffix:
+        formats = ", ".join(f".{name}" for name in sorted(figure.canvas.get_supported_filetypes()))
+        raise CliError(
+            f"{option}: {path!r} has no suffix to give the image format; end it with one of "
+            f"{formats}"
+        )
+
+
+def save_figure(figure: Any, path: str, option: str) -> None:
+    """Save a figure; the format comes from the suffix (``.png``, ``.pdf``, ``.svg``, ...).
+
+    Parameters
+    ----------
+    figure : matplotlib.figure.Figure
+        The figure.
+    path : str
+        The image file to write.
+    option : str
+        The option that named ``path``, for messages.
+
+    Raises
+    ------
+    CliError
+        If :func:`check_image_path` refuses ``path``, its suffix is not a format matplotlib
+        writes, or the file cannot be written.
+    """
+    check_image_path(figure, path, option)
     try:
         figure.savefig(path, dpi=120)
     except ValueError as error:  # an unknown suffix
@@ -50,7 +96,8 @@ def run(args: argparse.Namespace) -> int:
     from rankstats.plot import hits_metrics, plot_hits_at_k, plot_rank_histogram
 
     figure = new_figure()
-    files = args.files or [None]
+    check_image_path(figure, args.output, "--output")
+    files = args.files or [input_path(None, "plot")]
     names = [
         Path(f).name if f not in (None, "-") else ("example" if f is None else "stdin")
         for f in files
@@ -82,7 +129,7 @@ def run(args: argparse.Namespace) -> int:
                 )
             ranks[name] = d.ranks[args.rank_type]
         plot_rank_histogram(ranks, ax=ax, rank_type=args.rank_type)
-    save_figure(figure, args.output)
+    save_figure(figure, args.output, "--output")
     return 0
 
 
@@ -106,14 +153,16 @@ def register(commands: Any) -> None:
         "files",
         nargs="*",
         metavar="FILE",
-        help="files of ranks, one curve each (default: the bundled example)",
+        help="files of ranks, one curve each, or '-' for standard input (default: piped "
+        "standard input, else the bundled example)",
     )
     parser.add_argument(
         "--output",
         "-o",
         required=True,
         metavar="IMAGE",
-        help="the image file to write; its suffix gives the format (.png, .pdf, .svg)",
+        help="the image file to write; its suffix gives the format (.png, .pdf, .svg, ...), "
+        "and a name without one is refused",
     )
     parser.add_argument(
         "--max-k",

@@ -134,8 +134,9 @@ class EarlyStopper:
         for name, delta in deltas.items():
             if isinstance(delta, bool) or not isinstance(delta, numbers.Real):
                 raise TypeError(f"{name} must be a finite non-negative number, got {delta!r}")
-            if not 0.0 <= float(delta) < math.inf:
-                raise ValueError(f"{name} must be a finite non-negative number, got {delta!r}")
+            expected = f"{name} must be a finite non-negative number"
+            if not 0.0 <= _as_float(delta, expected) < math.inf:
+                raise ValueError(f"{expected}, got {delta!r}")
         if larger_is_better is not None and not isinstance(larger_is_better, bool):
             raise TypeError(f"larger_is_better must be a bool or None, got {larger_is_better!r}")
         self.metric = resolved
@@ -173,12 +174,22 @@ class EarlyStopper:
         return max(self.patience - self.bad_evaluations, 0)
 
     def is_improvement(self, value: float) -> bool:
-        """Whether ``value`` improves on the best value so far (the first value always does)."""
-        if self.best_value is None:
-            return True
-        sign = 1.0 if self.larger_is_better else -1.0
-        threshold = max(self.relative_delta * abs(self.best_value), self.absolute_delta)
-        return sign * (value - self.best_value) > threshold
+        """Whether ``value`` improves on the best value so far (the first value always does).
+
+        Raises
+        ------
+        TypeError
+            If ``value`` is not a real number.
+        ValueError
+            If ``value`` is NaN, infinite or beyond the range of a float.
+        """
+        return _improves(
+            _check_value(value, "value"),
+            self.best_value,
+            self.larger_is_better,
+            self.relative_delta,
+            self.absolute_delta,
+        )
 
     def report(self, result: Any, epoch: int | None = None) -> bool:
         """Record an evaluation and return whether to stop.
@@ -247,7 +258,7 @@ class EarlyStopper:
                 f"result must be evaluation results, a mapping or a number, got {shown}"
                 + (f" for the key {self.key!r}" if raw is not result else "")
             )
-        value = float(raw)
+        value = _as_float(raw, f"the value of {self.key!r} must be finite")
         if not math.isfinite(value):
             raise ValueError(f"the value of {self.key!r} must be finite, got {value!r}")
         return value
@@ -337,7 +348,9 @@ class EarlyStopper:
 
         The configuration (patience, deltas) stays as constructed; the watched key and the
         direction must match. Everything is checked before anything changes: on any error the
-        stopper is left as it was.
+        stopper is left as it was. The best value, its epoch and the count of evaluations without
+        improvement must be what :meth:`report` would have made of the history, with the state's
+        direction and deltas (this stopper's deltas where the state has none).
 
         Raises
         ------
@@ -348,7 +361,9 @@ class EarlyStopper:
         TypeError
             If the state or one of its entries has the wrong type.
         """
-        best_value, best_epoch, bad_evaluations, history = _check_state(state)
+        best_value, best_epoch, bad_evaluations, history = _check_state(
+            state, self.relative_delta, self.absolute_delta
+        )
         with self._lock:
             if state["metric"] != self.key or state["larger_is_better"] != self.larger_is_better:
                 raise ValueError(
@@ -362,7 +377,19 @@ class EarlyStopper:
 
     @classmethod
     def from_state_dict(cls, state: Mapping[str, Any]) -> EarlyStopper:
-        """A stopper with the configuration and progress saved by :meth:`state_dict`."""
+        """A stopper with the configuration and progress saved by :meth:`state_dict`.
+
+        The state is checked as by :meth:`load_state_dict`; missing deltas are 0 and a missing
+        patience is 2, the defaults of the constructor.
+
+        Raises
+        ------
+        ValueError
+            If the state has unknown or missing keys, another version, a NaN or infinite value,
+            epochs that do not increase, or counters that do not agree with the history.
+        TypeError
+            If the state or one of its entries has the wrong type.
+        """
         _check_state(state)
         stopper = cls(
             state["metric"],
@@ -411,19 +438,53 @@ def _check_count(value: Any, name: str) -> int:
 def _check_value(value: Any, name: str) -> float:
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise TypeError(f"{name} must be a real number, got {value!r}")
-    result = float(value)
+    result = _as_float(value, f"{name} must be finite")
     if not math.isfinite(result):
         raise ValueError(f"{name} must be finite, got {result!r}")
     return result
 
 
+def _as_float(value: Any, expected: str) -> float:
+    """``float(value)`` of a real number, or a ValueError ``"{expected}, got ..."`` if it overflows.
+
+    A Python integer (or fraction) beyond the range of a float raises :class:`OverflowError` in
+    ``float()``; it is reported as any other value out of range, without printing its digits.
+    """
+    try:
+        return float(value)
+    except OverflowError:
+        if isinstance(value, numbers.Integral):
+            digits = int(math.log10(abs(int(value)))) + 1
+            shown = f"an integer of {digits} digits"
+        else:
+            shown = f"a {type(value).__name__}"
+        raise ValueError(f"{expected}, got {shown}, beyond the range of a float") from None
+
+
+def _improves(
+    value: float,
+    best_value: float | None,
+    larger_is_better: bool,
+    relative_delta: float,
+    absolute_delta: float,
+) -> bool:
+    """Whether ``value`` improves on ``best_value`` (``None``: none yet), the rule of report()."""
+    if best_value is None:
+        return True
+    sign = 1.0 if larger_is_better else -1.0
+    threshold = max(relative_delta * abs(best_value), absolute_delta)
+    return sign * (value - best_value) > threshold
+
+
 def _check_state(
-    state: Any,
+    state: Any, relative_delta: float = 0.0, absolute_delta: float = 0.0
 ) -> tuple[float | None, int | None, int, list[tuple[int, float]]]:
     """Validate a saved state completely, and return its progress as clean Python objects.
 
     The progress is the best value and epoch, the count of reports without improvement and the
-    history.
+    history. The best value and epoch and the count must be those that replaying the history
+    with :meth:`EarlyStopper.report`'s rule gives, in the state's direction and with its deltas
+    (``relative_delta`` and ``absolute_delta`` where the state has none).
     """
     if not isinstance(state, Mapping):
         raise TypeError(f"state must be a mapping from state_dict(), got {type(state).__name__}")
@@ -473,31 +534,51 @@ def _check_state(
                 f"the epochs of state['history'] must increase, got {epoch} at {index}"
             )
         history.append((epoch, value))
-    # the counters follow from the history: the best entry, and the reports after it
-    if history:
-        epochs = [epoch for epoch, _ in history]
-        if best_epoch not in epochs or history[epochs.index(best_epoch)][1] != best_value:
-            raise ValueError(
-                f"state['best_epoch'] = {best_epoch!r} with state['best_value'] = "
-                f"{best_value!r} is not an entry of state['history']"
-            )
-        after = len(history) - 1 - epochs.index(best_epoch)
-        if bad != after:
-            raise ValueError(
-                f"state['bad_evaluations'] must be the number of reports after the best one "
-                f"({after}), got {bad}"
-            )
-    elif best_value is not None or bad:
-        raise ValueError(
-            "state['history'] is empty, so state['best_value'] must be None and "
-            "state['bad_evaluations'] 0"
-        )
     for name in ("patience",):
         if name in state:
             check_positive_int(state[name], f"state[{name!r}]")
-    for name in ("relative_delta", "absolute_delta"):
+    deltas = {"relative_delta": relative_delta, "absolute_delta": absolute_delta}
+    for name in deltas:
         if name in state:
             delta = _check_value(state[name], f"state[{name!r}]")
             if delta < 0:
                 raise ValueError(f"state[{name!r}] must be non-negative, got {delta!r}")
+            deltas[name] = delta
+    if not history:
+        if best_value is not None or bad:
+            raise ValueError(
+                "state['history'] is empty, so state['best_value'] must be None and "
+                "state['bad_evaluations'] 0"
+            )
+        return best_value, best_epoch, bad, history
+    # the counters follow from the history: replay it with the rule of report()
+    larger_is_better = state["larger_is_better"]
+    replayed: float | None = None
+    replayed_epoch = 0
+    replayed_bad = 0
+    for epoch, value in history:
+        if _improves(value, replayed, larger_is_better, **deltas):
+            replayed, replayed_epoch, replayed_bad = value, epoch, 0
+        else:
+            replayed_bad += 1
+    rule = (
+        f"as report() finds it with larger_is_better={larger_is_better}, "
+        f"relative_delta={deltas['relative_delta']!r}, "
+        f"absolute_delta={deltas['absolute_delta']!r}"
+    )
+    if best_value != replayed:
+        raise ValueError(
+            f"state['best_value'] must be the best value of state['history'] ({replayed!r} at "
+            f"epoch {replayed_epoch}, {rule}), got {best_value!r}"
+        )
+    if best_epoch != replayed_epoch:
+        raise ValueError(
+            f"state['best_epoch'] must be the epoch of the best value in state['history'] "
+            f"({replayed_epoch}, {rule}), got {best_epoch!r}"
+        )
+    if bad != replayed_bad:
+        raise ValueError(
+            f"state['bad_evaluations'] must be the number of reports after the best one "
+            f"({replayed_bad}), got {bad}"
+        )
     return best_value, best_epoch, bad, history
