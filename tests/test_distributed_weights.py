@@ -275,7 +275,7 @@ def test_weighted_state_round_trips_through_json_and_pickle() -> None:
 
 def weighted_state(metrics: tuple[str, ...] = ("mrr", "gmr")) -> dict:  # type: ignore[type-arg]
     accumulator = RankAccumulator(list(metrics))
-    accumulator.update([1.0, 2.5, 2.5], [5, 5, 6], weights=[0.1, 0.2, 1e-300])
+    accumulator.update([1.0, 2.5, 2.5], [5, 5, 6], weights=[0.1, 0.2, 1e-150])
     return json.loads(json.dumps(accumulator.state_dict()))
 
 

@@ -454,7 +454,7 @@ def test_eight_threads_computing_from_one_accumulator() -> None:
 
 def test_tuple_labels_survive_json() -> None:
     accumulator = RankAccumulator(["count"])
-    accumulator.update([1.0, 2.0, 3.0], groups=[("a", 1), ("b", (2, 3)), None])
+    accumulator.update([1.0, 2.0, 3.0], groups=[("a", 1), ("b", (2, 3)), ((),)])
     restored = RankAccumulator.from_state_dict(json.loads(json.dumps(accumulator.state_dict())))
     assert list(restored.compute().by_group) == list(accumulator.compute().by_group)
     assert restored.compute().by_group[("b", (2, 3))]["count"] == 1
@@ -480,3 +480,42 @@ def test_compute_passes_monte_carlo_options_through() -> None:
     assert got.seed == 7
     with pytest.raises(ValueError, match="num_samples"):
         accumulator.compute(num_samples=0)
+
+
+@pytest.mark.parametrize("weights", [[1e-160, 3e-160], [1e-165, 3e-165], [5e-324] * 2])
+def test_tiny_weights_are_refused_with_a_hint_to_rescale(weights: list[float]) -> None:
+    accumulator = RankAccumulator()
+    with pytest.raises(ValueError, match=r"at least 2\*\*-500 .*rescale them"):
+        accumulator.update([1, 2], [10, 20], weights=weights)
+    assert accumulator.num_ranks == 0
+
+
+def test_weights_at_the_lower_bound_and_zero_weights_stay_exact() -> None:
+    weights = [0.0, 2.0**-500, 3 * 2.0**-500]
+    accumulator = RankAccumulator()
+    accumulator.update([1, 2, 3], [10, 20, 30], weights=weights)
+    assert_identical(accumulator.compute(), evaluate([1, 2, 3], [10, 20, 30], weights=weights))
+
+
+def test_counts_that_overflow_int64_are_refused_in_merge_and_update() -> None:
+    part = RankAccumulator(["mrr"])
+    part.update([1, 2], 10, counts=[2**53, 2**52])
+    too_many = r"counts of side 'both' must add up to fewer than 2\*\*62 ranks"
+    with pytest.raises(ValueError, match=too_many):
+        RankAccumulator.merged([part] * 1024)
+    big = RankAccumulator.merged([part] * 341)  # 341 * 1.5 * 2**53 < 2**62 < 342 * 1.5 * 2**53
+    assert big.num_ranks == 341 * (2**53 + 2**52)
+    with pytest.raises(ValueError, match=too_many):
+        big.update([1, 2], 10, counts=[2**53, 2**52])
+    assert big.num_ranks == 341 * (2**53 + 2**52)  # unchanged
+    # rows of more than 2**53 tasks, made by merging, read back
+    assert RankAccumulator.from_state_dict(big.state_dict()).num_ranks == big.num_ranks
+    with pytest.raises(ValueError, match=r"^counts must add up to fewer than 2\*\*62 ranks"):
+        RankAccumulator(["mrr"]).update([1] * 1024, 10, counts=[2**53] * 1024)
+
+
+def test_a_count_above_the_limit_names_the_limit() -> None:
+    with pytest.raises(
+        ValueError, match=r"non-negative integers of at most 2\*\*53, got 4611686018427387904"
+    ):
+        RankAccumulator().update([1, 2], 10, counts=[2**62, 1])

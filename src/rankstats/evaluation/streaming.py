@@ -56,6 +56,8 @@ from rankstats.evaluation.ties import needs_task_weights
 from rankstats.evaluation.weight_sums import LIMB, MAX_LIMB, rounded_sums, weight_limbs
 from rankstats.evaluation.weighted_tables import (
     CANDIDATE_SUMS,
+    MAX_TASKS,
+    check_num_tasks,
     combine_sums,
     counted_tables,
     rank_tables,
@@ -64,7 +66,7 @@ from rankstats.evaluation.weighted_tables import (
     with_weights,
 )
 from rankstats.null.sampling import Seed
-from rankstats.validation import MAX_NUM_CANDIDATES, num_entries
+from rankstats.validation import num_entries
 
 __all__ = ["RankAccumulator"]
 
@@ -243,10 +245,15 @@ class RankAccumulator:
             The batch's task weights (finite, non-negative); give them with every batch or with
             none. The accumulator keeps the exact sum of the weights of each distinct rank (see
             Notes of :class:`RankAccumulator`), so a batch whose weights are all zero is fine.
+            Where the sums of the squares are kept (see Notes of :class:`RankAccumulator`),
+            positive weights must lie between :math:`2^{-500}` and :math:`2^{500}`; only their
+            ratios matter, so rescale them if they do not.
         counts : array-like or mapping, optional
             Non-negative integer multiplicities: row ``i`` stands for ``counts[i]`` tasks with
             the same rank, candidate count, group and weight (e.g. a histogram computed on a
             GPU or by a database); one array for a single side, a mapping for several.
+            Each count is at most :math:`2^{53}`, and each side holds fewer than :math:`2^{62}`
+            ranks in all (as in :meth:`merge` and :meth:`from_state_dict`).
 
         Raises
         ------
@@ -332,7 +339,8 @@ class RankAccumulator:
         ------
         ValueError
             If the accumulators were built for different metrics, rank types or averaging, or
-            hold different sides or kinds of ranks; this accumulator is then left unchanged.
+            hold different sides or kinds of ranks, or if a side would hold :math:`2^{62}` ranks
+            or more; this accumulator is then left unchanged.
         """
         self._merge_all([other])
 
@@ -673,6 +681,8 @@ def _combine(parts: Sequence[Mapping[str, SideStatistics]]) -> dict[str, SideSta
                     f"every update must give the same kinds of ranks (rank types, candidate "
                     f"counts); side {side!r} differs from the earlier updates"
                 )
+    for side in first:  # each part's count is below 2**62: its int64 sum is exact
+        check_num_tasks(sum(part[side].size for part in parts), f"the counts of side {side!r}")
     return {side: SideStatistics.concatenate([part[side] for part in parts]) for side in first}
 
 
@@ -776,7 +786,7 @@ def _table_from_state(
         raise ValueError(
             f"{name} must have the columns {sorted(expected)}, got {sorted(map(str, state))}"
         )
-    count = _column(state["count"], f"{name}['count']", low=1, high=MAX_NUM_CANDIDATES)
+    count = _column(state["count"], f"{name}['count']", low=1, high=MAX_TASKS - 1)
     columns: dict[str, npt.NDArray[Any]] = {}
     for column in _TABLE_COLUMNS[kind]:
         where = f"{name}[{column!r}]"
@@ -797,8 +807,7 @@ def _table_from_state(
             raise ValueError(f"{name}['weight'] must have one entry per row like {name}['count']")
     if count.size == 0:
         raise ValueError(f"{name} must not be empty")
-    if float(count.astype(np.float64).sum()) >= 2.0**62:
-        raise ValueError(f"{name}['count'] adds up to more than 2**62 ranks")
+    check_num_tasks(float(count.astype(np.float64).sum()), f"{name}['count']")
     if kind in ("pairs", "tie_pairs") and (columns["pessimistic"] < columns["optimistic"]).any():
         raise ValueError(f"{name}: pessimistic ranks must not be smaller than optimistic ones")
     return Table.build(columns, count)

@@ -23,6 +23,8 @@ from rankstats.validation import as_array
 
 __all__ = [
     "CANDIDATE_SUMS",
+    "MAX_TASKS",
+    "check_num_tasks",
     "combine_sums",
     "counted_tables",
     "rank_tables",
@@ -36,6 +38,32 @@ __all__ = [
 CANDIDATE_SUMS = ("candidates", "candidates.squared")
 #: the largest weight whose square is finite with room to add many (2**1000 < float64 max)
 _MAX_SQUARED_WEIGHT = 2.0**500
+#: the least positive weight whose square is normal with room to spare (2**-1000 > 2**-1022)
+_MIN_SQUARED_WEIGHT = 2.0**-500
+#: the most tasks (ranks) an accumulator holds per side: their counts add up in int64
+MAX_TASKS = 2**62
+
+
+def check_num_tasks(total: float, name: str) -> None:
+    """Refuse a number of tasks of :data:`MAX_TASKS` or more.
+
+    Parameters
+    ----------
+    total : float
+        The number of tasks (the sum of the counts).
+    name : str
+        What adds up to ``total``, for the message.
+
+    Raises
+    ------
+    ValueError
+        If ``total`` is :data:`MAX_TASKS` or more (their int64 sums could overflow).
+    """
+    if total >= MAX_TASKS:
+        raise ValueError(
+            f"{name} must add up to fewer than 2**62 ranks (an accumulator counts them in "
+            f"int64), got {int(total)}"
+        )
 
 
 def rank_tables(stats: SideStatistics) -> dict[str, Table]:
@@ -86,8 +114,10 @@ def _check_counts(array: npt.NDArray[Any]) -> npt.NDArray[np.int64]:
     if bad.any():
         index = int(np.flatnonzero(bad)[0])
         raise ValueError(
-            f"counts must be non-negative integers, got {array[index].item()!r} at index {index}"
+            "counts must be non-negative integers of at most 2**53, got "
+            f"{array[index].item()!r} at index {index}"
         )
+    check_num_tasks(float(array.astype(np.float64).sum()), "counts")
     return array.astype(np.int64)
 
 
@@ -102,6 +132,26 @@ def _check_batch_weights(array: npt.NDArray[Any]) -> npt.NDArray[np.float64]:
             f"weights must be finite and non-negative, got {array[index].item()!r} at index {index}"
         )
     return clean
+
+
+def _check_squared_range(weights: npt.NDArray[np.float64]) -> None:
+    """Refuse weights whose squares would overflow, or (if positive) underflow, float64.
+
+    Zero weights are fine; the sums of the squares of the others stay exact and normal.
+    """
+    positive = weights[weights > 0]
+    if not positive.size:
+        return
+    if float(positive.max()) > _MAX_SQUARED_WEIGHT:
+        raise ValueError(
+            f"weights must be at most 2**500 for exact sums of their squares, got "
+            f"{float(positive.max())!r}; only their ratios matter, so rescale them"
+        )
+    if float(positive.min()) < _MIN_SQUARED_WEIGHT:
+        raise ValueError(
+            f"positive weights must be at least 2**-500 for exact sums of their squares, got "
+            f"{float(positive.min())!r}; only their ratios matter, so rescale them"
+        )
 
 
 def counted_tables(
@@ -158,11 +208,7 @@ def counted_tables(
                 side_sums[name] = weight_limbs(keys, weight[row], row_count)
             elif weight is not None and weight_sums:
                 task_weights = weight[row]
-                if task_weights.size and float(task_weights.max()) > _MAX_SQUARED_WEIGHT:
-                    raise ValueError(
-                        f"weights must be at most 2**500 for exact sums of their squares, got "
-                        f"{float(task_weights.max())!r}; only their ratios matter, so rescale them"
-                    )
+                _check_squared_range(task_weights)
                 side_sums[CANDIDATE_SUMS[0]] = weight_limbs(keys, task_weights, row_count)
                 squares = task_weights * task_weights
                 side_sums[CANDIDATE_SUMS[1]] = weight_limbs(keys, squares, row_count)
