@@ -559,3 +559,20 @@ def test_integer_labels_covering_their_span() -> None:
     by_array = evaluate(ranks, 10, groups=full - 5, average="macro")
     by_list = evaluate(ranks, 10, groups=(full - 5).tolist(), average="macro")
     assert repr(_all_numbers(by_array)) == repr(_all_numbers(by_list))
+
+
+def test_missing_group_labels_are_refused() -> None:
+    """None, pandas NA and NaT mark missing values, as NaN does: no silent group of them."""
+    pd = pytest.importorskip("pandas")
+    missing = [
+        ["a", None, "a"],
+        np.array(["a", pd.NA, "a"], dtype=object),
+        pd.Series(pd.array(["a", None, "a"], dtype="string")),
+        np.array(["2020-01-01", "NaT", "2020-01-01"], dtype="datetime64[D]"),
+        pd.Series(pd.to_datetime(["2020", None, "2020"])),
+    ]
+    for groups in missing:
+        with pytest.raises(ValueError, match=r"group labels must not be missing values"):
+            evaluate([1, 2, 3], 10, groups=groups)
+    dates = np.array(["2020-01-01", "2020-01-02", "2020-01-01"], dtype="datetime64[D]")
+    assert len(evaluate([1, 2, 3], 10, groups=dates).by_group) == 2

@@ -3,8 +3,9 @@
 numpy turns ``[1, "1"]`` into two equal strings, and sorts labels of one type only. Here a label
 is a Python object (numpy scalars converted with ``.item()``): two labels are the same group
 exactly when they are equal in Python, so ``1``, ``1.0`` and ``np.int64(1)`` are one group and
-``1`` and ``"1"`` are two. Labels must be hashable and not NaN. Arrays of numbers or strings are
-encoded by one vectorised :func:`numpy.unique`; only mixed or object labels take a Python pass.
+``1`` and ``"1"`` are two. Labels must be hashable and not missing values (NaN, None, pandas NA,
+NaT). Arrays of numbers or strings are encoded by one vectorised :func:`numpy.unique` (or a
+lookup table, for integers of a small span); only mixed or object labels take a Python pass.
 """
 
 from __future__ import annotations
@@ -26,8 +27,16 @@ __all__ = [
 ]
 
 
+#: the types of pandas' missing-value markers (checked by name: pandas is an optional extra)
+_MISSING_TYPES = frozenset({"NAType", "NaTType"})
+
+
 def check_label(label: Any) -> Hashable:
-    """A group label as a plain Python object (numpy scalars converted), hashable and not NaN."""
+    """A group label as a plain Python object (numpy scalars converted), hashable, not missing.
+
+    Missing values (NaN, None, pandas NA, NaT) are refused: a group of them would be silent, and
+    None is also the label of the overall rows in the reports.
+    """
     if isinstance(label, np.generic):
         label = label.item()
     try:
@@ -36,6 +45,12 @@ def check_label(label: Any) -> Hashable:
         raise TypeError(f"group labels must be hashable, got {label!r}") from error
     if isinstance(label, float) and math.isnan(label):
         raise ValueError("group labels must not be NaN (a missing label?)")
+    if label is None or type(label).__name__ in _MISSING_TYPES:
+        # pandas and numpy mark missing values so (numpy's NaT converts to None)
+        raise ValueError(
+            f"group labels must not be missing values (None, NaN, pandas NA or NaT), got "
+            f"{label!r}; give those tasks a label of their own or leave them out"
+        )
     return label  # type: ignore[no-any-return]
 
 
