@@ -522,3 +522,12 @@ def test_float_target_scores_of_large_integer_scores_compare_exactly() -> None:
         ranks_from_scores(np.array([[1, 2]], dtype=np.uint8), target_scores=[300.0])
     small = ranks_from_scores(np.array([[1, 2]], dtype=np.uint8), target_scores=[1.0])
     assert small.optimistic.tolist() == [2]
+
+
+def test_bfloat16_scores_hint_at_widening() -> None:
+    """numpy has no bfloat16: the hint is to widen the tensor, not to move it."""
+    torch = pytest.importorskip("torch")
+    scores = torch.rand(2, 3, dtype=torch.bfloat16)
+    with pytest.raises(TypeError, match=r"convertible .*\(for a tensor: \.float\(\)\)"):
+        ranks_from_scores(scores, targets=[0, 1])
+    assert ranks_from_scores(scores.float(), targets=[0, 1]).optimistic.size == 2

@@ -242,8 +242,10 @@ def _as_numpy(value: Any, name: str) -> npt.NDArray[Any]:
     try:
         return np.asarray(value)
     except Exception as error:  # e.g. a GPU tensor or one that requires grad
+        # numpy has no bfloat16: such a tensor needs widening, not moving
+        hint = ".float()" if "bfloat16" in str(getattr(value, "dtype", "")) else ".detach().cpu()"
         raise TypeError(
-            f"{name} must be convertible to a numpy array (for a tensor: .detach().cpu()), "
+            f"{name} must be convertible to a numpy array (for a tensor: {hint}), "
             f"got {type(value).__name__}: {error}"
         ) from error
 
