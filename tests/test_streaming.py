@@ -519,3 +519,14 @@ def test_a_count_above_the_limit_names_the_limit() -> None:
         ValueError, match=r"non-negative integers of at most 2\*\*53, got 4611686018427387904"
     ):
         RankAccumulator().update([1, 2], 10, counts=[2**62, 1])
+
+
+def test_state_metrics_must_be_keys_even_with_the_defaults() -> None:
+    """A state of the default metrics still lists their keys: junk there is refused."""
+    accumulator = RankAccumulator()
+    accumulator.update([1, 2], [3, 3])
+    state = json.loads(json.dumps(accumulator.state_dict()))
+    assert RankAccumulator.from_state_dict(state).compute() == accumulator.compute()
+    state["metrics"] = [1, 2]
+    with pytest.raises(TypeError, match=r"state\['metrics'\] must be a list of metric keys"):
+        RankAccumulator.from_state_dict(state)

@@ -517,7 +517,11 @@ class RankAccumulator:
                 f"state['default_metrics'] must be a bool, got {state['default_metrics']!r}"
             )
         metrics = state["metrics"]
-        if isinstance(metrics, str) or not isinstance(metrics, Sequence):
+        if (
+            isinstance(metrics, str)
+            or not isinstance(metrics, Sequence)
+            or not all(isinstance(key, str) for key in metrics)
+        ):  # checked as keys even where the defaults are taken (a state of other defaults)
             raise TypeError(f"state['metrics'] must be a list of metric keys, got {metrics!r}")
         rank_types = state["rank_types"]
         if rank_types is not None and (
@@ -529,6 +533,7 @@ class RankAccumulator:
             rank_types=None if rank_types is None else list(rank_types),
             average=state["average"],
         )
+
         grouped = state["grouped"]
         if grouped is not None and not isinstance(grouped, bool):
             raise TypeError(f"state['grouped'] must be None or a bool, got {grouped!r}")
