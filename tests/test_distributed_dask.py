@@ -159,6 +159,35 @@ def test_arrays_with_different_chunks() -> None:
     )
 
 
+def test_arrays_of_unknown_chunk_sizes() -> None:
+    table = frame()
+    data = dd.from_pandas(table, npartitions=4)
+    ranks = data["realistic"].to_dask_array()
+    assert np.isnan(ranks.chunks[0]).all()
+    got = evaluate_arrays(ranks, 40, metrics="mrr", scheduler="sync")
+    expected = evaluate(table["realistic"].to_numpy(), np.full(len(table), 40), metrics="mrr")
+    assert got.to_json() == expected.to_json()
+    # the columns of one frame pair up block by block
+    pairs = evaluate_arrays(
+        optimistic=data["optimistic"].to_dask_array(),
+        pessimistic=data["pessimistic"].to_dask_array(),
+        num_candidates=data["candidates"].to_dask_array(),
+        metrics=["mrr", "amri"],
+        scheduler="sync",
+    )
+    ranks_all = Ranks(table["optimistic"], table["pessimistic"], table["candidates"])
+    assert pairs.to_json() == evaluate(ranks_all, metrics=["mrr", "amri"]).to_json()
+    # known against unknown chunk sizes cannot be aligned without computing the sizes
+    known = da.from_array(table["candidates"].to_numpy(), chunks=100)
+    with pytest.raises(ValueError, match=r"num_candidates .*compute_chunk_sizes\(\)"):
+        evaluate_arrays(ranks, known)
+    with pytest.raises(ValueError, match=r"num_candidates .*lengths=True"):
+        evaluate_arrays(known, data["candidates"].to_dask_array())
+    other = dd.from_pandas(table, npartitions=2)["candidates"].to_dask_array()
+    with pytest.raises(ValueError, match="unknown chunk sizes"):
+        evaluate_arrays(ranks, other)
+
+
 def test_the_lazy_accumulator_state_does_not_depend_on_the_partitioning() -> None:
     table = frame()
     states = []

@@ -173,6 +173,37 @@ def test_update_from_tensors_equals_update() -> None:
         ({"ranks": torch.tensor([1.0, 3.0]), "num_candidates": 2}, ValueError, "num_candidates"),
         ({"ranks": torch.tensor([1, 2**60])}, ValueError, "2\\*\\*53"),
         ({"optimistic": torch.ones(2)}, ValueError, "either ranks, or both"),
+        (
+            {"ranks": torch.ones(1), "pessimistic": torch.tensor([5])},
+            ValueError,
+            "either ranks, or both optimistic and pessimistic, not both: got ranks and pess",
+        ),
+        (
+            {"ranks": torch.ones(1), "optimistic": torch.tensor([1])},
+            ValueError,
+            "not both: got ranks and optimistic",
+        ),
+        (
+            {"ranks": torch.tensor([1, 2**63 + 1], dtype=torch.uint64)},
+            ValueError,
+            "ranks must be at most 2\\*\\*53",
+        ),
+        ({"ranks": torch.tensor([1, 2**53 + 1])}, ValueError, "got 9007199254740993"),
+        # the index of the bad entry in the tensors as given, not among their distinct rows
+        ({"ranks": torch.tensor([3.0, 1, 2, 0.5, 4])}, ValueError, "got 0.5 at index 3"),
+        (
+            {
+                "ranks": torch.tensor([3.0, 1, 2, 2, 4]),
+                "num_candidates": torch.tensor([5] * 4 + [0]),
+            },
+            ValueError,
+            "num_candidates must be integers >= 1, got 0 at index 4",
+        ),
+        (
+            {"ranks": torch.tensor([3.0, 1, 2, 2]), "weights": torch.tensor([1.0, 1, 1, -1])},
+            ValueError,
+            "got -1.0 at index 3",
+        ),
     ],
 )
 def test_bad_tensors(kwargs: dict[str, object], error: type, match: str) -> None:
@@ -180,6 +211,22 @@ def test_bad_tensors(kwargs: dict[str, object], error: type, match: str) -> None
     with pytest.raises(error, match=match):
         update_from_tensors(accumulator, **kwargs)  # type: ignore[arg-type]
     assert accumulator.num_ranks == 0
+
+
+@pytest.mark.parametrize("dtype", ["uint8", "uint16", "uint32", "uint64"])
+def test_unsigned_integer_tensors(dtype: str) -> None:
+    if not hasattr(torch, dtype):
+        pytest.skip(f"this torch has no {dtype}")
+    by_tensors, direct = RankAccumulator(["mrr", "amri"]), RankAccumulator(["mrr", "amri"])
+    ranks, candidates = np.array([1, 2, 2, 7]), np.array([10, 10, 20, 20])
+    update_from_tensors(
+        by_tensors,
+        torch.tensor(ranks, dtype=getattr(torch, dtype)),
+        torch.tensor(candidates, dtype=getattr(torch, dtype)),
+        groups=torch.tensor([0, 1, 1, 0], dtype=getattr(torch, dtype)),
+    )
+    direct.update(ranks, candidates, groups=[0, 1, 1, 0])
+    assert by_tensors.state_dict() == direct.state_dict()
 
 
 def test_without_a_process_group() -> None:

@@ -76,6 +76,18 @@ def test_reset_merge_copy_and_pickle() -> None:
         first.merge_state(3)
 
 
+def test_merge_state_clears_the_cached_result() -> None:
+    key = "both.realistic.inverse_harmonic_mean_rank"
+    first, second = RankMetrics(["mrr"]), RankMetrics(["mrr"])
+    first.update(torch.tensor([1.0]), num_candidates=10)
+    assert first.compute()[key] == 1.0  # cached by torchmetrics
+    second.update(torch.tensor([5.0]), num_candidates=10)
+    first.merge_state(second)
+    assert first.compute()[key] == pytest.approx(0.6)
+    first.merge_state({"accumulators": [second.accumulator]})
+    assert first.compute()[key] == pytest.approx(1.4 / 3)
+
+
 def test_bad_metrics_fail_at_construction() -> None:
     with pytest.raises(UnknownMetricError, match="mrrr"):
         RankMetrics(["mrrr"])

@@ -206,8 +206,18 @@ def evaluate_dataframe(
     return result
 
 
+def _unknown(chunks: Any) -> bool:
+    """Whether some chunk sizes are unknown (NaN), as after ``DataFrame.to_dask_array()``."""
+    return any(np.isnan(size) for size in chunks[0])
+
+
 def _blocks(name: str, array: Any, chunks: Any) -> list[Any]:
-    """The delayed 1-D blocks of a Dask array, rechunked like the ranks; or repeated ``None``."""
+    """The delayed 1-D blocks of a Dask array, rechunked like the ranks; or repeated ``None``.
+
+    Arrays whose chunk sizes are unknown cannot be rechunked: when both the ranks' and the
+    array's are, the blocks are paired as they are (the columns of one frame), and each pair's
+    lengths are checked where it is accumulated.
+    """
     da = require("dask.array", "dask")
     if array is None:
         return [None] * len(chunks[0])
@@ -215,6 +225,15 @@ def _blocks(name: str, array: Any, chunks: Any) -> list[Any]:
         if np.ndim(array) == 0 and name == "num_candidates":
             return [array] * len(chunks[0])
         raise TypeError(f"{name} must be a dask array, got {type(array).__name__}")
+    if array.ndim == 1 and (_unknown(chunks) or _unknown(array.chunks)):
+        if _unknown(chunks) and _unknown(array.chunks) and array.numblocks[0] == len(chunks[0]):
+            return list(array.to_delayed().ravel())
+        raise ValueError(
+            f"{name} (chunks {array.chunks}) cannot be aligned with the ranks (chunks "
+            f"{chunks}): arrays of unknown chunk sizes (NaN) cannot be rechunked, only paired "
+            "block by block with as many blocks of unknown sizes; compute the sizes first, with "
+            "array.compute_chunk_sizes() or DataFrame.to_dask_array(lengths=True)"
+        )
     if array.ndim != 1 or array.shape[0] != sum(chunks[0]):
         raise ValueError(
             f"{name} must be a 1-D array of {sum(chunks[0])} entries like the ranks, got shape "
@@ -239,7 +258,11 @@ def accumulate_arrays(
     """A lazy accumulator of ranks held in 1-D Dask arrays (a :class:`dask.delayed.Delayed`).
 
     The other arrays are rechunked like the ranks (or the optimistic ranks); ``num_candidates``
-    may also be one integer. See :func:`accumulate_dataframe` for the rest.
+    may also be one integer. Arrays of unknown chunk sizes (from
+    ``DataFrame.to_dask_array()``), which cannot be rechunked, are paired block by block, so
+    they must all have unknown sizes and as many blocks, each as long as the ranks' (as the
+    columns of one frame have); otherwise compute their sizes first
+    (``array.compute_chunk_sizes()``). See :func:`accumulate_dataframe` for the rest.
     """
     da = require("dask.array", "dask")
     if (ranks is None) == (optimistic is None or pessimistic is None):
@@ -255,8 +278,13 @@ def accumulate_arrays(
     chunks = lead.chunks
     config = _config(metrics, rank_types, average)
     blocks = {
-        "ranks": _blocks("ranks", ranks, chunks),
-        "optimistic": _blocks("optimistic", optimistic, chunks),
+        # the leading array is split as it is (its chunk sizes may be unknown)
+        "ranks": _blocks("ranks", ranks, chunks) if name != "ranks" else lead.to_delayed().ravel(),
+        "optimistic": (
+            _blocks("optimistic", optimistic, chunks)
+            if name != "optimistic"
+            else lead.to_delayed().ravel()
+        ),
         "pessimistic": _blocks("pessimistic", pessimistic, chunks),
         "num_candidates": _blocks("num_candidates", num_candidates, chunks),
         "groups": _blocks("groups", groups, chunks),

@@ -149,7 +149,8 @@ def update_from_tensors(
     one ``float64`` tensor on the ranks' device and reduced to distinct rows with their counts
     (:func:`torch.unique`); only those rows go to the host, where the accumulator validates and
     adds them (:meth:`~rankstats.RankAccumulator.update` with ``counts``). On a GPU, the ranks
-    themselves never leave the device.
+    themselves never leave the device. Integer tensors of any dtype, unsigned ones too, are
+    fine; their values must not exceed 2**53.
 
     Parameters
     ----------
@@ -168,6 +169,16 @@ def update_from_tensors(
     weights : torch.Tensor of shape (n,), optional
         Non-negative task weights.
 
+    Raises
+    ------
+    TypeError
+        If an argument is not a tensor of real numbers (or ``num_candidates`` one integer).
+    ValueError
+        If neither ``ranks`` nor both ``optimistic`` and ``pessimistic`` are given, or
+        ``ranks`` with either; on tensors of different shapes or devices; on bad values (the
+        message gives the index of the first bad entry in the tensors as given: only then is
+        the whole batch copied to the host). The accumulator is then left unchanged.
+
     Examples
     --------
     >>> import torch
@@ -177,10 +188,18 @@ def update_from_tensors(
     (3, 0.8333333333333334)
     """
     torch = require("torch", "torch")
-    if (ranks is None) == (optimistic is None or pessimistic is None):
-        raise ValueError("give either ranks, or both optimistic and pessimistic")
-    if ranks is None and (optimistic is None) != (pessimistic is None):
-        raise ValueError("optimistic and pessimistic must be given together")
+    pair = {"optimistic": optimistic, "pessimistic": pessimistic}
+    bounds = [name for name, value in pair.items() if value is not None]
+    if ranks is not None and bounds:
+        raise ValueError(
+            "give either ranks, or both optimistic and pessimistic, not both: got ranks and "
+            + " and ".join(bounds)
+        )
+    if ranks is None and len(bounds) < 2:
+        raise ValueError(
+            "give either ranks, or both optimistic and pessimistic; got "
+            + (f"{bounds[0]} only" if bounds else "none of them")
+        )
     given = {"ranks": ranks} if ranks is not None else {}
     if ranks is None:
         given = {"optimistic": optimistic, "pessimistic": pessimistic}
@@ -213,9 +232,8 @@ def update_from_tensors(
             raise TypeError(f"{name} must hold real numbers, got {value.dtype}")
         if name == "groups" and value.is_floating_point():
             raise TypeError(f"groups must be an integer tensor, got {value.dtype}")
-        if not value.is_floating_point() and value.numel() and int(value.abs().max()) > 2**53:
-            # the rows are compressed as float64, exact for integers up to 2**53
-            raise ValueError(f"{name} must be at most 2**53 in absolute value here")
+        if not value.is_floating_point() and value.numel():
+            value = _checked_integers(torch, value, name)
         if value.device != first.device:
             raise ValueError(f"{name} is on {value.device}, {names[0]} on {first.device}")
         columns.append((name, value))
@@ -223,23 +241,60 @@ def update_from_tensors(
         return
     stacked = torch.stack([value.detach().to(torch.float64) for _, value in columns], dim=1)
     rows, counts = torch.unique(stacked, dim=0, return_counts=True)
-    host = rows.cpu().numpy()  # the distinct rows only
-    found = {name: host[:, index] for index, (name, _) in enumerate(columns)}
+    column_names = [name for name, _ in columns]
+    try:
+        # the distinct rows only go to the host
+        _update(accumulator, column_names, rows.cpu().numpy(), num_candidates, counts.cpu().numpy())
+    except (TypeError, ValueError):
+        pass  # the index in the message is that of a distinct row, not the user's
+    else:
+        return
+    # bad input (the accumulator is unchanged): validate the batch itself, whose error names
+    # the bad entry by its index in the user's tensors
+    _update(accumulator, column_names, stacked.cpu().numpy(), num_candidates, None)
+
+
+def _checked_integers(torch: Any, value: Any, name: str) -> Any:
+    """An integer tensor as one of a signed dtype, or an error if it exceeds 2**53.
+
+    The rows are compressed as float64, exact for integers up to 2**53. Unsigned tensors of
+    more than 8 bits support little beyond conversions: they are converted to ``int64``,
+    where ``uint64`` values of 2**63 and more wrap to negative numbers, refused too.
+    """
+    too_large = f"{name} must be at most 2**53 in absolute value here"
+    if not value.is_signed():
+        value = value.to(torch.int64)
+        if bool((value < 0).any()):
+            raise ValueError(f"{too_large}, got an unsigned value of 2**63 or more")
+    low, high = int(value.min()), int(value.max())
+    if high > 2**53 or low < -(2**53):
+        raise ValueError(f"{too_large}, got {high if high > 2**53 else low}")
+    return value
+
+
+def _update(
+    accumulator: RankAccumulator,
+    names: list[str],
+    host: Any,
+    num_candidates: Any,
+    counts: Any,
+) -> None:
+    """Update ``accumulator`` with the columns ``names`` of the float64 rows ``host``."""
+    found = {name: host[:, index] for index, name in enumerate(names)}
     for name in ("num_candidates", "groups", "optimistic", "pessimistic"):
         if name in found:
             found[name] = _as_int(found[name], name)
     batch: Any = (
         found["ranks"]
-        if ranks is not None
+        if "ranks" in found
         else {"optimistic": found["optimistic"], "pessimistic": found["pessimistic"]}
     )
-    candidates = found.get("num_candidates", num_candidates)
     accumulator.update(
         batch,
-        candidates,
+        found.get("num_candidates", num_candidates),
         groups=found.get("groups"),
         weights=found.get("weights"),
-        counts=counts.cpu().numpy(),
+        counts=counts,
     )
 
 

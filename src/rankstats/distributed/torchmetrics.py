@@ -153,6 +153,7 @@ class RankMetrics(_Metric):  # type: ignore[misc]
                 f"got {type(incoming_state).__name__}"
             )
         self.accumulator.merge(incoming)
+        self._computed = None  # as torchmetrics does on update: the cached result is stale
 
     def _sync_dist(self, dist_sync_fn: Any = None, process_group: Any = None) -> None:
         merged = all_reduce(self.accumulator, group=process_group or self.process_group)
