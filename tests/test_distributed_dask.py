@@ -211,6 +211,7 @@ def test_the_lazy_accumulator_state_does_not_depend_on_the_partitioning() -> Non
     [
         ({}, ValueError, "either rank, or both"),
         ({"rank": "nope"}, ValueError, "not a column"),
+        ({"rank": 0}, TypeError, r"column names must be strings, got 0 \(the frame's columns"),
         ({"rank": "realistic", "num_candidates": "realistic"}, ValueError, "used once"),
         ({"optimistic": "optimistic"}, ValueError, "either rank, or both"),
         ({"rank": "realistic", "split_every": 1}, ValueError, "split_every"),

@@ -154,7 +154,12 @@ def accumulate_dataframe(
     }
     used = [column for column in columns.values() if column is not None]
     for column in used:
-        if not isinstance(column, str) or column not in frame.columns:
+        if not isinstance(column, str):
+            raise TypeError(
+                f"column names must be strings, got {column!r} (the frame's columns: "
+                f"{list(frame.columns)}; frame.rename(columns=str) gives them string names)"
+            )
+        if column not in frame.columns:
             raise ValueError(f"{column!r} is not a column of the frame: {list(frame.columns)}")
     if len(set(used)) != len(used):
         raise ValueError(f"each column may be used once, got {used}")
