@@ -40,7 +40,7 @@ CANDIDATE_SUMS = ("candidates", "candidates.squared")
 _MAX_SQUARED_WEIGHT = 2.0**500
 #: the least positive weight whose square is normal with room to spare (2**-1000 > 2**-1022)
 _MIN_SQUARED_WEIGHT = 2.0**-500
-#: the most tasks (ranks) an accumulator holds per side: their counts add up in int64
+#: the most ranks an accumulator holds per side (their counts add up in int64)
 MAX_TASKS = 2**62
 
 
