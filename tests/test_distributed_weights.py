@@ -490,3 +490,18 @@ def test_adding_limbs_keeps_rows_apart_up_to_the_highest_limb() -> None:
     assert total.columns["key"].tolist() == [1, 1, 2]
     assert total.columns[LIMB].tolist() == [MAX_LIMB, MAX_LIMB + 1, 0]
     assert total.count.tolist() == [2**32 - 2, 1, 5]
+
+
+def test_version_2_states_of_tiny_weights_are_refused_as_updates_are() -> None:
+    """Reading a version-2 state squares its weights: the same bounds as an update."""
+    accumulator = RankAccumulator(["mrr", "gmr"], rank_types=NO_TIES)
+    ranks = {"optimistic": [1, 2, 3], "pessimistic": [1, 2, 3]}
+    accumulator.update(ranks, [5, 5, 6], weights=[0.1, 0.2, 0.3])
+    state = json.loads(json.dumps(accumulator.state_dict()))
+    state["version"] = 2
+    state["metrics"] = ["inverse_harmonic_mean_rank"]
+    for tables in state["sides"].values():
+        tables.pop("tie_pairs", None)
+        tables["candidates"]["weight"] = [1e-165] * len(tables["candidates"]["count"])
+    with pytest.raises(ValueError, match=r"positive weights must be at least 2\*\*-500"):
+        RankAccumulator.from_state_dict(state)

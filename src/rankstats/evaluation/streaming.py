@@ -58,6 +58,7 @@ from rankstats.evaluation.weighted_tables import (
     CANDIDATE_SUMS,
     MAX_TASKS,
     check_num_tasks,
+    check_squared_range,
     combine_sums,
     counted_tables,
     rank_tables,
@@ -876,6 +877,7 @@ def _to_weight_sums(
         return stats, sums
     keys = {name: column for name, column in table.columns.items() if name != WEIGHT}
     weights = table.columns[WEIGHT]
+    check_squared_range(weights)  # as an update checks them: the squares must stay normal
     total = weight_limbs(keys, weights, table.count)
     squared = weight_limbs(keys, weights * weights, table.count)
     return dataclasses.replace(stats, candidates=Table.build(keys, table.count)), {

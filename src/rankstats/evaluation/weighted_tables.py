@@ -25,6 +25,7 @@ __all__ = [
     "CANDIDATE_SUMS",
     "MAX_TASKS",
     "check_num_tasks",
+    "check_squared_range",
     "combine_sums",
     "counted_tables",
     "rank_tables",
@@ -134,7 +135,7 @@ def _check_batch_weights(array: npt.NDArray[Any]) -> npt.NDArray[np.float64]:
     return clean
 
 
-def _check_squared_range(weights: npt.NDArray[np.float64]) -> None:
+def check_squared_range(weights: npt.NDArray[np.float64]) -> None:
     """Refuse weights whose squares would overflow, or (if positive) underflow, float64.
 
     Zero weights are fine; the sums of the squares of the others stay exact and normal.
@@ -208,7 +209,7 @@ def counted_tables(
                 side_sums[name] = weight_limbs(keys, weight[row], row_count)
             elif weight is not None and weight_sums:
                 task_weights = weight[row]
-                _check_squared_range(task_weights)
+                check_squared_range(task_weights)
                 side_sums[CANDIDATE_SUMS[0]] = weight_limbs(keys, task_weights, row_count)
                 squares = task_weights * task_weights
                 side_sums[CANDIDATE_SUMS[1]] = weight_limbs(keys, squares, row_count)
