@@ -195,3 +195,41 @@ def test_value_from_cached_base_moments_matches_call(metric: DerivedRankBasedMet
         metric(ranks, candidates), rel=1e-13, abs=1e-14
     )
     assert metric._moments_from(mean, variance, gap) == metric._moments(Tasks(candidates))
+
+
+def _reciprocal_reference(ranks: list[int], counts: list[int]) -> tuple[mp.mpf, mp.mpf, mp.mpf]:
+    """MRR, its null mean and variance, in 40 digits (E[1/r] = H_C / C)."""
+    with mp.workdps(40):
+        n = len(ranks)
+        value = mp.fsum(mp.mpf(1) / r for r in ranks) / n
+        means = [mp.harmonic(c) / c for c in counts]
+        seconds = [(mp.zeta(2) - mp.zeta(2, c + 1)) / c for c in counts]
+        mean = mp.fsum(means) / n
+        variance = mp.fsum(s - m * m for s, m in zip(seconds, means, strict=True)) / n**2
+        return value, mean, variance
+
+
+@pytest.mark.parametrize(
+    ("ranks", "counts"),
+    [([10**9], [10**9]), ([10**9 - 5, 3 * 10**8], [10**9, 10**9]), ([999_000], [10**6])],
+)
+def test_near_zero_values_keep_their_digits(ranks: list[int], counts: list[int]) -> None:
+    """MRR and E[MRR] near 0 (millions of candidates, a near-chance model): M - E directly.
+
+    The gaps 1 - M and 1 - E then share their leading digits; their difference had lost up to
+    eight of them (6e-9 relative on the z-score at a billion candidates).
+    """
+    from rankstats import evaluate
+
+    value, mean, variance = _reciprocal_reference(ranks, counts)
+    with mp.workdps(40):
+        z = float((value - mean) / mp.sqrt(variance))
+        adjusted = float((value - mean) / (1 - mean))
+    assert ZInverseHarmonicMeanRank()(ranks, counts) == pytest.approx(z, rel=1e-12, abs=0)
+    assert AdjustedInverseHarmonicMeanRank()(ranks, counts) == pytest.approx(
+        adjusted, rel=1e-12, abs=0
+    )
+    for groups in (None, [0] * len(ranks)):
+        results = evaluate(ranks, counts, metrics=["zmrr", "amrr"], groups=groups)
+        assert results["zmrr"] == pytest.approx(z, rel=1e-12, abs=0)
+        assert results["amrr"] == pytest.approx(adjusted, rel=1e-12, abs=0)

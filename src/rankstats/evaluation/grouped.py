@@ -82,6 +82,7 @@ from rankstats.metrics.derived import (
     ExpectationNormalizedMetric,
     ReindexedMetric,
     ZMetric,
+    chance_difference,
 )
 from rankstats.metrics.dispersion import Count, StandardDeviation, Variance
 from rankstats.null.grouping import distinct_inverse
@@ -802,19 +803,24 @@ class _Builder:
                 notes,
             )
         derived = self._derived(metric)
-        # the metric's own transformation, from the gaps 1 - M and 1 - E (which carry the digits
-        # M and E share with 1) where it uses them; NaN where the metric is undefined (through
-        # the NaN in the gap, the standard deviation or the scale there)
+        # the metric's own transformation, with M - E from M and E or from the gaps 1 - M and
+        # 1 - E, whichever carry the digits (chance_difference) where it uses them; NaN where
+        # the metric is undefined (through the NaN in the gap, the standard deviation or the
+        # scale there)
         value: Elementwise
-        if isinstance(metric, ReindexedMetric) and metric._uses_value_gap:
-            value = Elementwise(
-                _reindexed_value, (self.value_gap(metric.base, rank_type), derived.defined_gap)
+        if isinstance(metric, ReindexedMetric | ZMetric) and metric._uses_value_gap:
+            moments = (
+                self.value(metric.base, rank_type),
+                self.null_column(metric.base)[0],
+                self.value_gap(metric.base, rank_type),
+                derived.defined_gap,
             )
-        elif isinstance(metric, ZMetric) and metric._uses_value_gap:
-            assert derived.std is not None
-            sign = 1.0 if metric.base.increasing else -1.0
-            arrays = (derived.defined_gap, self.value_gap(metric.base, rank_type), derived.std)
-            value = Elementwise(_z_value, arrays, sign)
+            if isinstance(metric, ReindexedMetric):
+                value = Elementwise(_reindexed_value, moments)
+            else:
+                assert derived.std is not None
+                sign = 1.0 if metric.base.increasing else -1.0
+                value = Elementwise(_z_value, (*moments, derived.std), sign)
         else:
             base = self.value(metric.base, rank_type)
             value = Elementwise(_affine_value, (base, derived.scale, derived.offset))
@@ -910,14 +916,23 @@ def _scaled_variance(scale: FloatArray, variance: FloatArray) -> FloatArray:
     return scale * scale * variance
 
 
-def _reindexed_value(value_gap: FloatArray, gap: FloatArray) -> FloatArray:
-    """An adjusted index from the gaps ``1 - M`` and ``1 - E``: ``1 - (1 - M) / (1 - E)``."""
-    return 1.0 - value_gap / gap
+def _reindexed_value(
+    value: FloatArray, expected: FloatArray, value_gap: FloatArray, gap: FloatArray
+) -> FloatArray:
+    """An adjusted index ``(M - E) / (1 - E)``, ``M - E`` by :func:`chance_difference`."""
+    return chance_difference(value, expected, value_gap, gap) / gap
 
 
-def _z_value(gap: FloatArray, value_gap: FloatArray, std: FloatArray, sign: float) -> FloatArray:
-    """A z-score from the gaps ``1 - E`` and ``1 - M``: ``sign (M - E) / sqrt(V)``."""
-    return sign * (gap - value_gap) / std + 0.0
+def _z_value(
+    value: FloatArray,
+    expected: FloatArray,
+    value_gap: FloatArray,
+    gap: FloatArray,
+    std: FloatArray,
+    sign: float,
+) -> FloatArray:
+    """A z-score ``sign (M - E) / sqrt(V)``, ``M - E`` by :func:`chance_difference`."""
+    return sign * chance_difference(value, expected, value_gap, gap) / std + 0.0
 
 
 def _affine_value(value: FloatArray, scale: FloatArray, offset: FloatArray) -> FloatArray:

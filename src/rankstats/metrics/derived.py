@@ -57,6 +57,7 @@ __all__ = [
     "ZHitsAtK",
     "ZInverseHarmonicMeanRank",
     "ZMetric",
+    "chance_difference",
 ]
 
 
@@ -80,6 +81,26 @@ def _real_number(value: Any, name: str) -> float:
         return float(value)
     except (TypeError, ValueError) as error:
         raise TypeError(f"{name} must be a real number, got {value!r}") from error
+
+
+def chance_difference(
+    values: FloatArray, mean: Any, value_gaps: FloatArray | None, gap: Any
+) -> FloatArray:
+    r""":math:`M - \mathbb{E}[M]`, from whichever pair carries the digits.
+
+    Near the best value 1, :math:`M` and :math:`\mathbb{E}[M]` share leading digits with 1 and
+    :math:`(1 - \mathbb{E}) - (1 - M)` keeps them; near 0 (an MRR of a few millionths, with
+    millions of candidates) the gaps share the leading digits instead, and :math:`M - \mathbb{E}`
+    keeps them. Each entry takes the form whose terms are the smaller in magnitude: its error is
+    then a few units in the last place of the smaller terms. ``value_gaps`` (:math:`1 - M`,
+    computed directly) may be ``None``: then ``1 - values``. NaN in ``gap`` (an undefined
+    metric) gives NaN.
+    """
+    direct = values - mean
+    gaps = 1.0 - values if value_gaps is None else value_gaps
+    from_gaps = gap - gaps
+    small = np.maximum(np.abs(values), np.abs(mean)) <= np.maximum(np.abs(gaps), np.abs(gap))
+    return np.asarray(np.where(small, direct, from_gaps), dtype=np.float64)
 
 
 def _base_null(mean: float, variance: float | None, gap: float | None) -> BaseNull:
@@ -267,11 +288,8 @@ class DerivedRankBasedMetric(RankBasedMetric):
                 return np.asarray(1.0 - np.asarray(base._evaluate(ranks, num_candidates, weights)))
             return gap
 
-        if self._uses_value_gap:
-            return self._transform(np.empty(0), gaps, null)
-        return self._transform(
-            np.asarray(base._evaluate(ranks, num_candidates, weights)), None, null
-        )
+        values = np.asarray(base._evaluate(ranks, num_candidates, weights))
+        return self._transform(values, gaps if self._uses_value_gap else None, null)
 
     @override
     def _expected_value(self, tasks: Tasks) -> float:
@@ -333,9 +351,11 @@ class ReindexedMetric(DerivedRankBasedMetric):
         null: BaseNull,
     ) -> FloatArray:
         self._coefficients_of(null)  # raises where undefined
-        # 1 - (1 - M) / (1 - E): the gaps carry the digits that M and E share with 1
-        gaps = 1.0 - values if value_gaps is None else value_gaps()
-        return np.asarray(1.0 - gaps / null.gap, dtype=np.float64)
+        # (M - E) / (1 - E), M - E from the pair that carries the digits (chance_difference)
+        gaps = None if value_gaps is None else value_gaps()
+        return np.asarray(
+            chance_difference(values, null.mean, gaps, null.gap) / null.gap, dtype=np.float64
+        )
 
     @override
     def _exact_moments(self) -> tuple[float | None, float | None]:
@@ -391,8 +411,10 @@ class ZMetric(DerivedRankBasedMetric):
         null: BaseNull,
     ) -> FloatArray:
         std = self._std(null)
-        # M - E = (1 - E) - (1 - M): no cancellation when both are near the best value
-        difference = values - null.mean if value_gaps is None else null.gap - value_gaps()
+        # M - E from the pair that carries the digits: the gaps near the best value, M and E
+        # themselves near 0 (chance_difference)
+        gaps = None if value_gaps is None else value_gaps()
+        difference = chance_difference(values, null.mean, gaps, null.gap)
         # + 0.0 turns the -0.0 of a decreasing base at chance level into 0.0
         return np.asarray(self._sign() * difference / std + 0.0, dtype=np.float64)
 
