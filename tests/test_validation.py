@@ -300,3 +300,15 @@ def test_rank_types_of_one_task_must_be_in_order() -> None:
         evaluate({"realistic": [2, 3], "pessimistic": [1, 3]}, [10, 10])
     results = evaluate({"optimistic": [1, 2], "realistic": [2, 2]}, [10, 10], metrics=["mr"])
     assert results["optimistic.mr"] == 1.5
+
+
+@pytest.mark.parametrize(
+    "metric", [ArithmeticMeanRank(), StandardDeviation(), InverseHarmonicMeanRank()]
+)
+def test_finite_ranks_beyond_2_53_are_refused_by_every_metric(metric: object) -> None:
+    """A finite rank beyond 2**53 leaves a mean finite: each rank is checked, not the result."""
+    with pytest.raises(ValueError, match=r"ranks must be at most 2\*\*53"):
+        metric([1.0, 1e300])  # type: ignore[operator]
+    # integers above 2**53 are checked before they become floats (which would round them)
+    with pytest.raises(ValueError, match=r"ranks must be at most 2\*\*53.*9007199254740993"):
+        AdjustedArithmeticMeanRankIndex()(np.array([2**53 + 1]), np.array([2**53]))

@@ -43,12 +43,13 @@ from rankstats.ranktypes import (
     RankType,
 )
 from rankstats.validation import (
+    MAX_NUM_CANDIDATES,
     check_confidence_level,
     check_generator,
     check_num_ranks,
     check_num_samples,
     check_positive_int,
-    raise_non_finite,
+    check_ranks,
     validate_null_input,
     validate_rank_input,
 )
@@ -138,9 +139,10 @@ class RankBasedMetric(ABC):
     #: candidate count (means of per-task terms: MR, MRR, Hits@k and what derives from them), so
     #: that weighted state can keep those sums instead of each weight
     _null_from_weight_sums: ClassVar[bool] = False
-    #: whether a rank of +inf makes the value non-finite (then validation skips looking for it and
-    #: checks the result instead, saving a pass over the ranks)
-    _infinity_shows: ClassVar[bool] = False
+    #: whether the unweighted value is the mean of the ranks: a mean of n ranks (each >= 1) at
+    #: most 2**53 / n bounds every rank by 2**53, so the search for larger ranks (a pass over
+    #: the ranks) is needed only when it is larger
+    _mean_bounds_ranks: ClassVar[bool] = False
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -271,14 +273,13 @@ class RankBasedMetric(ABC):
             needs_candidates=self.needs_candidates,
             supports_weights=self.supports_weights,
             metric=repr(self),
-            infinity_shows=self._infinity_shows,
+            check_upper=not (self._mean_bounds_ranks and weights is None),
         )
-        # a huge or +inf rank left for the result to show may overflow or meet a zero weight
-        # (0 * inf): hush that, the result is checked right after
-        with np.errstate(invalid="ignore", over="ignore"):
+        with np.errstate(over="ignore"):  # a rank of +inf, found just below
             value = float(self._evaluate(*data))
-        if not math.isfinite(value):  # valid ranks give finite values: find the culprit
-            raise_non_finite(data.ranks)
+        if not value * data.ranks.size <= MAX_NUM_CANDIDATES and self._mean_bounds_ranks:
+            check_ranks(data.ranks)  # the ranks were left unchecked above 2**53: raises if so
+        if not math.isfinite(value):  # valid ranks give finite values
             raise FloatingPointError(f"{self!r} gave {value} on valid input; please report this")
         return value
 

@@ -154,8 +154,8 @@ def check_ranks(value: Any, name: str = "ranks", *, check_upper: bool = True) ->
     check_upper : bool, default=True
         Whether to look for ranks above 2**53 (``+inf`` included). One pass (the minimum) finds
         NaN, ``-inf`` and values below 1; the upper bound takes a second pass, which callers skip
-        where a later check finds it anyway (a comparison with the candidate counts, or a
-        non-finite result followed by :func:`raise_non_finite`).
+        where a comparison with the candidate counts finds it anyway. Integer ranks are always
+        checked (as floats, those above 2**53 would round to a value that comparison passes).
 
     Returns
     -------
@@ -167,7 +167,9 @@ def check_ranks(value: Any, name: str = "ranks", *, check_upper: bool = True) ->
     if not array.min() >= 1:
         bad = np.flatnonzero(~(array >= 1))[0]
         raise ValueError(f"{name} must be finite numbers >= 1, got {_describe(array, bad)}")
-    if check_upper and not array.max() <= MAX_NUM_CANDIDATES:
+    # integers are checked before they become floats, which round those above 2**53 (to a
+    # value a comparison with the candidate count would then let through)
+    if (check_upper or array.dtype.kind in "iu") and not array.max() <= MAX_NUM_CANDIDATES:
         raise_non_finite(array, name)
     return array.astype(np.float64, copy=False)
 
@@ -175,7 +177,7 @@ def check_ranks(value: Any, name: str = "ranks", *, check_upper: bool = True) ->
 def raise_non_finite(array: npt.NDArray[Any], name: str = "ranks") -> None:
     """Raise the error for the first non-finite or too large entry of ``array``, if there is one.
 
-    Metrics that skip the search for large ranks call it when their result is not finite.
+    :func:`check_ranks` calls it when the largest rank is not at most 2**53.
     """
     bad = np.flatnonzero(~np.isfinite(array))
     if bad.size:
@@ -337,7 +339,7 @@ def validate_rank_input(
     needs_candidates: bool = False,
     supports_weights: bool = True,
     metric: str = "this metric",
-    infinity_shows: bool = False,
+    check_upper: bool = True,
 ) -> RankInput:
     """Validate the arguments of a metric evaluation.
 
@@ -355,9 +357,9 @@ def validate_rank_input(
         Whether ``weights`` may be given.
     metric : str
         The metric's name, for error messages.
-    infinity_shows : bool, default=False
-        Whether a ``+inf`` rank makes the metric's value non-finite, so that the caller finds it
-        by checking the result and the search for it here can be skipped.
+    check_upper : bool, default=True
+        Whether to look for ranks above 2**53 without candidate counts; a caller that can tell
+        from its result that none is there (the mean rank) looks for them only when it cannot.
 
     Returns
     -------
@@ -365,7 +367,9 @@ def validate_rank_input(
         The clean arrays.
     """
     check_same_layout(ranks, num_candidates=num_candidates, weights=weights)
-    clean_ranks = check_ranks(ranks, check_upper=num_candidates is None and not infinity_shows)
+    # with candidate counts, each rank is compared with its count below; without, every rank
+    # with 2**53 (a finite rank beyond it leaves the result finite: the result cannot tell)
+    clean_ranks = check_ranks(ranks, check_upper=check_upper and num_candidates is None)
     candidates = None
     if num_candidates is not None:
         candidates = check_num_candidates(num_candidates, size=clean_ranks.size)

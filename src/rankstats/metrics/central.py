@@ -107,8 +107,8 @@ class ArithmeticMeanRank(RankBasedMetric):
     value_range = _AT_LEAST_ONE
     increasing = False
     _null_from_weight_sums = True
-    _infinity_shows = True
     _size_free_expectation = True
+    _mean_bounds_ranks = True
 
     @override
     def _evaluate(
@@ -217,7 +217,6 @@ class GeometricMeanRank(JointMoments, RankBasedMetric):
     synonyms = ("gmr",)
     value_range = _AT_LEAST_ONE
     increasing = False
-    _infinity_shows = True
     #: +1 for the geometric mean, -1 for its inverse
     _sign: ClassVar[Literal[1, -1]] = 1
 
@@ -274,7 +273,6 @@ class InverseGeometricMeanRank(GeometricMeanRank):
     value_range = _UNIT
     increasing = True
     _sign = -1
-    _infinity_shows = False  # exp(-inf) = 0 would hide it
 
 
 @parse_docdata

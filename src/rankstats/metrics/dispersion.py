@@ -64,7 +64,6 @@ class Variance(JointMoments, RankBasedMetric):
     synonyms = ("rank_var", "var")
     value_range = _NON_NEGATIVE
     increasing = False
-    _infinity_shows = True
 
     @override
     def _evaluate(
@@ -99,7 +98,6 @@ class StandardDeviation(RankBasedMetric):
     synonyms = ("rank_std", "std")
     value_range = _NON_NEGATIVE
     increasing = False
-    _infinity_shows = True
 
     @override
     def _evaluate(
