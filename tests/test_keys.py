@@ -71,3 +71,13 @@ def test_parse_key_parts() -> None:
     assert (side, rank_type, metric.key) == ("head", "pessimistic", "hits_at_5")
     assert parse_key("mrr")[:2] == (None, None)
     assert try_parse_key("both.realistic.mrr.z_score") is None
+
+
+def test_a_cut_off_in_the_name_and_after_the_dot_must_agree() -> None:
+    """'hits@1.5' had silently been Hits@5: two cut-offs that disagree are refused."""
+    results = evaluate([1, 2, 4, 1, 6], [9] * 5, metrics=["hits@5", "hits@1"])
+    for key in ("hits@1.5", "hits_at_3.10"):
+        with pytest.raises(KeyError, match=r"names k=\d+, but k=\d+ was passed"):
+            results[key]
+        assert key not in results
+    assert results["hits_at_k.5"] == results["hits_at_5.5"] == results["hits@5"] == 0.8

@@ -77,7 +77,7 @@ class _Unknown(NamedTuple):
 def _metric(name: str, cut_off: int | None) -> RankBasedMetric:
     if cut_off is None:
         return metric_resolver.make(name)
-    return metric_resolver.make(metric_resolver.lookup(name), k=cut_off)
+    return metric_resolver.make(name, k=cut_off)  # a k in the name must agree with cut_off
 
 
 @functools.lru_cache(maxsize=4096)
