@@ -201,3 +201,12 @@ def test_group_names_must_be_distinct_in_every_output() -> None:
     for write in (results.to_csv, results.to_markdown, results.to_latex):
         with pytest.raises(ValueError, match=r"group_names must be distinct .* 'a' more than"):
             write(groups=True, group_names=["a", "a"])
+
+
+def test_json_refuses_group_labels_that_print_alike() -> None:
+    """JSON keys are strings: 1 and '1' would be one key, one group's results lost."""
+    results = evaluate([1, 2, 4, 1], [5] * 4, metrics=["mrr"], groups=["1", 1, "1", 1])
+    assert len(results.by_group) == 2
+    with pytest.raises(ValueError, match=r"the group labels .* are both '1' as JSON keys"):
+        results.to_json()
+    assert results.to_csv(groups=True).count("\n") == 1 + 3  # header, overall row, both groups

@@ -330,15 +330,29 @@ class EvaluationResults(Mapping[str, float]):
 
         Keyword arguments are passed to :func:`json.dumps` (e.g. ``indent=2``). Group results,
         if any, are under the key ``"groups"``, by the string of their label.
+
+        Raises
+        ------
+        ValueError
+            If two groups' labels have the same string (``1`` and ``"1"``): JSON keys are
+            strings, and one group would overwrite the other.
         """
         document: dict[str, Any] = {
             key: _json_number(value) for key, value in self.to_dict(statistics).items()
         }
         if self.by_group:
-            document["groups"] = {
-                str(label): {k: _json_number(v) for k, v in group.to_dict(statistics).items()}
-                for label, group in self.by_group.items()
-            }
+            groups: dict[str, Any] = {}
+            labels: dict[str, Hashable] = {}
+            for label, group in self.by_group.items():
+                text = str(label)
+                if text in labels:
+                    raise ValueError(
+                        f"the group labels {labels[text]!r} and {label!r} are both {text!r} as "
+                        "JSON keys (strings); relabel one, or write the groups with to_csv()"
+                    )
+                labels[text] = label
+                groups[text] = {k: _json_number(v) for k, v in group.to_dict(statistics).items()}
+            document["groups"] = groups
         return json.dumps(document, allow_nan=False, **kwargs)
 
     def to_df(self, groups: bool = False) -> pandas.DataFrame:
