@@ -42,3 +42,22 @@ def test_bootstrap_interval_brackets_the_estimate() -> None:
     )
     assert low < values.mean() < high
     assert high - low == pytest.approx(2 * 1.96 / np.sqrt(2_000), rel=0.2)
+
+
+def test_metric_methods_stream_their_samples() -> None:
+    """expected_value, variance and moments keep running moments, not every sampled value."""
+    import tracemalloc
+
+    from rankstats import MedianAbsoluteDeviation
+
+    metric = MedianAbsoluteDeviation()  # no closed form: Monte-Carlo
+    peaks = []
+    for num_samples in (2**22, 2**24):  # one block of 2**22 rows, then four
+        tracemalloc.start()
+        try:
+            metric.moments([3], num_samples=num_samples, generator=0)
+            metric.variance([3], num_samples=num_samples, generator=0)
+            peaks.append(tracemalloc.get_traced_memory()[1])
+        finally:
+            tracemalloc.stop()
+    assert peaks[1] < 1.1 * peaks[0]  # every value kept: 100 MB more at 2**24

@@ -18,6 +18,7 @@ import numpy.typing as npt
 
 from rankstats.arrays import FloatArray, IntArray
 from rankstats.errors import NoClosedFormError
+from rankstats.null import sampling
 from rankstats.null.sampling import Seed, bootstrap_interval, evaluate_on_samples
 from rankstats.null.tasks import Tasks
 from rankstats.validation import check_generator, check_num_samples, validate_null_input
@@ -116,8 +117,9 @@ def null_moment(
     if which == "variance":
         num_samples = check_variance_samples(num_samples)
     rng = np.random.default_rng(generator)
-    values = sampled_values(metric, *tasks.expanded(), num_samples, rng)
-    return float(values.mean() if which == "expected value" else values.var(ddof=1))
+    # streamed in blocks: memory does not grow with num_samples
+    (estimate,) = sampling.monte_carlo_moments([metric], *tasks.expanded(), num_samples, rng)
+    return estimate.expected_value if which == "expected value" else estimate.variance
 
 
 def null_moments(
@@ -166,9 +168,15 @@ def monte_carlo_moments(
     num_samples: int,
     generator: np.random.Generator,
 ) -> NullMoments:
-    """Estimate both null moments from one set of samples (the variance with ``ddof=1``)."""
-    values = sampled_values(metric, num_candidates, weights, num_samples, generator)
-    return NullMoments(float(values.mean()), float(values.var(ddof=1)))
+    """Estimate both null moments from one set of samples (the variance with ``ddof=1``).
+
+    The samples are streamed in blocks (:func:`rankstats.null.sampling.monte_carlo_moments`):
+    memory does not grow with ``num_samples``.
+    """
+    (estimate,) = sampling.monte_carlo_moments(
+        [metric], num_candidates, weights, num_samples, generator
+    )
+    return NullMoments(estimate.expected_value, estimate.variance)
 
 
 def with_confidence_interval(
