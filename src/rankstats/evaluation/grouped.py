@@ -920,7 +920,7 @@ def _reindexed_value(
     value: FloatArray, expected: FloatArray, value_gap: FloatArray, gap: FloatArray
 ) -> FloatArray:
     """An adjusted index ``(M - E) / (1 - E)``, ``M - E`` by :func:`chance_difference`."""
-    return chance_difference(value, expected, value_gap, gap) / gap
+    return chance_difference(value, expected, value_gap, gap) / gap + 0.0
 
 
 def _z_value(

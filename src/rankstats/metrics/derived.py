@@ -353,9 +353,9 @@ class ReindexedMetric(DerivedRankBasedMetric):
         self._coefficients_of(null)  # raises where undefined
         # (M - E) / (1 - E), M - E from the pair that carries the digits (chance_difference)
         gaps = None if value_gaps is None else value_gaps()
-        return np.asarray(
-            chance_difference(values, null.mean, gaps, null.gap) / null.gap, dtype=np.float64
-        )
+        # + 0.0 turns the -0.0 of a decreasing base at chance level (1 - E < 0) into 0.0
+        difference = chance_difference(values, null.mean, gaps, null.gap)
+        return np.asarray(difference / null.gap + 0.0, dtype=np.float64)
 
     @override
     def _exact_moments(self) -> tuple[float | None, float | None]:
