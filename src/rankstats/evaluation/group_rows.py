@@ -62,7 +62,7 @@ class Elementwise:
     def __init__(
         self,
         function: Callable[..., Any],
-        arrays: Sequence[FloatArray | Elementwise],
+        arrays: Sequence[npt.NDArray[Any] | Elementwise],
         *constants: float,
     ) -> None:
         self.function = function
@@ -87,7 +87,7 @@ class Elementwise:
         return self.function(*(_entries(array, index) for array in self.arrays), *self.constants)
 
 
-def _entries(array: FloatArray | Elementwise, index: Any) -> Any:
+def _entries(array: npt.NDArray[Any] | Elementwise, index: Any) -> Any:
     """``array[index]``, an element-wise array's without setting numpy's error state."""
     return array.entries(index) if isinstance(array, Elementwise) else array[index]
 

@@ -45,7 +45,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from rankstats.arrays import FloatArray, IntArray
+from rankstats.arrays import BoolArray, FloatArray, IntArray
 from rankstats.base import RankBasedMetric
 from rankstats.evaluation.cells import NO_CANDIDATES, NullModels, base_value, base_value_gap
 from rankstats.evaluation.group_rows import (
@@ -140,6 +140,8 @@ class _Builder:
         self._nulls: dict[RankBasedMetric, NullColumn] = {}
         self._derived_columns: dict[RankBasedMetric, DerivedColumn] = {}
         self._base_gaps: dict[RankBasedMetric, FloatArray] = {}
+        #: per derived metric: where M - E is taken directly, not from the gaps
+        self._direct: dict[RankBasedMetric, BoolArray] = {}
         self._values: dict[tuple[RankBasedMetric, str], FloatArray] = {}
         # 1 - M computed directly, or None where there is no such form (then 1 - M)
         self._value_gaps: dict[tuple[RankBasedMetric, str], FloatArray | None] = {}
@@ -809,11 +811,17 @@ class _Builder:
         # scale there)
         value: Elementwise
         if isinstance(metric, ReindexedMetric | ZMetric) and metric._uses_value_gap:
+            expected = self.null_column(metric.base)[0]
+            direct = self._direct.get(metric)
+            if direct is None:  # which form of M - E each group takes, for every rank type
+                with np.errstate(invalid="ignore"):  # False where undefined (NaN): NaN follows
+                    direct = self._direct[metric] = np.abs(expected) <= np.abs(derived.defined_gap)
             moments = (
                 self.value(metric.base, rank_type),
-                self.null_column(metric.base)[0],
+                expected,
                 self.value_gap(metric.base, rank_type),
                 derived.defined_gap,
+                direct,
             )
             if isinstance(metric, ReindexedMetric):
                 value = Elementwise(_reindexed_value, moments)
@@ -917,10 +925,14 @@ def _scaled_variance(scale: FloatArray, variance: FloatArray) -> FloatArray:
 
 
 def _reindexed_value(
-    value: FloatArray, expected: FloatArray, value_gap: FloatArray, gap: FloatArray
+    value: FloatArray,
+    expected: FloatArray,
+    value_gap: FloatArray,
+    gap: FloatArray,
+    direct: BoolArray,
 ) -> FloatArray:
     """An adjusted index ``(M - E) / (1 - E)``, ``M - E`` by :func:`chance_difference`."""
-    return chance_difference(value, expected, value_gap, gap) / gap + 0.0
+    return chance_difference(value, expected, value_gap, gap, direct) / gap + 0.0
 
 
 def _z_value(
@@ -928,11 +940,12 @@ def _z_value(
     expected: FloatArray,
     value_gap: FloatArray,
     gap: FloatArray,
+    direct: BoolArray,
     std: FloatArray,
     sign: float,
 ) -> FloatArray:
     """A z-score ``sign (M - E) / sqrt(V)``, ``M - E`` by :func:`chance_difference`."""
-    return sign * chance_difference(value, expected, value_gap, gap) / std + 0.0
+    return sign * chance_difference(value, expected, value_gap, gap, direct) / std + 0.0
 
 
 def _affine_value(value: FloatArray, scale: FloatArray, offset: FloatArray) -> FloatArray:

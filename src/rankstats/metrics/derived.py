@@ -84,23 +84,28 @@ def _real_number(value: Any, name: str) -> float:
 
 
 def chance_difference(
-    values: FloatArray, mean: Any, value_gaps: FloatArray | None, gap: Any
+    values: FloatArray,
+    mean: Any,
+    value_gaps: FloatArray | None,
+    gap: Any,
+    direct: Any = None,
 ) -> FloatArray:
     r""":math:`M - \mathbb{E}[M]`, from whichever pair carries the digits.
 
     Near the best value 1, :math:`M` and :math:`\mathbb{E}[M]` share leading digits with 1 and
     :math:`(1 - \mathbb{E}) - (1 - M)` keeps them; near 0 (an MRR of a few millionths, with
     millions of candidates) the gaps share the leading digits instead, and :math:`M - \mathbb{E}`
-    keeps them. Each entry takes the form whose terms are the smaller in magnitude: its error is
-    then a few units in the last place of the smaller terms. ``value_gaps`` (:math:`1 - M`,
-    computed directly) may be ``None``: then ``1 - values``. NaN in ``gap`` (an undefined
-    metric) gives NaN.
+    keeps them. The form is chosen by :math:`\mathbb{E}` alone (``direct``, the default
+    :math:`|\mathbb{E}| \le |1 - \mathbb{E}|`, may be given, computed once for many values):
+    digits cancel only where :math:`M` is close to :math:`\mathbb{E}`, and there the smaller
+    pair is the one :math:`\mathbb{E}` picks; elsewhere both forms are exact to a few units in
+    the last place. ``value_gaps`` (:math:`1 - M`, computed directly) may be ``None``: then
+    ``1 - values``. NaN in ``gap`` (an undefined metric) gives NaN.
     """
-    direct = values - mean
+    if direct is None:
+        direct = np.abs(mean) <= np.abs(gap)  # False where the gap is NaN: NaN follows
     gaps = 1.0 - values if value_gaps is None else value_gaps
-    from_gaps = gap - gaps
-    small = np.maximum(np.abs(values), np.abs(mean)) <= np.maximum(np.abs(gaps), np.abs(gap))
-    return np.asarray(np.where(small, direct, from_gaps), dtype=np.float64)
+    return np.asarray(np.where(direct, values - mean, gap - gaps), dtype=np.float64)
 
 
 def _base_null(mean: float, variance: float | None, gap: float | None) -> BaseNull:
