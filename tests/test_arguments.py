@@ -305,7 +305,7 @@ def test_ranks_beyond_two_to_the_53_give_an_error_or_the_right_number(
     if metric.needs_candidates:  # integer ranks are checked first, counts otherwise
         with pytest.raises(
             ValueError,
-            match="num_candidates must be integers between 1 and 2|ranks must be at most 2",
+            match=r"num_candidates must be integers between 1 and 2|ranks must be at most 2",
         ):
             metric(ranks, ranks)
         return
