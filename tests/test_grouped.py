@@ -303,7 +303,7 @@ def test_elementwise_entries_equal_the_whole_array() -> None:
     import pickle
 
     from rankstats.evaluation.group_rows import Elementwise
-    from rankstats.evaluation.grouped import _reindexed_value, _z_value
+    from rankstats.metrics.derived import adjusted_index, z_score
 
     rng = np.random.default_rng(5)
     gap = rng.random(50)
@@ -312,8 +312,8 @@ def test_elementwise_entries_equal_the_whole_array() -> None:
     value, expected = 1.0 - value_gap, 1.0 - gap  # M - E from either pair, entry by entry
     direct = np.abs(expected) <= np.abs(gap)
     for lazy in (
-        Elementwise(_reindexed_value, (value, expected, value_gap, gap, direct)),
-        Elementwise(_z_value, (value, expected, value_gap, gap, direct, std), -1.0),
+        Elementwise(adjusted_index, (value, expected, value_gap, gap, direct)),
+        Elementwise(z_score, (value, expected, value_gap, gap, direct, std), -1.0),
     ):
         with np.errstate(divide="ignore", invalid="ignore"):
             whole = lazy.function(*lazy.arrays, *lazy.constants)

@@ -82,7 +82,9 @@ from rankstats.metrics.derived import (
     ExpectationNormalizedMetric,
     ReindexedMetric,
     ZMetric,
-    chance_difference,
+    adjusted_index,
+    takes_difference,
+    z_score,
 )
 from rankstats.metrics.dispersion import Count, StandardDeviation, Variance
 from rankstats.null.grouping import distinct_inverse
@@ -814,8 +816,7 @@ class _Builder:
             expected = self.null_column(metric.base)[0]
             direct = self._direct.get(metric)
             if direct is None:  # which form of M - E each group takes, for every rank type
-                with np.errstate(invalid="ignore"):  # False where undefined (NaN): NaN follows
-                    direct = self._direct[metric] = np.abs(expected) <= np.abs(derived.defined_gap)
+                direct = self._direct[metric] = takes_difference(expected, derived.defined_gap)
             moments = (
                 self.value(metric.base, rank_type),
                 expected,
@@ -824,11 +825,11 @@ class _Builder:
                 direct,
             )
             if isinstance(metric, ReindexedMetric):
-                value = Elementwise(_reindexed_value, moments)
+                value = Elementwise(adjusted_index, moments)
             else:
                 assert derived.std is not None
                 sign = 1.0 if metric.base.increasing else -1.0
-                value = Elementwise(_z_value, (*moments, derived.std), sign)
+                value = Elementwise(z_score, (*moments, derived.std), sign)
         else:
             base = self.value(metric.base, rank_type)
             value = Elementwise(_affine_value, (base, derived.scale, derived.offset))
@@ -922,30 +923,6 @@ def _offset(scale: FloatArray, expected: FloatArray) -> FloatArray:
 def _scaled_variance(scale: FloatArray, variance: FloatArray) -> FloatArray:
     """The variance of ``scale M + offset``."""
     return scale * scale * variance
-
-
-def _reindexed_value(
-    value: FloatArray,
-    expected: FloatArray,
-    value_gap: FloatArray,
-    gap: FloatArray,
-    direct: BoolArray,
-) -> FloatArray:
-    """An adjusted index ``(M - E) / (1 - E)``, ``M - E`` by :func:`chance_difference`."""
-    return chance_difference(value, expected, value_gap, gap, direct) / gap + 0.0
-
-
-def _z_value(
-    value: FloatArray,
-    expected: FloatArray,
-    value_gap: FloatArray,
-    gap: FloatArray,
-    direct: BoolArray,
-    std: FloatArray,
-    sign: float,
-) -> FloatArray:
-    """A z-score ``sign (M - E) / sqrt(V)``, ``M - E`` by :func:`chance_difference`."""
-    return sign * chance_difference(value, expected, value_gap, gap, direct) / std + 0.0
 
 
 def _affine_value(value: FloatArray, scale: FloatArray, offset: FloatArray) -> FloatArray:

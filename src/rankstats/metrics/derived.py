@@ -57,7 +57,10 @@ __all__ = [
     "ZHitsAtK",
     "ZInverseHarmonicMeanRank",
     "ZMetric",
+    "adjusted_index",
     "chance_difference",
+    "takes_difference",
+    "z_score",
 ]
 
 
@@ -103,9 +106,46 @@ def chance_difference(
     ``1 - values``. NaN in ``gap`` (an undefined metric) gives NaN.
     """
     if direct is None:
-        direct = np.abs(mean) <= np.abs(gap)  # False where the gap is NaN: NaN follows
+        direct = takes_difference(mean, gap)
     gaps = 1.0 - values if value_gaps is None else value_gaps
     return np.asarray(np.where(direct, values - mean, gap - gaps), dtype=np.float64)
+
+
+def takes_difference(mean: Any, gap: Any) -> Any:
+    r"""Where :func:`chance_difference` takes :math:`M - E` itself: :math:`|E| \le |1 - E|`.
+
+    False where the gap is NaN (an undefined metric), so that NaN follows.
+    """
+    with np.errstate(invalid="ignore"):
+        return np.abs(mean) <= np.abs(gap)
+
+
+def adjusted_index(
+    values: FloatArray, mean: Any, value_gaps: FloatArray | None, gap: Any, direct: Any = None
+) -> FloatArray:
+    """An adjusted index :math:`(M - E) / (1 - E)`, :math:`M - E` by :func:`chance_difference`.
+
+    ``+ 0.0`` turns the -0.0 of a decreasing base at chance level (:math:`1 - E < 0`) into 0.0.
+    """
+    difference = chance_difference(values, mean, value_gaps, gap, direct)
+    return np.asarray(difference / gap + 0.0, dtype=np.float64)
+
+
+def z_score(
+    values: FloatArray,
+    mean: Any,
+    value_gaps: FloatArray | None,
+    gap: Any,
+    direct: Any,
+    std: Any,
+    sign: float,
+) -> FloatArray:
+    r"""A z-score :math:`s (M - E) / \sqrt{V}`, :math:`M - E` by :func:`chance_difference`.
+
+    ``+ 0.0`` turns the -0.0 of a decreasing base at chance level into 0.0.
+    """
+    difference = chance_difference(values, mean, value_gaps, gap, direct)
+    return np.asarray(sign * difference / std + 0.0, dtype=np.float64)
 
 
 def _base_null(mean: float, variance: float | None, gap: float | None) -> BaseNull:
@@ -356,11 +396,8 @@ class ReindexedMetric(DerivedRankBasedMetric):
         null: BaseNull,
     ) -> FloatArray:
         self._coefficients_of(null)  # raises where undefined
-        # (M - E) / (1 - E), M - E from the pair that carries the digits (chance_difference)
         gaps = None if value_gaps is None else value_gaps()
-        # + 0.0 turns the -0.0 of a decreasing base at chance level (1 - E < 0) into 0.0
-        difference = chance_difference(values, null.mean, gaps, null.gap)
-        return np.asarray(difference / null.gap + 0.0, dtype=np.float64)
+        return adjusted_index(values, null.mean, gaps, null.gap)
 
     @override
     def _exact_moments(self) -> tuple[float | None, float | None]:
@@ -416,12 +453,8 @@ class ZMetric(DerivedRankBasedMetric):
         null: BaseNull,
     ) -> FloatArray:
         std = self._std(null)
-        # M - E from the pair that carries the digits: the gaps near the best value, M and E
-        # themselves near 0 (chance_difference)
         gaps = None if value_gaps is None else value_gaps()
-        difference = chance_difference(values, null.mean, gaps, null.gap)
-        # + 0.0 turns the -0.0 of a decreasing base at chance level into 0.0
-        return np.asarray(self._sign() * difference / std + 0.0, dtype=np.float64)
+        return z_score(values, null.mean, gaps, null.gap, None, std, self._sign())
 
     @override
     def _exact_moments(self) -> tuple[float | None, float | None]:
