@@ -32,7 +32,7 @@ __all__ = [
     "check_positive_int",
     "check_rank_order",
     "check_ranks",
-    "check_same_layout",
+    "check_same_shape",
     "check_weights",
     "num_entries",
     "raise_non_finite",
@@ -289,7 +289,7 @@ def _check_same_length(reference: npt.NDArray[Any], reference_name: str, **other
             )
 
 
-def check_same_layout(ranks: Any, **others: Any) -> None:
+def check_same_shape(ranks: Any, **others: Any) -> None:
     """Multi-dimensional inputs must share the ranks' shape (length-1 axes aside).
 
     Each input is flattened in row-major order (:func:`as_array`), so ranks of shape (n, 2)
@@ -299,18 +299,22 @@ def check_same_layout(ranks: Any, **others: Any) -> None:
     shape = getattr(ranks, "shape", None)
     if shape is None:
         return
-    squeezed = tuple(int(axis) for axis in shape if axis != 1)
+    squeezed = _squeezed(shape)
     for name, other in others.items():
         other_shape = getattr(other, "shape", None)
         if other_shape is None or len(other_shape) == 0:
             continue
-        if tuple(int(axis) for axis in other_shape if axis != 1) != squeezed and (
-            len(squeezed) > 1 or sum(1 for axis in other_shape if axis != 1) > 1
-        ):
+        other_squeezed = _squeezed(other_shape)
+        if other_squeezed != squeezed and max(len(squeezed), len(other_squeezed)) > 1:
             raise ValueError(
                 f"{name} must have the shape of ranks {tuple(shape)} (both are flattened in "
                 f"row-major order, pairing their entries), got shape {tuple(other_shape)}"
             )
+
+
+def _squeezed(shape: Any) -> tuple[int, ...]:
+    """A shape without its axes of length 1."""
+    return tuple(int(axis) for axis in shape if axis != 1)
 
 
 def check_rank_order(ranks: Mapping[str, npt.NDArray[Any]]) -> None:
@@ -366,7 +370,7 @@ def validate_rank_input(
     RankInput
         The clean arrays.
     """
-    check_same_layout(ranks, num_candidates=num_candidates, weights=weights)
+    check_same_shape(ranks, num_candidates=num_candidates, weights=weights)
     # with candidate counts, each rank is compared with its count below; without, every rank
     # with 2**53 (a finite rank beyond it leaves the result finite: the result cannot tell)
     clean_ranks = check_ranks(ranks, check_upper=check_upper and num_candidates is None)

@@ -27,7 +27,7 @@ from rankstats.evaluation.weight_sums import exactly_weighted
 from rankstats.validation import (
     check_rank_order,
     check_ranks,
-    check_same_layout,
+    check_same_shape,
     check_weights,
     validate_rank_input,
 )
@@ -175,7 +175,7 @@ def _side_tables(
     check_rank_order(direct)
     extra: dict[str, AnyArray] = {}
     if weights is not None:
-        check_same_layout(shaped, weights=weights)  # the ranks as given (a Ranks' are flat)
+        check_same_shape(shaped, weights=weights)  # the ranks as given (a Ranks' are flat)
         clean_weights = check_weights(weights)
         if clean_weights.size != size:
             raise ValueError(

@@ -534,7 +534,6 @@ class RankAccumulator:
             rank_types=None if rank_types is None else list(rank_types),
             average=state["average"],
         )
-
         grouped = state["grouped"]
         if grouped is not None and not isinstance(grouped, bool):
             raise TypeError(f"state['grouped'] must be None or a bool, got {grouped!r}")

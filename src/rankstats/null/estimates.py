@@ -117,8 +117,7 @@ def null_moment(
     if which == "variance":
         num_samples = check_variance_samples(num_samples)
     rng = np.random.default_rng(generator)
-    # streamed in blocks: memory does not grow with num_samples
-    (estimate,) = sampling.monte_carlo_moments([metric], *tasks.expanded(), num_samples, rng)
+    estimate = monte_carlo_moments(metric, *tasks.expanded(), num_samples, rng)
     return estimate.expected_value if which == "expected value" else estimate.variance
 
 
