@@ -233,3 +233,124 @@ def test_near_zero_values_keep_their_digits(ranks: list[int], counts: list[int])
         results = evaluate(ranks, counts, metrics=["zmrr", "amrr"], groups=groups)
         assert results["zmrr"] == pytest.approx(z, rel=1e-12, abs=0)
         assert results["amrr"] == pytest.approx(adjusted, rel=1e-12, abs=0)
+
+
+def _cancelling_cases() -> list[tuple[str, list[int], list[float], list[float] | None, int]]:
+    """Tasks whose terms are certain (one candidate; Hits@k with at most k) beside huge counts.
+
+    ``M`` and ``E`` then share every leading digit the certain tasks give them, and their
+    rounded difference keeps none of the few huge-count tasks' contribution.
+    """
+    big = 10**12
+    return [
+        ("hits-one-candidate", [1, 1, big], [1, 1, 50], None, 10),
+        ("hits-under-k", [3, 7, 10, big, big], [2, 5, 9, 11, 10**9], None, 10),
+        ("hits-k2-2**53", [1, 1, 2**53 - 1], [1, 1, 3], None, 2),
+        ("hits-weighted", [1, 4, big], [1, 4, 10**6], [1e6, 3.0, 0.5], 10),
+        # 1/2 - 3/4 and 1/4 - H(C)/C cancel to -H(C)/C: across tasks, not within one (where
+        # no sum of double terms could help: 1/r and H(C)/C are each rounded)
+        ("mrr-across-tasks", [2, big], [2, 4], None, 10),
+        ("mrr-weighted", [1, 2, big], [1, 2, 4], [1e3, 1.0, 1.0], 10),
+        ("mr-halves", [1, 1, 2 * 10**9 + 1], [1, 1, 10**9 + 2], None, 10),
+    ]
+
+
+def _exact_moments(
+    name: str, ranks: list[float], counts: list[int], weights: list[float] | None, k: int
+) -> tuple[mp.mpf, mp.mpf, mp.mpf]:
+    """M, E and V of a mean-type base metric in 50 digits, for counts of any size."""
+    with mp.workdps(50):
+        w = [mp.mpf(1)] * len(ranks) if weights is None else [mp.mpf(x) for x in weights]
+        total = mp.fsum(w)
+        a = [x / total for x in w]
+        r = [mp.mpf(x) for x in ranks]
+        c = [mp.mpf(x) for x in counts]
+        if name == "hits":
+            terms = [mp.mpf(1) if x <= k else mp.mpf(0) for x in r]
+            means = [min(mp.mpf(k) / x, mp.mpf(1)) for x in c]
+            variances = [p * (1 - p) for p in means]
+        elif name == "mrr":
+            terms = [1 / x for x in r]
+            means = [mp.harmonic(x) / x for x in c]
+            seconds = [(mp.zeta(2) - mp.zeta(2, x + 1)) / x for x in c]
+            variances = [s - m * m for s, m in zip(seconds, means, strict=True)]
+        else:
+            terms = r
+            means = [(x + 1) / 2 for x in c]
+            variances = [(x * x - 1) / 12 for x in c]
+        value = mp.fsum(x * t for x, t in zip(a, terms, strict=True))
+        mean = mp.fsum(x * m for x, m in zip(a, means, strict=True))
+        variance = mp.fsum(x * x * v for x, v in zip(a, variances, strict=True))
+        return value, mean, variance
+
+
+_FAMILY_KEYS = {
+    "hits": ("adjusted_hits_at_{k}", "z_hits_at_{k}"),
+    "mrr": ("amrr", "zmrr"),
+    "mr": ("amri", "zmr"),
+}
+
+
+@pytest.mark.parametrize(
+    ("label", "counts", "ranks", "weights", "k"),
+    _cancelling_cases(),
+    ids=[case[0] for case in _cancelling_cases()],
+)
+@pytest.mark.parametrize("name", ["hits", "mrr", "mr"])
+def test_cancelling_means_keep_their_digits_everywhere(
+    label: str,
+    counts: list[int],
+    ranks: list[float],
+    weights: list[float] | None,
+    k: int,
+    name: str,
+) -> None:
+    """M - E as one exact sum where the rounded means cancel: the metric's call, evaluate with
+    and without groups (micro, macro, each group) and the accumulator all within 1e-12.
+
+    Before, the rounded sums of the certain tasks took the digits: the adjusted Hits@10 of ranks
+    (1, 1, 50) against (1, 1, 10**12) candidates was 8e-8 off.
+    """
+    from rankstats import RankAccumulator, Ranks, evaluate
+    from rankstats.registry import metric_resolver
+
+    value, mean, variance = _exact_moments(name, ranks, counts, weights, k)
+    with mp.workdps(50):
+        increasing = name != "mr"
+        adjusted = float((value - mean) / (1 - mean))
+        z = float((1 if increasing else -1) * (value - mean) / mp.sqrt(variance))
+    keys = [key.format(k=k) for key in _FAMILY_KEYS[name]]
+    expected = dict(zip(keys, (adjusted, z), strict=True))
+    for key in keys:
+        metric = metric_resolver.make(key)
+        assert metric(ranks, counts, weights) == pytest.approx(expected[key], rel=1e-12, abs=0)
+    # two groups holding the same tasks: every group, and each average, is the one-group value
+    twice = {
+        "ranks": np.tile(ranks, 2),
+        "num_candidates": np.tile(counts, 2),
+        "weights": None if weights is None else np.tile(weights, 2),
+    }
+    labels = np.repeat([0, 1], len(ranks))
+    for average in ("micro", "macro"):
+        for groups in (None, labels):
+            results = evaluate(**twice, metrics=keys, groups=groups, average=average)  # type: ignore[arg-type]
+            for key in keys:
+                # z scales with the square root of the number of tasks: not for two copies
+                if key == keys[1] and (groups is None or average == "micro"):
+                    continue
+                assert results[key] == pytest.approx(expected[key], rel=1e-12, abs=0), average
+                for group in results.by_group.values():
+                    assert group[key] == pytest.approx(expected[key], rel=1e-12, abs=0)
+        # optimistic and pessimistic ranks (the pairs' tables), equal: every rank type alike
+        pairs = Ranks(twice["ranks"], twice["ranks"], twice["num_candidates"])
+        results = evaluate(
+            pairs, weights=twice["weights"], metrics=keys, groups=labels, average=average
+        )
+        for group in results.by_group.values():
+            for key in keys:
+                assert group[key] == pytest.approx(expected[key], rel=1e-12, abs=0)
+        accumulator = RankAccumulator(keys, average=average)
+        accumulator.update(ranks, counts, weights=weights, groups=[7] * len(ranks))
+        results = accumulator.compute()
+        for key in keys:
+            assert results[key] == pytest.approx(expected[key], rel=1e-12, abs=0)

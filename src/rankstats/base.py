@@ -22,6 +22,7 @@ import numpy.typing as npt
 from docdata import get_docdata
 
 from rankstats.arrays import FloatArray, IntArray
+from rankstats.chance import ChanceTerms
 from rankstats.null.estimates import (
     ConfidenceInterval,
     NullMoments,
@@ -564,6 +565,14 @@ class RankBasedMetric(ABC):
         self, ranks: FloatArray, num_candidates: IntArray | None, weights: FloatArray | None
     ) -> FloatArray | None:
         """:math:`1 - M` over the last axis without forming :math:`M`, or ``None``."""
+        return None
+
+    def _chance_terms(self) -> ChanceTerms | None:
+        r"""A mean-type metric's per-task terms and their null expectations, or ``None``.
+
+        Where given, :math:`M - \mathbb{E}[M]` of the metrics derived from this one is taken as
+        one exact sum where the rounded means cancel (:mod:`rankstats.chance`).
+        """
         return None
 
     # --- delegation -----------------------------------------------------------------------------

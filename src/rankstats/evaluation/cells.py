@@ -17,6 +17,7 @@ import numpy as np
 
 from rankstats.base import RankBasedMetric
 from rankstats.errors import NoClosedFormError
+from rankstats.evaluation.chance_rows import exact_cell_difference
 from rankstats.evaluation.results import METHOD_EXACT, METHOD_MONTE_CARLO, ResultRow
 from rankstats.evaluation.scores import RANK_EXPECTED
 from rankstats.evaluation.tables import WEIGHT, CellStatistics
@@ -255,17 +256,30 @@ def _metric_plan(metric: RankBasedMetric, cell: CellStatistics, null: NullModels
     return _MetricPlan(metric, id(null.canonical(metric)), moments)
 
 
-def _derived_value(plan: _MetricPlan, base_value: float, value_gap: float | None) -> float:
+def _derived_value(
+    plan: _MetricPlan,
+    base_value: float,
+    value_gap: float | None,
+    cell: CellStatistics,
+    rank_type: str,
+) -> float:
     """A derived metric's value from its base's value (and gap ``1 - M``); NaN if undefined.
 
-    It is the metric's own transformation, from the gaps where they carry the digits.
+    It is the metric's own transformation, from the gaps where they carry the digits, with
+    :math:`M - E` taken as one exact sum over the cell's rows where those lose digits
+    (:func:`exact_cell_difference`).
     """
     metric, base = plan.derived, plan.base_null
     if metric is None or base is None or not plan.null.defined:
         return math.nan
     assert base.expected_value is not None  # defined
     return metric._value_from(
-        base_value, base.expected_value, base.variance, base.gap, value_gap=value_gap
+        base_value,
+        base.expected_value,
+        base.variance,
+        base.gap,
+        value_gap=value_gap,
+        exact=exact_cell_difference(plan.base, cell, rank_type),
     )
 
 
@@ -296,7 +310,7 @@ def cell_rows(
             if derived is not None:
                 if derived._uses_value_gap and key not in value_gaps:
                     value_gaps[key] = base_value_gap(found.base, cell, rank_type)
-                value = _derived_value(found, value, value_gaps.get(key))
+                value = _derived_value(found, value, value_gaps.get(key), cell, rank_type)
             rows.append(
                 ResultRow(
                     side,

@@ -47,7 +47,9 @@ import numpy as np
 
 from rankstats.arrays import BoolArray, FloatArray, IntArray
 from rankstats.base import RankBasedMetric
+from rankstats.chance import CONDITION_LIMIT, ill_conditioned
 from rankstats.evaluation.cells import NO_CANDIDATES, NullModels, base_value, base_value_gap
+from rankstats.evaluation.chance_rows import exact_group_differences, has_exact_difference
 from rankstats.evaluation.group_rows import (
     CODE_EXACT,
     CODE_MONTE_CARLO,
@@ -83,7 +85,10 @@ from rankstats.metrics.derived import (
     ReindexedMetric,
     ZMetric,
     adjusted_index,
+    chance_difference,
+    index_of_difference,
     takes_difference,
+    z_of_difference,
     z_score,
 )
 from rankstats.metrics.dispersion import Count, StandardDeviation, Variance
@@ -144,6 +149,10 @@ class _Builder:
         self._base_gaps: dict[RankBasedMetric, FloatArray] = {}
         #: per derived metric: where M - E is taken directly, not from the gaps
         self._direct: dict[RankBasedMetric, BoolArray] = {}
+        #: M - E of a base and rank type where exact sums were needed (None: none was)
+        self._differences: dict[tuple[RankBasedMetric, str], FloatArray | None] = {}
+        #: min(|E|, |1 - E|) / CONDITION_LIMIT of a base, below which |M - E| is suspect
+        self._thresholds: dict[RankBasedMetric, FloatArray] = {}
         self._values: dict[tuple[RankBasedMetric, str], FloatArray] = {}
         # 1 - M computed directly, or None where there is no such form (then 1 - M)
         self._value_gaps: dict[tuple[RankBasedMetric, str], FloatArray | None] = {}
@@ -813,23 +822,31 @@ class _Builder:
         # scale there)
         value: Elementwise
         if isinstance(metric, ReindexedMetric | ZMetric) and metric._uses_value_gap:
-            expected = self.null_column(metric.base)[0]
-            direct = self._direct.get(metric)
-            if direct is None:  # which form of M - E each group takes, for every rank type
-                direct = self._direct[metric] = takes_difference(expected, derived.defined_gap)
-            moments = (
-                self.value(metric.base, rank_type),
-                expected,
-                self.value_gap(metric.base, rank_type),
-                derived.defined_gap,
-                direct,
-            )
-            if isinstance(metric, ReindexedMetric):
-                value = Elementwise(adjusted_index, moments)
+            difference = self._exact_differences(metric.base, rank_type)
+            sign = 1.0 if metric.base.increasing else -1.0
+            if difference is not None:  # M - E, exact where the rounded one lost digits
+                if isinstance(metric, ReindexedMetric):
+                    value = Elementwise(index_of_difference, (difference, derived.defined_gap))
+                else:
+                    assert derived.std is not None
+                    value = Elementwise(_defined_z, (difference, derived.std, derived.scale), sign)
             else:
-                assert derived.std is not None
-                sign = 1.0 if metric.base.increasing else -1.0
-                value = Elementwise(z_score, (*moments, derived.std), sign)
+                expected = self.null_column(metric.base)[0]
+                direct = self._direct.get(metric)
+                if direct is None:  # which form of M - E each group takes, for every rank type
+                    direct = self._direct[metric] = takes_difference(expected, derived.defined_gap)
+                moments = (
+                    self.value(metric.base, rank_type),
+                    expected,
+                    self.value_gap(metric.base, rank_type),
+                    derived.defined_gap,
+                    direct,
+                )
+                if isinstance(metric, ReindexedMetric):
+                    value = Elementwise(adjusted_index, moments)
+                else:
+                    assert derived.std is not None
+                    value = Elementwise(z_score, (*moments, derived.std), sign)
         else:
             base = self.value(metric.base, rank_type)
             value = Elementwise(_affine_value, (base, derived.scale, derived.offset))
@@ -845,6 +862,48 @@ class _Builder:
             self._nan,
             derived.notes,
         )
+
+    def _exact_differences(self, base: RankBasedMetric, rank_type: str) -> FloatArray | None:
+        r""":math:`M - E` of a base in every group where some group's rounded one lost digits.
+
+        ``None`` where no group's did (the derived columns then take :math:`M - E` from the
+        base's arrays when read), or where the base has no exact form
+        (:func:`~rankstats.evaluation.chance_rows.exact_group_differences`). Which groups may
+        have lost digits is screened by :math:`|M - E|` against
+        :func:`~rankstats.chance.ill_conditioned`'s threshold, once per base and rank type.
+        """
+        key = (base, rank_type)
+        if key in self._differences:
+            return self._differences[key]
+        found = None
+        terms = base._chance_terms()
+        if terms is not None and rank_type != RANK_EXPECTED and self.data.has_candidates:
+            expected = self.null_column(base)[0]
+            gap = self._base_gap(base)
+            threshold = self._thresholds.get(base)
+            if threshold is None:
+                with np.errstate(invalid="ignore"):
+                    threshold = np.minimum(np.abs(expected), np.abs(gap))
+                threshold /= CONDITION_LIMIT
+                self._thresholds[base] = threshold
+            values = self.value(base, rank_type)
+            with np.errstate(invalid="ignore"):
+                # a screen: |M - E| is within a few units of rounding of the pair's magnitude
+                suspect = np.abs(values - expected) <= threshold
+            if suspect.any():
+                direct = takes_difference(expected, gap)
+                found = chance_difference(
+                    values, expected, self.value_gap(base, rank_type), gap, direct
+                )
+                groups = np.flatnonzero(suspect & ill_conditioned(found, expected, gap))
+                if groups.size:
+                    found[groups] = exact_group_differences(
+                        terms, self.data.stats, rank_type, groups, self.data.total
+                    )
+                else:
+                    found = None
+        self._differences[key] = found
+        return found
 
     def _derived(self, metric: DerivedRankBasedMetric) -> DerivedColumn:
         """What a derived metric's columns of every rank type share (the same null moments)."""
@@ -903,6 +962,13 @@ class _Builder:
             notes,
             std,
         )
+
+
+def _defined_z(
+    difference: FloatArray, std: FloatArray, scale: FloatArray, sign: float
+) -> FloatArray:
+    """A z-score from ``M - E``, NaN where the scale (the metric) is undefined."""
+    return z_of_difference(difference, std, sign) + scale * 0.0
 
 
 def _zero_where_defined(scale: FloatArray) -> FloatArray:
@@ -1066,10 +1132,20 @@ def group_columns(
     otherwise no rows. With ``own_tables`` (tables built for this call only), the key columns
     of the pairs and the candidate counts are dropped from the tables once every column's sums
     are in, where no metric reads them again (:func:`~rankstats.evaluation.terms.sums_only`):
-    the call's peak memory is lower.
+    the call's peak memory is lower; not where an adjusted or z-scored metric's :math:`M - E`
+    may have to be summed again, exactly, from the rows of a few groups.
     """
     metrics = list(dict.fromkeys(m for _, ms in plan for m in ms))
-    release = own_tables and sums_only(metrics)
+    # M - E may be summed again from the rows where the rounded one lost digits: the tables
+    # are then kept whole
+    release = (
+        own_tables
+        and sums_only(metrics)
+        and not any(
+            isinstance(m, ReindexedMetric | ZMetric) and has_exact_difference(m.base)
+            for m in metrics
+        )
+    )
     columns: list[Column] = []
     builders = []
     for side, side_stats in stats.items():

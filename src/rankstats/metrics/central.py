@@ -16,6 +16,7 @@ from docdata import parse_docdata
 
 from rankstats.arrays import FloatArray, IntArray
 from rankstats.base import JointMoments, RankBasedMetric, override
+from rankstats.chance import ChanceTerms
 from rankstats.null.harmonic import (
     harmonic_number,
     rank_mean,
@@ -121,6 +122,15 @@ class ArithmeticMeanRank(RankBasedMetric):
         self, ranks: FloatArray, num_candidates: IntArray | None, weights: FloatArray | None
     ) -> FloatArray:
         return weighted_mean(1.0 - ranks, weights)
+
+    @override
+    def _chance_terms(self) -> ChanceTerms:
+        return ChanceTerms(
+            lambda ranks: ranks,
+            lambda ranks: 1.0 - ranks,
+            rank_mean,
+            lambda candidates: 0.5 * (1.0 - candidates.astype(np.float64)),
+        )
 
     @override
     def _expected_value(self, tasks: Tasks) -> float:
@@ -275,6 +285,16 @@ class InverseGeometricMeanRank(GeometricMeanRank):
     _sign = -1
 
 
+def _reciprocal_mean_gap(candidates: IntArray) -> FloatArray:
+    r""":math:`1 - H(C) / C`, computed as :math:`(C - H(C)) / C`, which does not cancel.
+
+    (:math:`C - H(C) \ge (C - 1) / 2`.)
+    """
+    c = candidates.astype(np.float64)
+    gap: FloatArray = (c - harmonic_number(c)) / c
+    return gap
+
+
 @parse_docdata
 class InverseHarmonicMeanRank(RankBasedMetric):
     r"""The mean reciprocal rank (MRR), the inverse of the harmonic mean rank.
@@ -326,14 +346,21 @@ class InverseHarmonicMeanRank(RankBasedMetric):
         return weighted_mean((ranks - 1.0) / ranks, weights)
 
     @override
+    def _chance_terms(self) -> ChanceTerms:
+        return ChanceTerms(
+            lambda ranks: 1.0 / ranks,
+            lambda ranks: (ranks - 1.0) / ranks,
+            reciprocal_rank_mean,
+            _reciprocal_mean_gap,
+        )
+
+    @override
     def _expected_value(self, tasks: Tasks) -> float:
         return tasks.mean(reciprocal_rank_mean(tasks.candidates))
 
     @override
     def _expected_gap(self, tasks: Tasks) -> float:
-        # 1 - H(C) / C = (C - H(C)) / C, where C - H(C) >= (C - 1) / 2 does not cancel
-        c = tasks.candidates.astype(np.float64)
-        return tasks.mean((c - harmonic_number(c)) / c)
+        return tasks.mean(_reciprocal_mean_gap(tasks.candidates))
 
     @override
     def _variance(self, tasks: Tasks) -> float:

@@ -32,6 +32,7 @@ from docdata import parse_docdata
 
 from rankstats.arrays import FloatArray, IntArray
 from rankstats.base import RANK_TYPES, RankBasedMetric, RankType, override
+from rankstats.chance import exact_difference, ill_conditioned
 from rankstats.errors import NoClosedFormError
 from rankstats.metrics.central import (
     ArithmeticMeanRank,
@@ -59,7 +60,9 @@ __all__ = [
     "ZMetric",
     "adjusted_index",
     "chance_difference",
+    "index_of_difference",
     "takes_difference",
+    "z_of_difference",
     "z_score",
 ]
 
@@ -127,7 +130,11 @@ def adjusted_index(
 
     ``+ 0.0`` turns the -0.0 of a decreasing base at chance level (:math:`1 - E < 0`) into 0.0.
     """
-    difference = chance_difference(values, mean, value_gaps, gap, direct)
+    return index_of_difference(chance_difference(values, mean, value_gaps, gap, direct), gap)
+
+
+def index_of_difference(difference: Any, gap: Any) -> FloatArray:
+    """An adjusted index :math:`(M - E) / (1 - E)` from :math:`M - E`."""
     return np.asarray(difference / gap + 0.0, dtype=np.float64)
 
 
@@ -144,7 +151,11 @@ def z_score(
 
     ``+ 0.0`` turns the -0.0 of a decreasing base at chance level into 0.0.
     """
-    difference = chance_difference(values, mean, value_gaps, gap, direct)
+    return z_of_difference(chance_difference(values, mean, value_gaps, gap, direct), std, sign)
+
+
+def z_of_difference(difference: Any, std: Any, sign: float) -> FloatArray:
+    r"""A z-score :math:`s (M - E) / \sqrt{V}` from :math:`M - E`."""
     return np.asarray(sign * difference / std + 0.0, dtype=np.float64)
 
 
@@ -283,16 +294,43 @@ class DerivedRankBasedMetric(RankBasedMetric):
         base_gap: float | None = None,
         *,
         value_gap: float | None = None,
+        exact: Callable[[], Any] | None = None,
     ) -> float:
-        """The derived value of one base value, given the base's moments (for cached moments).
+        r"""The derived value of one base value, given the base's moments (for cached moments).
 
         Prefer it to ``scale * value + offset`` with :meth:`_coefficients_from`: it works from
         the gaps :math:`1 - M` and :math:`1 - E` where those carry the digits. ``value_gap`` is
-        :math:`1 - M` computed directly (the base's ``_value_gap``), where known.
+        :math:`1 - M` computed directly (the base's ``_value_gap``), where known; ``exact``
+        gives :math:`M - \mathbb{E}` as one exact sum, taken where the rounded one may have
+        lost digits (:mod:`rankstats.chance`).
         """
         null = _base_null(base_mean, base_variance, base_gap)
-        gaps = None if value_gap is None else (lambda: np.asarray(value_gap, dtype=np.float64))
-        return float(self._transform(np.asarray(base_value, dtype=np.float64), gaps, null))
+        values = np.asarray(base_value, dtype=np.float64)
+        if self._uses_value_gap:
+            gaps = None if value_gap is None else np.asarray(value_gap, dtype=np.float64)
+            return float(self._of_difference(self._difference(values, gaps, null, exact), null))
+        return float(self._transform(values, None, null))
+
+    def _difference(
+        self,
+        values: FloatArray,
+        value_gaps: FloatArray | None,
+        null: BaseNull,
+        exact: Callable[[], Any] | None = None,
+    ) -> FloatArray:
+        r""":math:`M - \mathbb{E}`, rounded, or exact where the rounded one lost digits.
+
+        Rounded by :func:`chance_difference`; ``exact()`` where that may have lost digits
+        (:func:`~rankstats.chance.ill_conditioned`) and ``exact`` is given.
+        """
+        difference = chance_difference(values, null.mean, value_gaps, null.gap)
+        if exact is not None and ill_conditioned(difference, null.mean, null.gap):
+            difference = np.asarray(exact(), dtype=np.float64)
+        return difference
+
+    def _of_difference(self, difference: FloatArray, null: BaseNull) -> FloatArray:
+        r"""The value from :math:`M - \mathbb{E}` (metrics with :attr:`_uses_value_gap`)."""
+        raise NotImplementedError
 
     def _moments_of(self, null: BaseNull) -> tuple[float, float | None]:
         scale, offset = self._coefficients_of(null)
@@ -334,7 +372,20 @@ class DerivedRankBasedMetric(RankBasedMetric):
             return gap
 
         values = np.asarray(base._evaluate(ranks, num_candidates, weights))
-        return self._transform(values, gaps if self._uses_value_gap else None, null)
+        if not self._uses_value_gap:
+            return self._transform(values, None, null)
+        terms = base._chance_terms()
+        exact = None
+        if terms is not None and ranks.ndim == 1:
+
+            def exact() -> Any:
+                tasks = Tasks(num_candidates, weights)
+                rank_weights = tasks.row_weights
+                return exact_difference(
+                    terms, ranks, rank_weights, num_candidates, rank_weights, tasks.total_weight
+                )
+
+        return self._of_difference(self._difference(values, gaps(), null, exact), null)
 
     @override
     def _expected_value(self, tasks: Tasks) -> float:
@@ -395,9 +446,13 @@ class ReindexedMetric(DerivedRankBasedMetric):
         value_gaps: Callable[[], FloatArray] | None,
         null: BaseNull,
     ) -> FloatArray:
-        self._coefficients_of(null)  # raises where undefined
         gaps = None if value_gaps is None else value_gaps()
-        return adjusted_index(values, null.mean, gaps, null.gap)
+        return self._of_difference(chance_difference(values, null.mean, gaps, null.gap), null)
+
+    @override
+    def _of_difference(self, difference: FloatArray, null: BaseNull) -> FloatArray:
+        self._coefficients_of(null)  # raises where undefined
+        return index_of_difference(difference, null.gap)
 
     @override
     def _exact_moments(self) -> tuple[float | None, float | None]:
@@ -452,9 +507,12 @@ class ZMetric(DerivedRankBasedMetric):
         value_gaps: Callable[[], FloatArray] | None,
         null: BaseNull,
     ) -> FloatArray:
-        std = self._std(null)
         gaps = None if value_gaps is None else value_gaps()
-        return z_score(values, null.mean, gaps, null.gap, None, std, self._sign())
+        return self._of_difference(chance_difference(values, null.mean, gaps, null.gap), null)
+
+    @override
+    def _of_difference(self, difference: FloatArray, null: BaseNull) -> FloatArray:
+        return z_of_difference(difference, self._std(null), self._sign())
 
     @override
     def _exact_moments(self) -> tuple[float | None, float | None]:

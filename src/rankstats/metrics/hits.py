@@ -9,6 +9,7 @@ from docdata import parse_docdata
 
 from rankstats.arrays import FloatArray, IntArray
 from rankstats.base import RankBasedMetric, override
+from rankstats.chance import ChanceTerms
 from rankstats.null.tasks import Tasks
 from rankstats.ranges import ValueRange
 from rankstats.validation import MAX_NUM_CANDIDATES, check_positive_int
@@ -112,6 +113,16 @@ class HitsAtK(RankBasedMetric):
         if weights is None:
             return np.asarray(np.count_nonzero(misses, axis=-1) / ranks.shape[-1], dtype=np.float64)
         return weighted_mean(misses, weights)
+
+    @override
+    def _chance_terms(self) -> ChanceTerms:
+        cutoff = self.cutoff
+        return ChanceTerms(
+            lambda ranks: (ranks <= cutoff).astype(np.float64),
+            lambda ranks: (ranks > cutoff).astype(np.float64),
+            lambda candidates: hit_probability(candidates, cutoff),
+            lambda candidates: miss_probability(candidates, cutoff),
+        )
 
     @override
     def _expected_value(self, tasks: Tasks) -> float:

@@ -1,0 +1,138 @@
+r""":math:`M - \mathbb{E}[M]` of a mean-type metric, exact where the rounded means cancel.
+
+The adjusted and z-scored metrics divide :math:`M - \mathbb{E}[M]` by a scale. For a metric
+that is a weighted mean of per-task terms, :math:`M = \sum_i a_i t(r_i)` and
+:math:`\mathbb{E}[M] = \sum_i a_i \bar t(C_i)` (:math:`a_i = w_i / W`), each rounded to a double
+before the difference is taken. Where :math:`M` and :math:`\mathbb{E}[M]` (or their gaps
+:math:`1 - M` and :math:`1 - \mathbb{E}[M]`) share leading digits, those roundings take the
+digits of the difference: tasks with one candidate next to a task with :math:`10^{12}`, say,
+give ``Hits@10`` of :math:`2/3` against an expectation of :math:`2/3 + 3.3 \cdot 10^{-12}`, and
+the adjusted ``Hits@10`` came out :math:`8 \cdot 10^{-8}` off.
+
+:func:`ill_conditioned` says where the rounded difference may have lost digits: where it is
+below :math:`1 / L` (:data:`CONDITION_LIMIT`, :math:`L = 16`) of the smaller of
+:math:`|\mathbb{E}|` and :math:`|1 - \mathbb{E}|`. Elsewhere the pair it is taken from is at
+most :math:`2 L + 1 = 33` times the difference in magnitude, and each of the pair (a sum of
+:math:`n` terms) is within :math:`c` units of :math:`2^{-53}` of its own magnitude, :math:`c`
+of the order of :math:`\log_2 n` for pairwise sums: the difference is within
+:math:`33\, c \cdot 2^{-53}` of itself, below :math:`10^{-12}` for any :math:`c` up to 270.
+There :func:`exact_difference` takes the sum
+
+.. math:: W \, (M - \mathbb{E}[M]) = \sum_i w_i\, t(r_i) - \sum_j w_j\, \bar t(C_j)
+
+over both lists at once, exactly (:func:`~rankstats.exact_sums.exact_sum`), each product in the
+form that carries its digits: :math:`w\, t` or :math:`w - w\, (1 - t)`, whichever of
+:math:`t` and :math:`1 - t` is smaller, with the gap computed directly
+(:class:`ChanceTerms`). What is left is the rounding of each product, a few units of
+:math:`2^{-53}` of that product, and none at all for the tasks whose terms are exact (a task
+with one candidate, a hit or a miss, an integer rank): the cancellation between tasks of the
+sums is gone.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, NamedTuple
+
+import numpy as np
+import numpy.typing as npt
+
+from rankstats.arrays import FloatArray, IntArray
+from rankstats.exact_sums import exact_sum
+
+__all__ = ["CONDITION_LIMIT", "ChanceTerms", "exact_difference", "ill_conditioned"]
+
+#: the rounded difference is recomputed where the magnitudes it is taken from exceed this many
+#: times its own (module doc)
+CONDITION_LIMIT = 16.0
+
+
+class ChanceTerms(NamedTuple):
+    r"""A mean-type metric's per-task terms and their null expectations, each with its gap.
+
+    ``value(r)`` is the term :math:`t(r)` of a rank, ``value_gap(r)`` is :math:`1 - t(r)`,
+    ``expected(C)`` is :math:`\bar t(C) = \mathbb{E}[t(U\{1..C\})]` and ``expected_gap(C)`` is
+    :math:`1 - \bar t(C)`, the gaps computed directly (without cancellation).
+    """
+
+    value: Callable[[FloatArray], FloatArray]
+    value_gap: Callable[[FloatArray], FloatArray]
+    expected: Callable[[IntArray], FloatArray]
+    expected_gap: Callable[[IntArray], FloatArray]
+
+
+def ill_conditioned(difference: Any, mean: Any, gap: Any) -> npt.NDArray[np.bool_]:
+    r"""Where the rounded :math:`D = M - \mathbb{E}` may have lost digits.
+
+    That is where :data:`CONDITION_LIMIT` :math:`|D| < \min(|\mathbb{E}|, |1 - \mathbb{E}|)`.
+    Elsewhere the pair :math:`D` is taken from (by
+    :func:`~rankstats.metrics.derived.chance_difference`: :math:`M` and :math:`\mathbb{E}`, or
+    their gaps, whichever :math:`\mathbb{E}` picks) is at most :math:`2 L + 1` times :math:`|D|`
+    in magnitude, :math:`L` the limit, so :math:`D` keeps its digits but for the rounding of the
+    pair. NaN anywhere gives ``False``.
+    """
+    with np.errstate(invalid="ignore"):
+        return np.asarray(
+            CONDITION_LIMIT * np.abs(difference) < np.minimum(np.abs(mean), np.abs(gap))
+        )
+
+
+def _parts(
+    terms: FloatArray, gaps: FloatArray, weights: FloatArray
+) -> tuple[FloatArray, npt.NDArray[np.bool_]]:
+    """``w t`` as ``w (t)`` or ``w - w (1 - t)``, whichever of the term and its gap is smaller.
+
+    Returns the products (``w t`` or ``-w (1 - t)``) and, for the rows in the gap form, whether
+    each row is in it (their ``+w`` parts).
+    """
+    in_gap = np.abs(gaps) < np.abs(terms)
+    products = np.where(in_gap, -gaps, terms) * weights
+    return products, in_gap
+
+
+def exact_difference(
+    terms: ChanceTerms,
+    ranks: FloatArray,
+    rank_weights: FloatArray,
+    candidates: IntArray,
+    candidate_weights: FloatArray,
+    total: Any,
+    rank_groups: IntArray | None = None,
+    candidate_groups: IntArray | None = None,
+    size: int = 1,
+) -> Any:
+    r""":math:`M - \mathbb{E}[M]` from the ranks and the candidate counts, as one exact sum.
+
+    Parameters
+    ----------
+    terms
+        The metric's per-task terms.
+    ranks, rank_weights
+        The ranks (or distinct ranks) and the total weight of the tasks of each.
+    candidates, candidate_weights
+        The candidate counts (or distinct counts) and the total weight of the tasks of each.
+    total
+        The total weight :math:`W` (per group with groups), the same for both lists.
+    rank_groups, candidate_groups, size
+        Each row's group, and the number of groups; ``None`` for one sum.
+
+    Returns
+    -------
+    float or numpy.ndarray of shape (size,)
+        The difference (in each group).
+    """
+    with np.errstate(divide="ignore", invalid="ignore"):
+        value, value_in_gap = _parts(terms.value(ranks), terms.value_gap(ranks), rank_weights)
+        null, null_in_gap = _parts(
+            terms.expected(candidates), terms.expected_gap(candidates), candidate_weights
+        )
+    parts = np.concatenate(
+        [value, rank_weights[value_in_gap], -null, -candidate_weights[null_in_gap]]
+    )
+    if rank_groups is None or candidate_groups is None:
+        return exact_sum(parts) / total
+    groups = np.concatenate(
+        [rank_groups, rank_groups[value_in_gap], candidate_groups, candidate_groups[null_in_gap]]
+    )
+    with np.errstate(divide="ignore", invalid="ignore"):  # groups without tasks: NaN
+        return exact_sum(parts, groups, size) / total
