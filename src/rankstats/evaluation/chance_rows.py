@@ -17,7 +17,7 @@ from rankstats.arrays import FloatArray, IntArray
 from rankstats.base import RankBasedMetric
 from rankstats.chance import ChanceTerms, exact_difference
 from rankstats.evaluation.scores import RANK_EXPECTED
-from rankstats.evaluation.tables import GROUP, CellStatistics, SideStatistics, Table
+from rankstats.evaluation.tables import CellStatistics, SideStatistics, Table
 
 __all__ = ["exact_cell_difference", "exact_group_differences", "has_exact_difference"]
 
@@ -63,20 +63,22 @@ def exact_group_differences(
     rank_type: str,
     groups: IntArray,
     total: FloatArray,
+    row_ranges: Callable[[Table], IntArray],
 ) -> FloatArray:
     r""":math:`M - \mathbb{E}` in each of ``groups``, exact sums over their rows of ``stats``.
 
-    ``groups`` are sorted group ids, ``total`` the total weight of every group; the result has an
-    entry for each of ``groups``. The tables are sorted by group, so each group's rows are found
-    by a binary search, not a pass over every row. ``rank_type`` is not the expectation over ties.
+    ``total`` is the total weight of every group; ``row_ranges(table)`` gives each group's range
+    of rows of a table sorted by group, as an index pointer (so the group ids themselves may be
+    gone). The result has an entry for each of ``groups``. ``rank_type`` is not the expectation
+    over ties.
     """
     assert stats.candidates is not None
     assert rank_type != RANK_EXPECTED
     table = stats.ranks.get(rank_type, stats.pairs)
     assert table is not None
-    rank_rows, rank_groups = _rows_of(table, groups)
+    rank_rows, rank_groups = _rows_of(row_ranges(table), groups)
     candidates = stats.candidates
-    candidate_rows, candidate_groups = _rows_of(candidates, groups)
+    candidate_rows, candidate_groups = _rows_of(row_ranges(candidates), groups)
     differences: FloatArray = exact_difference(
         terms,
         _ranks(table, rank_type, rank_rows),
@@ -91,12 +93,10 @@ def exact_group_differences(
     return differences
 
 
-def _rows_of(table: Table, groups: IntArray) -> tuple[IntArray, IntArray]:
-    """The rows of ``groups`` (sorted) in a table sorted by group, and each one's group index."""
-    ids = table.columns[GROUP]
-    starts = np.searchsorted(ids, groups, side="left")
-    ends = np.searchsorted(ids, groups, side="right")
-    lengths = ends - starts
+def _rows_of(indptr: IntArray, groups: IntArray) -> tuple[IntArray, IntArray]:
+    """The rows of ``groups`` given each group's row range, and each row's index in ``groups``."""
+    starts = indptr[groups].astype(np.int64)
+    lengths = indptr[groups + 1] - starts
     # each row's position within its group's run, added to the run's start
     local = np.arange(int(lengths.sum())) - np.repeat(np.cumsum(lengths) - lengths, lengths)
     return np.repeat(starts, lengths) + local, np.repeat(np.arange(groups.size), lengths)

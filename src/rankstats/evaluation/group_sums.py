@@ -105,6 +105,11 @@ class GroupSums:
         #: whether the tables are this call's own and no reader needs their key columns once
         #: the sums are in: :meth:`release_pairs` and :meth:`release_candidates` then drop those
         self.owns_keys = False
+        #: with :attr:`owns_keys`: the rows' values stay (ranks, candidate counts) and only the
+        #: group ids go, their row ranges kept (:meth:`row_ranges`), for exact sums over the
+        #: rows of a few groups (:mod:`rankstats.evaluation.chance_rows`)
+        self.keeps_rows = False
+        self._row_ranges: dict[int, IntArray] = {}
 
     @functools.cached_property
     def stats(self) -> SideStatistics:
@@ -220,9 +225,7 @@ class GroupSums:
         if self.stats.pairs is not None:
             self.stats.pairs.release_weights()
             if self.owns_keys:  # the group ids (and their layout) too
-                ids = id(self.stats.pairs.columns.get(GROUP))
-                self.stats.pairs.release_keys(("optimistic", "pessimistic", GROUP))
-                self._starts.pop(ids, None)
+                self._release_keys(self.stats.pairs, ("optimistic", "pessimistic"))
         for rank_type in [k for k in self._distinct if k not in self.stats.ranks]:
             del self._distinct[rank_type]
         candidates = self.stats.candidates
@@ -247,8 +250,29 @@ class GroupSums:
         for key in [k for k in self._matrices if k[0] == ids]:
             del self._matrices[key]
         if self.owns_keys:  # the null moments are in: the group ids (and their layout) too
-            candidates.release_keys(("num_candidates", GROUP))
-            self._starts.pop(ids, None)
+            self._release_keys(candidates, ("num_candidates",))
+
+    def _release_keys(self, table: Table, values: tuple[str, ...]) -> None:
+        """Drop a table's group ids and, unless :attr:`keeps_rows`, the key columns ``values``."""
+        ids = table.columns.get(GROUP)
+        if ids is None:
+            return
+        if self.keeps_rows:
+            self._row_ranges[id(table)] = self._layout(ids)[3]
+            values = ()
+        table.release_keys((*values, GROUP))
+        self._starts.pop(id(ids), None)
+
+    def row_ranges(self, table: Table) -> IntArray:
+        """Each group's range of rows of a table sorted by group, as an index pointer.
+
+        Group ``g``'s rows are ``indptr[g]:indptr[g + 1]``; kept when the group ids are dropped
+        (:attr:`keeps_rows`).
+        """
+        found = self._row_ranges.get(id(table))
+        if found is not None:
+            return found
+        return self._layout(table.columns[GROUP])[3]
 
     def cell(self, g: int) -> CellStatistics:
         """The statistics of group ``g`` alone (for the metrics computed group by group)."""
@@ -343,7 +367,7 @@ class GroupSums:
         # are dropped (rebuilt if asked for again), and the call's peak memory is lower
         del self._distinct["optimistic"]
         pairs.release_weights()
-        if self.owns_keys:  # the split holds what its sums read
+        if self.owns_keys and not self.keeps_rows:  # the split holds what its sums read
             pairs.release_keys(("optimistic", "pessimistic"))
         return TieSplit(
             ids,

@@ -732,7 +732,7 @@ class _Builder:
                 low, high = spread
                 distinct = np.arange(low, high + 1, dtype=np.int64)
                 self._distinct = distinct, offsets(candidates, low, high)
-            if self.data.owns_keys:  # read through the index from now on
+            if self.data.owns_keys and not self.data.keeps_rows:  # read through the index now
                 table.release_keys(("num_candidates",))
         return self._distinct
 
@@ -898,7 +898,12 @@ class _Builder:
                 groups = np.flatnonzero(suspect & ill_conditioned(found, expected, gap))
                 if groups.size:
                     found[groups] = exact_group_differences(
-                        terms, self.data.stats, rank_type, groups, self.data.total
+                        terms,
+                        self.data.stats,
+                        rank_type,
+                        groups,
+                        self.data.total,
+                        self.data.row_ranges,
                     )
                 else:
                     found = None
@@ -1132,25 +1137,23 @@ def group_columns(
     otherwise no rows. With ``own_tables`` (tables built for this call only), the key columns
     of the pairs and the candidate counts are dropped from the tables once every column's sums
     are in, where no metric reads them again (:func:`~rankstats.evaluation.terms.sums_only`):
-    the call's peak memory is lower; not where an adjusted or z-scored metric's :math:`M - E`
-    may have to be summed again, exactly, from the rows of a few groups.
+    the call's peak memory is lower. Where an adjusted or z-scored metric's :math:`M - E`
+    may have to be summed again, exactly, from the rows of a few groups, only the group ids are
+    dropped (their row ranges kept).
     """
     metrics = list(dict.fromkeys(m for _, ms in plan for m in ms))
-    # M - E may be summed again from the rows where the rounded one lost digits: the tables
-    # are then kept whole
-    release = (
-        own_tables
-        and sums_only(metrics)
-        and not any(
-            isinstance(m, ReindexedMetric | ZMetric) and has_exact_difference(m.base)
-            for m in metrics
-        )
+    release = own_tables and sums_only(metrics)
+    # M - E may be summed again from the rows of a few groups where the rounded one lost
+    # digits: the rows' values are then kept, only their group ids released
+    keep_rows = any(
+        isinstance(m, ReindexedMetric | ZMetric) and has_exact_difference(m.base) for m in metrics
     )
     columns: list[Column] = []
     builders = []
     for side, side_stats in stats.items():
         builder = _Builder(side, GroupSums(side_stats, size), null, size, progress)
         builder.data.owns_keys = release
+        builder.data.keeps_rows = keep_rows
         builder.prefetch(plan)
         builder.data.release_pairs()
         builder.prepare(metrics)
