@@ -341,14 +341,21 @@ def test_cancelling_means_keep_their_digits_everywhere(
                 assert results[key] == pytest.approx(expected[key], rel=1e-12, abs=0), average
                 for group in results.by_group.values():
                     assert group[key] == pytest.approx(expected[key], rel=1e-12, abs=0)
-        # optimistic and pessimistic ranks (the pairs' tables), equal: every rank type alike
+        # optimistic and pessimistic ranks (the pairs' tables), equal: every rank type alike,
+        # the expectation over tie-breaking too
         pairs = Ranks(twice["ranks"], twice["ranks"], twice["num_candidates"])
-        results = evaluate(
-            pairs, weights=twice["weights"], metrics=keys, groups=labels, average=average
-        )
-        for group in results.by_group.values():
-            for key in keys:
-                assert group[key] == pytest.approx(expected[key], rel=1e-12, abs=0)
+        for groups in (None, labels):
+            results = evaluate(
+                pairs, weights=twice["weights"], metrics=keys, groups=groups, average=average
+            )
+            cells = list(results.by_group.values()) if groups is not None else [results]
+            for cell in cells:
+                for key in keys:
+                    if key == keys[1] and groups is None:  # z of two copies: see above
+                        continue
+                    for rank_type in ("realistic", "expected"):
+                        found = cell[f"{rank_type}.{key}"]
+                        assert found == pytest.approx(expected[key], rel=1e-12, abs=0), rank_type
         accumulator = RankAccumulator(keys, average=average)
         accumulator.update(ranks, counts, weights=weights, groups=[7] * len(ranks))
         results = accumulator.compute()

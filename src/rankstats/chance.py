@@ -10,12 +10,15 @@ give ``Hits@10`` of :math:`2/3` against an expectation of :math:`2/3 + 3.3 \cdot
 the adjusted ``Hits@10`` came out :math:`8 \cdot 10^{-8}` off.
 
 :func:`ill_conditioned` says where the rounded difference may have lost digits: where it is
-below :math:`1 / L` (:data:`CONDITION_LIMIT`, :math:`L = 16`) of the smaller of
-:math:`|\mathbb{E}|` and :math:`|1 - \mathbb{E}|`. Elsewhere the pair it is taken from is at
-most :math:`2 L + 1 = 33` times the difference in magnitude, and each of the pair (a sum of
-:math:`n` terms) is within :math:`c` units of :math:`2^{-53}` of its own magnitude, :math:`c`
-of the order of :math:`\log_2 n` for pairwise sums: the difference is within
-:math:`33\, c \cdot 2^{-53}` of itself, below :math:`10^{-12}` for any :math:`c` up to 270.
+below :math:`1 / L` (:data:`CONDITION_LIMIT`, :math:`L = 256`) of the smaller of
+:math:`|\mathbb{E}|` and :math:`|1 - \mathbb{E}|` (of :math:`|\mathbb{E}|` alone where
+:math:`1 - M` is not computed directly, as for the expectation over tie-breaking). Elsewhere the
+pair it is taken from is at most :math:`2 L + 1 = 513` times the difference in magnitude, and
+each of the pair (a sum of :math:`n` terms) is within :math:`c` units of :math:`2^{-53}` of its
+own magnitude: the difference is within :math:`513\, c \cdot 2^{-53}` of itself, below
+:math:`10^{-12}` for :math:`c` up to 17. For pairwise sums :math:`c` grows as
+:math:`\log_2 n` at worst, and is a few units in practice; for the integer sums of the mean
+rank it is 1 (the division alone rounds).
 There :func:`exact_difference` takes the sum
 
 .. math:: W \, (M - \mathbb{E}[M]) = \sum_i w_i\, t(r_i) - \sum_j w_j\, \bar t(C_j)
@@ -44,7 +47,7 @@ __all__ = ["CONDITION_LIMIT", "ChanceTerms", "exact_difference", "ill_conditione
 
 #: the rounded difference is recomputed where the magnitudes it is taken from exceed this many
 #: times its own (module doc)
-CONDITION_LIMIT = 16.0
+CONDITION_LIMIT = 256.0
 
 
 class ChanceTerms(NamedTuple):
@@ -92,7 +95,7 @@ def _parts(
 
 def exact_difference(
     terms: ChanceTerms,
-    ranks: FloatArray,
+    ranks: FloatArray | None,
     rank_weights: FloatArray,
     candidates: IntArray,
     candidate_weights: FloatArray,
@@ -100,6 +103,8 @@ def exact_difference(
     rank_groups: IntArray | None = None,
     candidate_groups: IntArray | None = None,
     size: int = 1,
+    *,
+    rank_terms: tuple[FloatArray, FloatArray] | None = None,
 ) -> Any:
     r""":math:`M - \mathbb{E}[M]` from the ranks and the candidate counts, as one exact sum.
 
@@ -109,6 +114,8 @@ def exact_difference(
         The metric's per-task terms.
     ranks, rank_weights
         The ranks (or distinct ranks) and the total weight of the tasks of each.
+        ``rank_terms`` may give their terms and the terms' gaps instead of ``ranks`` (the
+        expectations over tie-breaking of pairs of ranks, say).
     candidates, candidate_weights
         The candidate counts (or distinct counts) and the total weight of the tasks of each.
     total
@@ -122,7 +129,10 @@ def exact_difference(
         The difference (in each group).
     """
     with np.errstate(divide="ignore", invalid="ignore"):
-        value, value_in_gap = _parts(terms.value(ranks), terms.value_gap(ranks), rank_weights)
+        if rank_terms is None:
+            assert ranks is not None
+            rank_terms = terms.value(ranks), terms.value_gap(ranks)
+        value, value_in_gap = _parts(*rank_terms, rank_weights)
         null, null_in_gap = _parts(
             terms.expected(candidates), terms.expected_gap(candidates), candidate_weights
         )

@@ -17,7 +17,8 @@ from rankstats.arrays import FloatArray, IntArray
 from rankstats.base import RankBasedMetric
 from rankstats.chance import ChanceTerms, exact_difference
 from rankstats.evaluation.scores import RANK_EXPECTED
-from rankstats.evaluation.tables import CellStatistics, SideStatistics, Table
+from rankstats.evaluation.tables import WEIGHT, CellStatistics, SideStatistics, Table
+from rankstats.evaluation.terms import tie_terms
 
 __all__ = ["exact_cell_difference", "exact_group_differences", "has_exact_difference"]
 
@@ -32,17 +33,30 @@ def exact_cell_difference(
 ) -> Callable[[], float] | None:
     r""":math:`M - \mathbb{E}` of a mean-type metric as one exact sum over a cell's rows.
 
-    ``None`` where there is no such sum: a metric that is no mean of per-task terms, no candidate
-    counts, or the expectation over ties (whose per-row terms are not split into their gaps).
+    ``None`` where there is no such sum: a metric that is no mean of per-task terms, or no
+    candidate counts.
     """
     terms = metric._chance_terms()
-    if terms is None or cell.candidates is None or rank_type == RANK_EXPECTED:
+    if terms is None or cell.candidates is None:
         return None
     chance_terms = terms
 
     def exact() -> float:
-        values, weights = cell.histogram(rank_type)
         tasks = cell.tasks
+        if rank_type == RANK_EXPECTED:
+            assert cell.pairs is not None
+            return float(
+                exact_difference(
+                    chance_terms,
+                    None,
+                    cell.pairs.weights(),
+                    tasks.candidates,
+                    tasks.row_weights,
+                    tasks.total_weight,
+                    rank_terms=_tie_terms(metric, cell.pairs, slice(None)),
+                )
+            )
+        values, weights = cell.histogram(rank_type)
         return float(
             exact_difference(
                 chance_terms,
@@ -57,7 +71,24 @@ def exact_cell_difference(
     return exact
 
 
+def _tie_terms(
+    metric: RankBasedMetric, pairs: Table, rows: IntArray | slice
+) -> tuple[FloatArray, FloatArray]:
+    r"""The expectations over tie-breaking of a metric's terms on rows of the pairs, and gaps.
+
+    The gap is ``1 - t`` by subtraction: it is taken only where it is the smaller, where
+    :math:`t \ge 1/2` and the subtraction is exact (Sterbenz).
+    """
+    tie = tie_terms(metric)
+    assert tie is not None  # the mean-type metrics with chance terms
+    optimistic = pairs.columns["optimistic"][rows].astype(np.int64)
+    pessimistic = pairs.columns["pessimistic"][rows].astype(np.int64)
+    values = tie(optimistic, pessimistic)
+    return values, 1.0 - values
+
+
 def exact_group_differences(
+    metric: RankBasedMetric,
     terms: ChanceTerms,
     stats: SideStatistics,
     rank_type: str,
@@ -69,28 +100,36 @@ def exact_group_differences(
 
     ``total`` is the total weight of every group; ``row_ranges(table)`` gives each group's range
     of rows of a table sorted by group, as an index pointer (so the group ids themselves may be
-    gone). The result has an entry for each of ``groups``. ``rank_type`` is not the expectation
-    over ties.
+    gone). The result has an entry for each of ``groups``.
     """
     assert stats.candidates is not None
-    assert rank_type != RANK_EXPECTED
     table = stats.ranks.get(rank_type, stats.pairs)
     assert table is not None
     rank_rows, rank_groups = _rows_of(row_ranges(table), groups)
     candidates = stats.candidates
     candidate_rows, candidate_groups = _rows_of(row_ranges(candidates), groups)
+    expected = rank_type == RANK_EXPECTED
     differences: FloatArray = exact_difference(
         terms,
-        _ranks(table, rank_type, rank_rows),
-        table.weights()[rank_rows],
+        None if expected else _ranks(table, rank_type, rank_rows),
+        _weights_of(table, rank_rows),
         candidates.columns["num_candidates"][candidate_rows].astype(np.int64),
-        candidates.weights()[candidate_rows],
+        _weights_of(candidates, candidate_rows),
         total[groups],
         rank_groups,
         candidate_groups,
         groups.size,
+        rank_terms=_tie_terms(metric, table, rank_rows) if expected else None,
     )
     return differences
+
+
+def _weights_of(table: Table, rows: IntArray) -> FloatArray:
+    """The total weight of the given rows, as :meth:`Table.weights` (not built for every row)."""
+    weights: FloatArray = table.count[rows].astype(np.float64)
+    if WEIGHT in table.columns:
+        weights *= table.columns[WEIGHT][rows]
+    return weights
 
 
 def _rows_of(indptr: IntArray, groups: IntArray) -> tuple[IntArray, IntArray]:

@@ -47,7 +47,7 @@ import numpy as np
 
 from rankstats.arrays import BoolArray, FloatArray, IntArray
 from rankstats.base import RankBasedMetric
-from rankstats.chance import CONDITION_LIMIT, ill_conditioned
+from rankstats.chance import CONDITION_LIMIT, ChanceTerms, ill_conditioned
 from rankstats.evaluation.cells import NO_CANDIDATES, NullModels, base_value, base_value_gap
 from rankstats.evaluation.chance_rows import exact_group_differences, has_exact_difference
 from rankstats.evaluation.group_rows import (
@@ -151,8 +151,11 @@ class _Builder:
         self._direct: dict[RankBasedMetric, BoolArray] = {}
         #: M - E of a base and rank type where exact sums were needed (None: none was)
         self._differences: dict[tuple[RankBasedMetric, str], FloatArray | None] = {}
-        #: min(|E|, |1 - E|) / CONDITION_LIMIT of a base, below which |M - E| is suspect
-        self._thresholds: dict[RankBasedMetric, FloatArray] = {}
+        #: a base's terms, E, 1 - E and the thresholds below which |M - E| is suspect
+        self._screens: dict[
+            RankBasedMetric,
+            tuple[ChanceTerms, FloatArray, FloatArray, dict[bool, FloatArray]] | None,
+        ] = {}
         self._values: dict[tuple[RankBasedMetric, str], FloatArray] = {}
         # 1 - M computed directly, or None where there is no such form (then 1 - M)
         self._value_gaps: dict[tuple[RankBasedMetric, str], FloatArray | None] = {}
@@ -822,31 +825,31 @@ class _Builder:
         # scale there)
         value: Elementwise
         if isinstance(metric, ReindexedMetric | ZMetric) and metric._uses_value_gap:
-            difference = self._exact_differences(metric.base, rank_type)
+            expected = self.null_column(metric.base)[0]
+            direct = self._direct.get(metric)
+            if direct is None:  # which form of M - E each group takes, for every rank type
+                direct = self._direct[metric] = takes_difference(expected, derived.defined_gap)
+            moments = (
+                self.value(metric.base, rank_type),
+                expected,
+                self.value_gap(metric.base, rank_type),
+                derived.defined_gap,
+                direct,
+            )
             sign = 1.0 if metric.base.increasing else -1.0
-            if difference is not None:  # M - E, exact where the rounded one lost digits
-                if isinstance(metric, ReindexedMetric):
-                    value = Elementwise(index_of_difference, (difference, derived.defined_gap))
-                else:
-                    assert derived.std is not None
-                    value = Elementwise(_defined_z, (difference, derived.std, derived.scale), sign)
-            else:
-                expected = self.null_column(metric.base)[0]
-                direct = self._direct.get(metric)
-                if direct is None:  # which form of M - E each group takes, for every rank type
-                    direct = self._direct[metric] = takes_difference(expected, derived.defined_gap)
-                moments = (
-                    self.value(metric.base, rank_type),
-                    expected,
-                    self.value_gap(metric.base, rank_type),
-                    derived.defined_gap,
-                    direct,
-                )
-                if isinstance(metric, ReindexedMetric):
+            # M - E as an exact sum in the few groups where the rounded one lost digits
+            exact = self._exact_differences(metric.base, rank_type)
+            if isinstance(metric, ReindexedMetric):
+                if exact is None:
                     value = Elementwise(adjusted_index, moments)
                 else:
-                    assert derived.std is not None
+                    value = Elementwise(_exact_index, (*moments, exact))
+            else:
+                assert derived.std is not None
+                if exact is None:
                     value = Elementwise(z_score, (*moments, derived.std), sign)
+                else:
+                    value = Elementwise(_exact_z, (*moments, derived.std, exact), sign)
         else:
             base = self.value(metric.base, rank_type)
             value = Elementwise(_affine_value, (base, derived.scale, derived.offset))
@@ -864,10 +867,9 @@ class _Builder:
         )
 
     def _exact_differences(self, base: RankBasedMetric, rank_type: str) -> FloatArray | None:
-        r""":math:`M - E` of a base in every group where some group's rounded one lost digits.
+        r""":math:`M - E` of a base as an exact sum where the rounded one lost digits, else NaN.
 
-        ``None`` where no group's did (the derived columns then take :math:`M - E` from the
-        base's arrays when read), or where the base has no exact form
+        ``None`` where no group's did, or where the base has no exact form
         (:func:`~rankstats.evaluation.chance_rows.exact_group_differences`). Which groups may
         have lost digits is screened by :math:`|M - E|` against
         :func:`~rankstats.chance.ill_conditioned`'s threshold, once per base and rank type.
@@ -876,38 +878,62 @@ class _Builder:
         if key in self._differences:
             return self._differences[key]
         found = None
-        terms = base._chance_terms()
-        if terms is not None and rank_type != RANK_EXPECTED and self.data.has_candidates:
-            expected = self.null_column(base)[0]
-            gap = self._base_gap(base)
-            threshold = self._thresholds.get(base)
-            if threshold is None:
-                with np.errstate(invalid="ignore"):
-                    threshold = np.minimum(np.abs(expected), np.abs(gap))
-                threshold /= CONDITION_LIMIT
-                self._thresholds[base] = threshold
+        screen = self._screen(base)
+        if screen is not None:
+            terms, expected, gap, thresholds = screen
+            # without 1 - M computed directly (the expectation over ties), the gaps' form is no
+            # better than M - E itself: the threshold is then |E| / L
+            direct_gaps = rank_type != RANK_EXPECTED
             values = self.value(base, rank_type)
             with np.errstate(invalid="ignore"):
                 # a screen: |M - E| is within a few units of rounding of the pair's magnitude
-                suspect = np.abs(values - expected) <= threshold
-            if suspect.any():
-                direct = takes_difference(expected, gap)
-                found = chance_difference(
-                    values, expected, self.value_gap(base, rank_type), gap, direct
-                )
-                groups = np.flatnonzero(suspect & ill_conditioned(found, expected, gap))
-                if groups.size:
-                    found[groups] = exact_group_differences(
-                        terms,
-                        self.data.stats,
-                        rank_type,
-                        groups,
-                        self.data.total,
-                        self.data.row_ranges,
+                suspect = np.flatnonzero(np.abs(values - expected) <= thresholds[direct_gaps])
+                if suspect.size:  # the suspects' rounded M - E, then all groups' where one lost
+                    gaps = self.value_gap(base, rank_type)
+                    value, mean, value_gap, null_gap = (
+                        array[suspect] for array in (values, expected, gaps, gap)
                     )
-                else:
-                    found = None
+                    difference = chance_difference(
+                        value, mean, value_gap, null_gap, takes_difference(mean, null_gap)
+                    )
+                    lost = ill_conditioned(difference, mean, null_gap if direct_gaps else mean)
+                    groups = suspect[lost]
+                    if groups.size:
+                        found = np.full(self.size, math.nan)
+                        found[groups] = exact_group_differences(
+                            base,
+                            terms,
+                            self.data.stats,
+                            rank_type,
+                            groups,
+                            self.data.total,
+                            self.data.row_ranges,
+                        )
         self._differences[key] = found
+        return found
+
+    def _screen(
+        self, base: RankBasedMetric
+    ) -> tuple[ChanceTerms, FloatArray, FloatArray, dict[bool, FloatArray]] | None:
+        """A base's terms, E, 1 - E and the screen's thresholds (with and without direct gaps).
+
+        ``None`` where the base has no exact form of :math:`M - E`, or there are no candidates.
+        """
+        if base in self._screens:
+            return self._screens[base]
+        found = None
+        terms = base._chance_terms()
+        if terms is not None and self.data.has_candidates and value_gap_terms(base) is not None:
+            expected = self.null_column(base)[0]
+            gap = self._base_gap(base)
+            with np.errstate(invalid="ignore"):
+                mean = np.abs(expected)
+                thresholds = {
+                    True: np.minimum(mean, np.abs(gap)) / CONDITION_LIMIT,
+                    False: mean / CONDITION_LIMIT,
+                }
+            found = (terms, expected, gap, thresholds)
+        self._screens[base] = found
         return found
 
     def _derived(self, metric: DerivedRankBasedMetric) -> DerivedColumn:
@@ -969,11 +995,44 @@ class _Builder:
         )
 
 
-def _defined_z(
-    difference: FloatArray, std: FloatArray, scale: FloatArray, sign: float
+def _exact_difference(
+    values: FloatArray,
+    mean: FloatArray,
+    value_gaps: FloatArray,
+    gap: FloatArray,
+    direct: BoolArray,
+    exact: FloatArray,
 ) -> FloatArray:
-    """A z-score from ``M - E``, NaN where the scale (the metric) is undefined."""
-    return z_of_difference(difference, std, sign) + scale * 0.0
+    """``M - E`` by :func:`chance_difference`, or ``exact`` where that is not NaN."""
+    difference = chance_difference(values, mean, value_gaps, gap, direct)
+    return np.asarray(np.where(np.isnan(exact), difference, exact), dtype=np.float64)
+
+
+def _exact_index(
+    values: FloatArray,
+    mean: FloatArray,
+    value_gaps: FloatArray,
+    gap: FloatArray,
+    direct: BoolArray,
+    exact: FloatArray,
+) -> FloatArray:
+    """:func:`adjusted_index`, with ``M - E`` from ``exact`` where that is not NaN."""
+    return index_of_difference(_exact_difference(values, mean, value_gaps, gap, direct, exact), gap)
+
+
+def _exact_z(
+    values: FloatArray,
+    mean: FloatArray,
+    value_gaps: FloatArray,
+    gap: FloatArray,
+    direct: BoolArray,
+    std: FloatArray,
+    exact: FloatArray,
+    sign: float,
+) -> FloatArray:
+    """:func:`z_score`, with ``M - E`` from ``exact`` where that is not NaN (NaN where ``gap``)."""
+    difference = _exact_difference(values, mean, value_gaps, gap, direct, exact)
+    return z_of_difference(difference, std, sign) + gap * 0.0
 
 
 def _zero_where_defined(scale: FloatArray) -> FloatArray:

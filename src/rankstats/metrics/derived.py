@@ -324,7 +324,9 @@ class DerivedRankBasedMetric(RankBasedMetric):
         (:func:`~rankstats.chance.ill_conditioned`) and ``exact`` is given.
         """
         difference = chance_difference(values, null.mean, value_gaps, null.gap)
-        if exact is not None and ill_conditioned(difference, null.mean, null.gap):
+        # without 1 - M computed directly, the gaps' form is no better than M - E itself
+        gap = null.gap if value_gaps is not None else null.mean
+        if exact is not None and ill_conditioned(difference, null.mean, gap):
             difference = np.asarray(exact(), dtype=np.float64)
         return difference
 
