@@ -19,7 +19,9 @@ metrics' fixed moments) must be met exactly, and anything else is an infinite er
 values of derived metrics the floor is the condition number of the transform on rounded inputs:
 ``|1 - M| / |1 - E|`` for re-indexed metrics (``1 - (1 - M) / (1 - E)``), ``min(|M| + |E|,
 |1 - M| + |1 - E|) / sqrt(V)`` for z-scores; no code working from a correctly rounded ``M``
-can do better. Where a reference is undefined (re-indexed metric with E = 1, z-score with V = 0)
+can do better. The adjusted and z-scored means (of the mean rank, the MRR and Hits@k) take
+``M - E`` as an exact sum where it cancels (``rankstats.chance``): their floor is 0. Where a
+reference is undefined (re-indexed metric with E = 1, z-score with V = 0)
 a ``ValueError`` is required. Every call runs with warnings turned into errors, so a
 ``RuntimeWarning`` counts as a failure, as does any other exception where a value exists.
 """
@@ -449,6 +451,9 @@ def check_case(
                         yield Result(name, "undefined", case.label, math.inf, failure or repr(got))
                     continue
                 mean, var, value, floor = found
+                if metric.base._chance_terms() is not None:
+                    # M - E summed exactly where it cancels (rankstats.chance): no floor
+                    floor = mp.mpf(0)
             else:
                 mean, var = base
                 value, floor = value_ref, mp.mpf(0)
