@@ -235,6 +235,22 @@ def edge_cases() -> list[Case]:
         out.append(_case(f"edge:C=k k={k} + one", [(k, 1.0, 10**5), (k + 1, 1.0, 1)], False, k))
     out.append(_case("edge:n=2 (1e12, 1e12)", [(big, 1.0, 2)], False, 10))
     out.append(_case("edge:n=3 C=1e12", [(big, 1.0, 3)], False, 10))
+    # chosen ranks where M and E share their leading digits across tasks: certain terms (one
+    # candidate; at most k) beside huge counts, a term above and one below its expectation
+    cancelling = [
+        ("(1, 1, 1e12) ranks (1, 1, 50)", [(1, 1.0, 2), (big, 1.0, 1)], [1, 50], False),
+        ("(2, 1e12) ranks (2, 4)", [(2, 1.0, 1), (big, 1.0, 1)], [2, 4], False),
+        (
+            "(3, 7, 1e12) ranks (2, 5, 11)",
+            [(3, 1.0, 1), (7, 1.0, 1), (big, 1.0, 1)],
+            [2, 5, 11],
+            False,
+        ),
+        ("weighted (1, 4, 1e12)", [(1, 1e6, 1), (4, 3.0, 1), (big, 0.5, 1)], [1, 4, 10**6], True),
+    ]
+    for label, rows, ranks, weighted in cancelling:
+        per_row = tuple(((float(r), m),) for r, (_, _, m) in zip(ranks, rows, strict=True))
+        out.append(Case(f"edge:cancel {label}", tuple(rows), weighted, 10, per_row))
     return out
 
 
