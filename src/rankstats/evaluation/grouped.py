@@ -151,6 +151,10 @@ class _Builder:
         self._direct: dict[RankBasedMetric, BoolArray] = {}
         #: M - E of a base and rank type where exact sums were needed (None: none was)
         self._differences: dict[tuple[RankBasedMetric, str], FloatArray | None] = {}
+        #: whether every group's columns are read (the macro average): then the derived
+        #: metrics share one array of M - E per base and rank type
+        self.eager = False
+        self._whole_differences: dict[tuple[RankBasedMetric, str], FloatArray] = {}
         #: a base's terms, E, 1 - E and the thresholds below which |M - E| is suspect
         self._screens: dict[
             RankBasedMetric,
@@ -824,7 +828,19 @@ class _Builder:
         # the metric is undefined (through the NaN in the gap, the standard deviation or the
         # scale there)
         value: Elementwise
-        if isinstance(metric, ReindexedMetric | ZMetric) and metric._uses_value_gap:
+        if isinstance(metric, ReindexedMetric | ZMetric) and metric._uses_value_gap and self.eager:
+            # every group is read (the macro average): M - E once per base and rank type, for
+            # both of its derived metrics, exact where the rounded one lost digits
+            difference = self._whole_difference(metric.base, rank_type)
+            if isinstance(metric, ReindexedMetric):
+                value = Elementwise(index_of_difference, (difference, derived.defined_gap))
+            else:
+                assert derived.std is not None
+                sign = 1.0 if metric.base.increasing else -1.0
+                value = Elementwise(
+                    _defined_z, (difference, derived.std, derived.defined_gap), sign
+                )
+        elif isinstance(metric, ReindexedMetric | ZMetric) and metric._uses_value_gap:
             expected = self.null_column(metric.base)[0]
             direct = self._direct.get(metric)
             if direct is None:  # which form of M - E each group takes, for every rank type
@@ -912,6 +928,26 @@ class _Builder:
         self._differences[key] = found
         return found
 
+    def _whole_difference(self, base: RankBasedMetric, rank_type: str) -> FloatArray:
+        r""":math:`M - E` of a base in every group: rounded, exact where that lost digits."""
+        key = (base, rank_type)
+        found = self._whole_differences.get(key)
+        if found is None:
+            expected = self.null_column(base)[0]
+            gap = self._base_gap(base)
+            found = chance_difference(
+                self.value(base, rank_type),
+                expected,
+                self.value_gap(base, rank_type),
+                gap,
+                takes_difference(expected, gap),
+            )
+            exact = self._exact_differences(base, rank_type)
+            if exact is not None:
+                found = np.where(np.isnan(exact), found, exact)
+            self._whole_differences[key] = found
+        return found
+
     def _screen(
         self, base: RankBasedMetric
     ) -> tuple[ChanceTerms, FloatArray, FloatArray, dict[bool, FloatArray]] | None:
@@ -993,6 +1029,13 @@ class _Builder:
             notes,
             std,
         )
+
+
+def _defined_z(
+    difference: FloatArray, std: FloatArray, defined_gap: FloatArray, sign: float
+) -> FloatArray:
+    """A z-score from ``M - E``, NaN where the metric is undefined (where ``defined_gap`` is)."""
+    return z_of_difference(difference, std, sign) + defined_gap * 0.0
 
 
 def _exact_difference(
@@ -1213,6 +1256,7 @@ def group_columns(
         builder = _Builder(side, GroupSums(side_stats, size), null, size, progress)
         builder.data.owns_keys = release
         builder.data.keeps_rows = keep_rows
+        builder.eager = not micro  # the macro average reads every group
         builder.prefetch(plan)
         builder.data.release_pairs()
         builder.prepare(metrics)
