@@ -84,12 +84,10 @@ from rankstats.metrics.derived import (
     ExpectationNormalizedMetric,
     ReindexedMetric,
     ZMetric,
-    adjusted_index,
     chance_difference,
     index_of_difference,
     takes_difference,
     z_of_difference,
-    z_score,
 )
 from rankstats.metrics.dispersion import Count, StandardDeviation, Variance
 from rankstats.null.grouping import distinct_inverse
@@ -147,14 +145,14 @@ class _Builder:
         self._nulls: dict[RankBasedMetric, NullColumn] = {}
         self._derived_columns: dict[RankBasedMetric, DerivedColumn] = {}
         self._base_gaps: dict[RankBasedMetric, FloatArray] = {}
-        #: per derived metric: where M - E is taken directly, not from the gaps
+        #: per base metric: where M - E is taken directly, not from the gaps
         self._direct: dict[RankBasedMetric, BoolArray] = {}
         #: M - E of a base and rank type where exact sums were needed (None: none was)
         self._differences: dict[tuple[RankBasedMetric, str], FloatArray | None] = {}
         #: whether every group's columns are read (the macro average): then the derived
         #: metrics share one array of M - E per base and rank type
         self.eager = False
-        self._whole_differences: dict[tuple[RankBasedMetric, str], FloatArray] = {}
+        self._differences_of: dict[tuple[RankBasedMetric, str], Values] = {}
         #: a base's terms, E, 1 - E and the thresholds below which |M - E| is suspect
         self._screens: dict[
             RankBasedMetric,
@@ -828,10 +826,9 @@ class _Builder:
         # the metric is undefined (through the NaN in the gap, the standard deviation or the
         # scale there)
         value: Elementwise
-        if isinstance(metric, ReindexedMetric | ZMetric) and metric._uses_value_gap and self.eager:
-            # every group is read (the macro average): M - E once per base and rank type, for
-            # both of its derived metrics, exact where the rounded one lost digits
-            difference = self._whole_difference(metric.base, rank_type)
+        if isinstance(metric, ReindexedMetric | ZMetric) and metric._uses_value_gap:
+            # M - E of the base, shared with the base's other derived metric
+            difference = self._difference(metric.base, rank_type)
             if isinstance(metric, ReindexedMetric):
                 value = Elementwise(index_of_difference, (difference, derived.defined_gap))
             else:
@@ -840,32 +837,6 @@ class _Builder:
                 value = Elementwise(
                     _defined_z, (difference, derived.std, derived.defined_gap), sign
                 )
-        elif isinstance(metric, ReindexedMetric | ZMetric) and metric._uses_value_gap:
-            expected = self.null_column(metric.base)[0]
-            direct = self._direct.get(metric)
-            if direct is None:  # which form of M - E each group takes, for every rank type
-                direct = self._direct[metric] = takes_difference(expected, derived.defined_gap)
-            moments = (
-                self.value(metric.base, rank_type),
-                expected,
-                self.value_gap(metric.base, rank_type),
-                derived.defined_gap,
-                direct,
-            )
-            sign = 1.0 if metric.base.increasing else -1.0
-            # M - E as an exact sum in the few groups where the rounded one lost digits
-            exact = self._exact_differences(metric.base, rank_type)
-            if isinstance(metric, ReindexedMetric):
-                if exact is None:
-                    value = Elementwise(adjusted_index, moments)
-                else:
-                    value = Elementwise(_exact_index, (*moments, exact))
-            else:
-                assert derived.std is not None
-                if exact is None:
-                    value = Elementwise(z_score, (*moments, derived.std), sign)
-                else:
-                    value = Elementwise(_exact_z, (*moments, derived.std, exact), sign)
         else:
             base = self.value(metric.base, rank_type)
             value = Elementwise(_affine_value, (base, derived.scale, derived.offset))
@@ -928,24 +899,37 @@ class _Builder:
         self._differences[key] = found
         return found
 
-    def _whole_difference(self, base: RankBasedMetric, rank_type: str) -> FloatArray:
-        r""":math:`M - E` of a base in every group: rounded, exact where that lost digits."""
+    def _difference(self, base: RankBasedMetric, rank_type: str) -> Values:
+        r""":math:`M - E` of a base in every group, exact where the rounded one lost digits.
+
+        Rounded by :func:`chance_difference`, from :math:`M` and :math:`E` or from the gaps
+        :math:`1 - M` and :math:`1 - E`, whichever carry the digits; exact sums where those
+        lost them (:meth:`_exact_differences`). An array where every group is read (the macro
+        average, :attr:`eager`), else computed for the groups read.
+        """
         key = (base, rank_type)
-        found = self._whole_differences.get(key)
+        found = self._differences_of.get(key)
         if found is None:
             expected = self.null_column(base)[0]
             gap = self._base_gap(base)
-            found = chance_difference(
+            direct = self._direct.get(base)
+            if direct is None:  # which form of M - E each group takes, for every rank type
+                direct = self._direct[base] = takes_difference(expected, gap)
+            moments = (
                 self.value(base, rank_type),
                 expected,
                 self.value_gap(base, rank_type),
                 gap,
-                takes_difference(expected, gap),
+                direct,
             )
             exact = self._exact_differences(base, rank_type)
-            if exact is not None:
-                found = np.where(np.isnan(exact), found, exact)
-            self._whole_differences[key] = found
+            if exact is None:
+                found = Elementwise(chance_difference, moments)
+            else:
+                found = Elementwise(_exact_difference, (*moments, exact))
+            if self.eager:
+                found = found[:]
+            self._differences_of[key] = found
         return found
 
     def _screen(
@@ -1049,33 +1033,6 @@ def _exact_difference(
     """``M - E`` by :func:`chance_difference`, or ``exact`` where that is not NaN."""
     difference = chance_difference(values, mean, value_gaps, gap, direct)
     return np.asarray(np.where(np.isnan(exact), difference, exact), dtype=np.float64)
-
-
-def _exact_index(
-    values: FloatArray,
-    mean: FloatArray,
-    value_gaps: FloatArray,
-    gap: FloatArray,
-    direct: BoolArray,
-    exact: FloatArray,
-) -> FloatArray:
-    """:func:`adjusted_index`, with ``M - E`` from ``exact`` where that is not NaN."""
-    return index_of_difference(_exact_difference(values, mean, value_gaps, gap, direct, exact), gap)
-
-
-def _exact_z(
-    values: FloatArray,
-    mean: FloatArray,
-    value_gaps: FloatArray,
-    gap: FloatArray,
-    direct: BoolArray,
-    std: FloatArray,
-    exact: FloatArray,
-    sign: float,
-) -> FloatArray:
-    """:func:`z_score`, with ``M - E`` from ``exact`` where that is not NaN (NaN where ``gap``)."""
-    difference = _exact_difference(values, mean, value_gaps, gap, direct, exact)
-    return z_of_difference(difference, std, sign) + gap * 0.0
 
 
 def _zero_where_defined(scale: FloatArray) -> FloatArray:
