@@ -255,6 +255,46 @@ def _cancelling_cases() -> list[tuple[str, list[int], list[float], list[float] |
     ]
 
 
+_BASE_KEYS = {"hits": "hits@{k}", "mrr": "mrr", "mr": "mr"}
+
+
+@pytest.mark.parametrize(
+    ("label", "counts", "ranks", "weights", "k"),
+    _cancelling_cases(),
+    ids=[case[0] for case in _cancelling_cases()],
+)
+@pytest.mark.parametrize("name", ["hits", "mrr", "mr"])
+def test_the_tables_z_scores_of_cancelling_means(
+    label: str,
+    counts: list[int],
+    ranks: list[float],
+    weights: list[float] | None,
+    k: int,
+    name: str,
+) -> None:
+    """Each row's z-score statistic (the table's ``z_score`` column) of a mean-type metric
+    takes the same exact M - E as the z-scored metric: without and with groups, both averages,
+    every rank type, the expectation over tie-breaking included."""
+    from rankstats import Ranks, evaluate
+
+    value, mean, variance = _exact_moments(name, ranks, counts, weights, k)
+    with mp.workdps(50):
+        z = float((value - mean) / mp.sqrt(variance))  # not re-oriented
+    key = _BASE_KEYS[name].format(k=k)
+    pairs = Ranks(ranks, ranks, counts)
+    labels = [0] * len(ranks)
+    for average in ("micro", "macro"):
+        for groups in (None, labels):
+            results = evaluate(
+                pairs, weights=weights, metrics=[key], groups=groups, average=average
+            )
+            cells = [results, *results.by_group.values()]
+            for cell in cells:
+                for rank_type in ("optimistic", "realistic", "pessimistic", "expected"):
+                    found = cell.z_score(f"{rank_type}.{key}")
+                    assert found == pytest.approx(z, rel=1e-12, abs=0), (average, rank_type)
+
+
 def _exact_moments(
     name: str, ranks: list[float], counts: list[int], weights: list[float] | None, k: int
 ) -> tuple[mp.mpf, mp.mpf, mp.mpf]:

@@ -389,7 +389,8 @@ def _all_numbers(results: object) -> list[tuple[str, float, float | None, float 
     [
         (None, ("group",)),
         (["mrr", "hits@10", "amri", "zmrr", "count"], ("group",)),
-        (["mrr", "hits@10", "mr", "count"], PAIR_KEYS + CANDIDATE_KEYS),
+        (["mrr", "hits@10", "mr", "count"], ("group",)),
+        (["count"], PAIR_KEYS + CANDIDATE_KEYS),
         (METRICS, ()),
     ],
 )
@@ -398,9 +399,9 @@ def test_owned_tables_drop_their_keys(
 ) -> None:
     """Tables built for one call lose their key columns once every column is summed, where no
     metric reads them again (the median, the variance of the ranks, a geometric mean's null
-    moments do), and the results are the same to the bit as from tables kept whole. The
-    adjusted and z-scored means may sum M - E again from the rows of a few groups: their ranks
-    and candidate counts stay, only the group ids go."""
+    moments do), and the results are the same to the bit as from tables kept whole. The means
+    (and their adjusted and z-scored forms) may sum M - E again from the rows of a few groups:
+    their ranks and candidate counts stay, only the group ids go."""
     from rankstats.evaluation.evaluate import compute_results, resolve_metrics, weight_sums_suffice
     from rankstats.evaluation.inputs import prepare_input
 
@@ -411,6 +412,8 @@ def test_owned_tables_drop_their_keys(
     resolved, defaults = resolve_metrics(metrics)
     if weighted:
         resolved = [m for m in resolved if m.supports_weights]
+    if not resolved:
+        pytest.skip("the count takes no weights")
     found = {}
     for own in (False, True):
         prepared = prepare_input(

@@ -22,7 +22,7 @@ from rankstats.evaluation.results import METHOD_EXACT, METHOD_MONTE_CARLO, Resul
 from rankstats.evaluation.scores import RANK_EXPECTED
 from rankstats.evaluation.tables import WEIGHT, CellStatistics
 from rankstats.evaluation.ties import needs_task_weights, tie_expectation
-from rankstats.metrics.derived import DerivedRankBasedMetric
+from rankstats.metrics.derived import DerivedRankBasedMetric, accurate_difference
 from rankstats.null.sampling import monte_carlo_moments
 from rankstats.null.tasks import Tasks
 
@@ -307,10 +307,14 @@ def cell_rows(
             if value is None:
                 value = base_values[key] = base_value(found.base, cell, rank_type)
             derived = found.derived
+            difference = None
             if derived is not None:
                 if derived._uses_value_gap and key not in value_gaps:
                     value_gaps[key] = base_value_gap(found.base, cell, rank_type)
                 value = _derived_value(found, value, value_gaps.get(key), cell, rank_type)
+            elif moments.method == METHOD_EXACT and moments.gap is not None:
+                # the z-score's M - E, exact where the rounded one lost digits
+                difference = _base_difference(found, value, value_gaps.get(key), cell, rank_type)
             rows.append(
                 ResultRow(
                     side,
@@ -322,6 +326,23 @@ def cell_rows(
                     method=moments.method,
                     standard_error=moments.standard_error,
                     note=moments.note,
+                    difference=difference,
                 )
             )
     return rows
+
+
+def _base_difference(
+    plan: _MetricPlan, value: float, value_gap: float | None, cell: CellStatistics, rank_type: str
+) -> float | None:
+    """A mean-type metric's ``M - E`` (its z-score's), exact where the rounded one lost digits.
+
+    ``None`` for the other metrics (their z-score takes the rounded difference).
+    """
+    exact = exact_cell_difference(plan.base, cell, rank_type)
+    if exact is None:
+        return None
+    null = plan.null
+    assert null.expected_value is not None
+    assert null.gap is not None
+    return float(accurate_difference(value, null.expected_value, value_gap, null.gap, exact))

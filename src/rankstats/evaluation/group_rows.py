@@ -114,6 +114,9 @@ class Column:
     method: CodeArray
     standard_error: FloatArray
     note: dict[int, str] = field(default_factory=dict)
+    #: M - E where computed without cancellation (the z-score's; ``None``: from the value and
+    #: the expected value)
+    difference: Values | None = None
 
     def row(self, g: int) -> ResultRow:
         """The result row of group ``g``."""
@@ -124,6 +127,7 @@ class Column:
         expected = float(_entries(self.expected_value, g))
         variance = float(_entries(self.variance, g))
         error = float(self.standard_error[g])
+        difference = None if self.difference is None else float(_entries(self.difference, g))
         return ResultRow(
             self.side,
             self.rank_type,
@@ -134,6 +138,7 @@ class Column:
             method=METHODS[self.method[g]],
             standard_error=None if math.isnan(error) else error,
             note=self.note.get(g),
+            difference=None if difference is None or math.isnan(difference) else difference,
         )
 
 
@@ -281,6 +286,9 @@ def macro_rows(columns: Sequence[Column]) -> list[ResultRow]:
             note = None
             if column.note or left_out.size:
                 note = _macro_note(column, groups, defined, left_out)
+            difference = None
+            if column.difference is not None:  # the mean of the groups' differences
+                difference = reduce(column.difference, chosen, "sum") / count
             rows.append(
                 ResultRow(
                     *key,
@@ -290,6 +298,7 @@ def macro_rows(columns: Sequence[Column]) -> list[ResultRow]:
                     method=method,
                     standard_error=None if error is None else error / count,
                     note=note,
+                    difference=None if math.isnan(difference or 0.0) else difference,
                 )
             )
     return rows

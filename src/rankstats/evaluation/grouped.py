@@ -819,6 +819,8 @@ class _Builder:
                 methods,
                 errors,
                 notes,
+                # the z-score's M - E, exact where the rounded one lost digits
+                self._difference(metric, rank_type) if self._screen(metric) is not None else None,
             )
         derived = self._derived(metric)
         # the metric's own transformation, with M - E from M and E or from the gaps 1 - M and
@@ -868,15 +870,17 @@ class _Builder:
         screen = self._screen(base)
         if screen is not None:
             terms, expected, gap, thresholds = screen
-            # without 1 - M computed directly (the expectation over ties), the gaps' form is no
-            # better than M - E itself: the threshold is then |E| / L
-            direct_gaps = rank_type != RANK_EXPECTED
+            # without 1 - M computed directly (the expectation over ties, a base of no adjusted
+            # or z-scored metric), the gaps' form is no better than M - E itself: the threshold
+            # is then |E| / L
+            known_gaps = self._value_gaps.get(key)
+            direct_gaps = known_gaps is not None
             values = self.value(base, rank_type)
             with np.errstate(invalid="ignore"):
                 # a screen: |M - E| is within a few units of rounding of the pair's magnitude
                 suspect = np.flatnonzero(np.abs(values - expected) <= thresholds[direct_gaps])
                 if suspect.size:  # the suspects' rounded M - E, then all groups' where one lost
-                    gaps = self.value_gap(base, rank_type)
+                    gaps = 1.0 - values if known_gaps is None else known_gaps
                     value, mean, value_gap, null_gap = (
                         array[suspect] for array in (values, expected, gaps, gap)
                     )
@@ -915,10 +919,14 @@ class _Builder:
             direct = self._direct.get(base)
             if direct is None:  # which form of M - E each group takes, for every rank type
                 direct = self._direct[base] = takes_difference(expected, gap)
+            # 1 - M where computed directly (for the bases of adjusted and z-scored metrics),
+            # else by subtraction (and the screen's threshold is |E| alone)
+            values = self.value(base, rank_type)
+            known_gaps = self._value_gaps.get(key)
             moments = (
-                self.value(base, rank_type),
+                values,
                 expected,
-                self.value_gap(base, rank_type),
+                1.0 - values if known_gaps is None else known_gaps,
                 gap,
                 direct,
             )
@@ -1205,7 +1213,8 @@ def group_columns(
     # M - E may be summed again from the rows of a few groups where the rounded one lost
     # digits: the rows' values are then kept, only their group ids released
     keep_rows = any(
-        isinstance(m, ReindexedMetric | ZMetric) and has_exact_difference(m.base) for m in metrics
+        has_exact_difference(m.base if isinstance(m, DerivedRankBasedMetric) else m)
+        for m in metrics
     )
     columns: list[Column] = []
     builders = []

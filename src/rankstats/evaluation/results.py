@@ -19,7 +19,7 @@ import functools
 import json
 import math
 from collections.abc import Hashable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from rankstats.base import RankBasedMetric
@@ -75,6 +75,10 @@ class ResultRow:
     method: str | None = METHOD_EXACT
     standard_error: float | None = None
     note: str | None = None
+    #: :math:`M - \mathbb{E}[M]` where computed without cancellation (an exact sum where the
+    #: rounded value and expectation share their leading digits, :mod:`rankstats.chance`);
+    #: the z-score is taken from it. Determined by the rest: left out of comparisons and repr
+    difference: float | None = field(default=None, compare=False, repr=False)
 
     @property
     def key(self) -> str:
@@ -92,11 +96,14 @@ class ResultRow:
 
         :math:`(M - \mathbb{E}[M]) / \sqrt{\mathbb{V}[M]}`, not re-oriented: for a metric where
         smaller is better, a good model has a negative z-score. ``None`` without a null model or
-        where its variance is 0.
+        where its variance is 0. :math:`M - \mathbb{E}[M]` is :attr:`difference` where given.
         """
         if self.expected_value is None or self.variance is None or not self.variance > 0:
             return None
-        return (self.value - self.expected_value) / math.sqrt(self.variance)
+        difference = self.difference
+        if difference is None:
+            difference = self.value - self.expected_value
+        return difference / math.sqrt(self.variance)
 
     def statistic(self, name: str) -> float | None:
         """One of ``value``, ``expected_value``, ``std`` and ``z_score``."""

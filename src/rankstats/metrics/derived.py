@@ -58,6 +58,7 @@ __all__ = [
     "ZHitsAtK",
     "ZInverseHarmonicMeanRank",
     "ZMetric",
+    "accurate_difference",
     "adjusted_index",
     "chance_difference",
     "index_of_difference",
@@ -112,6 +113,28 @@ def chance_difference(
         direct = takes_difference(mean, gap)
     gaps = 1.0 - values if value_gaps is None else value_gaps
     return np.asarray(np.where(direct, values - mean, gap - gaps), dtype=np.float64)
+
+
+def accurate_difference(
+    values: Any,
+    mean: Any,
+    value_gaps: Any,
+    gap: Any,
+    exact: Callable[[], Any] | None = None,
+) -> FloatArray:
+    r""":math:`M - \mathbb{E}`, rounded, or exact where the rounded one lost digits.
+
+    Rounded by :func:`chance_difference`; ``exact()`` (one exact sum over the tasks,
+    :mod:`rankstats.chance`) where that may have lost digits
+    (:func:`~rankstats.chance.ill_conditioned`) and ``exact`` is given. Without ``value_gaps``
+    (:math:`1 - M` computed directly), the gaps' form is no better than :math:`M - E` itself,
+    and the threshold is :math:`|E|` alone.
+    """
+    difference = chance_difference(values, mean, value_gaps, gap)
+    threshold_gap = gap if value_gaps is not None else mean
+    if exact is not None and ill_conditioned(difference, mean, threshold_gap):
+        difference = np.asarray(exact(), dtype=np.float64)
+    return difference
 
 
 def takes_difference(mean: Any, gap: Any) -> Any:
@@ -323,12 +346,7 @@ class DerivedRankBasedMetric(RankBasedMetric):
         Rounded by :func:`chance_difference`; ``exact()`` where that may have lost digits
         (:func:`~rankstats.chance.ill_conditioned`) and ``exact`` is given.
         """
-        difference = chance_difference(values, null.mean, value_gaps, null.gap)
-        # without 1 - M computed directly, the gaps' form is no better than M - E itself
-        gap = null.gap if value_gaps is not None else null.mean
-        if exact is not None and ill_conditioned(difference, null.mean, gap):
-            difference = np.asarray(exact(), dtype=np.float64)
-        return difference
+        return accurate_difference(values, null.mean, value_gaps, null.gap, exact)
 
     def _of_difference(self, difference: FloatArray, null: BaseNull) -> FloatArray:
         r"""The value from :math:`M - \mathbb{E}` (metrics with :attr:`_uses_value_gap`)."""
