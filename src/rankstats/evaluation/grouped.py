@@ -931,7 +931,7 @@ class _Builder:
             moments = (
                 values,
                 expected,
-                1.0 - values if known_gaps is None else known_gaps,
+                Elementwise(_gap_by_subtraction, (values,)) if known_gaps is None else known_gaps,
                 gap,
                 direct,
             )
@@ -1033,6 +1033,11 @@ def _defined_z(
 ) -> FloatArray:
     """A z-score from ``M - E``, NaN where the metric is undefined (where ``defined_gap`` is)."""
     return z_of_difference(difference, std, sign) + defined_gap * 0.0
+
+
+def _gap_by_subtraction(values: FloatArray) -> FloatArray:
+    """``1 - M`` from ``M`` (where no direct form was computed)."""
+    return 1.0 - values
 
 
 def _exact_difference(
