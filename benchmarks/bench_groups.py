@@ -145,20 +145,20 @@ Then the adjusted and z-scored columns took ``M - E`` from whichever pair carrie
 derived metric, and one more pass per column. Macro went from 2.89-2.93 to 3.07-3.17, micro
 3.03-3.20 (runs of the final code). The exact numbers came first.
 
-On 2026-11-27 (later) the adjusted and z-scored means took ``M - E`` as one exact sum over a
-group's rows where the rounded means cancel (:mod:`rankstats.chance`; tasks with one candidate
-beside tasks with 1e12 had left the adjusted Hits@10 8e-8 off): a screen of ``|M - E|`` per base
-metric and rank type (a few passes over the groups), and an exact sum over the rows of the few
-groups it flags, found through the tables' row ranges. The tables keep their ranks and
-candidate counts for that (their group ids still go): the call's peak memory went from 7.8 to
-9.0 MB (``tracemalloc``). Measured in one process, the screen and the exact sums on and off in
-turn (best of 40 calls each, CPU time): 6.7 against 6.0 ms for micro, where this benchmark's
-data flags one group of the mean rank (M = 7,024 against E = 7,000) in every rank type. The
-macro average then shares one array of ``M - E`` per base and rank type between the adjusted
-and the z-scored metric (identical to the bit). Runs of ``run.py groups`` on the final code:
-micro 3.24-3.39, macro 3.30-3.37 (one group 2.2-2.3 ms), against micro 3.09-3.15 and macro
-3.33-3.46 earlier the same hour with the same micro code: the noise of the shared machine is
-as large as the change. Correct digits came first.
+On 2026-11-27 (later) the adjusted and z-scored means, and the z-score column of every
+mean-type metric's rows, took ``M - E`` as one exact sum over a group's rows where the rounded
+means cancel (:mod:`rankstats.chance`; tasks with one candidate beside tasks with 1e12 had left
+the adjusted Hits@10 8e-8 off): a screen of ``|M - E|`` per base metric and rank type (24 passes
+over the groups for the default metrics; the micro average's one group in Python's floats), and
+an exact sum over the rows of the few groups it flags, found through the tables' row ranges.
+The tables keep their ranks and candidate counts for that (their group ids still go): the
+call's peak memory went from 7.8 to 9.0 MB for micro, 10.8 MB for macro, which shares one array
+of ``M - E`` per base and rank type between the columns that read it (``tracemalloc``). This
+benchmark's data flags one group of the mean rank (M = 7,024 against E = 7,000) in every rank
+type. Measured in one process with the screen and the exact sums on and off in turn (best of 40
+calls, CPU time): 0.7-1.1 ms of a 6-9 ms micro call. Runs of ``run.py groups`` on the final
+code: micro 3.01-3.19, macro 3.31-3.45 (one group 2.8-2.9 ms on a busier machine), against
+3.03-3.20 and 3.07-3.17 before. Correct digits came first.
 """
 
 from __future__ import annotations
