@@ -258,23 +258,20 @@ def _cancelling_cases() -> list[tuple[str, list[int], list[float], list[float] |
 _BASE_KEYS = {"hits": "hits@{k}", "mrr": "mrr", "mr": "mr"}
 
 
-@pytest.mark.parametrize(
-    ("label", "counts", "ranks", "weights", "k"),
-    _cancelling_cases(),
-    ids=[case[0] for case in _cancelling_cases()],
-)
-@pytest.mark.parametrize("name", ["hits", "mrr", "mr"])
-def test_the_tables_z_scores_of_cancelling_means(
-    label: str,
-    counts: list[int],
-    ranks: list[float],
-    weights: list[float] | None,
-    k: int,
-    name: str,
-) -> None:
+CANCELLING = _cancelling_cases()
+#: each cancelling case, for each family of mean-type metrics
+cancelling_cases = pytest.mark.parametrize("case", CANCELLING, ids=[c[0] for c in CANCELLING])
+families = pytest.mark.parametrize("name", ["hits", "mrr", "mr"])
+Cancelling = tuple[str, list[int], list[float], list[float] | None, int]
+
+
+@cancelling_cases
+@families
+def test_the_tables_z_scores_of_cancelling_means(case: Cancelling, name: str) -> None:
     """Each row's z-score statistic (the table's ``z_score`` column) of a mean-type metric
     takes the same exact M - E as the z-scored metric: without and with groups, both averages,
     every rank type, the expectation over tie-breaking included."""
+    _, counts, ranks, weights, k = case
     from rankstats import Ranks, evaluate
 
     value, mean, variance = _exact_moments(name, ranks, counts, weights, k)
@@ -331,20 +328,9 @@ _FAMILY_KEYS = {
 }
 
 
-@pytest.mark.parametrize(
-    ("label", "counts", "ranks", "weights", "k"),
-    _cancelling_cases(),
-    ids=[case[0] for case in _cancelling_cases()],
-)
-@pytest.mark.parametrize("name", ["hits", "mrr", "mr"])
-def test_cancelling_means_keep_their_digits_everywhere(
-    label: str,
-    counts: list[int],
-    ranks: list[float],
-    weights: list[float] | None,
-    k: int,
-    name: str,
-) -> None:
+@cancelling_cases
+@families
+def test_cancelling_means_keep_their_digits_everywhere(case: Cancelling, name: str) -> None:
     """M - E as one exact sum where the rounded means cancel: the metric's call, evaluate with
     and without groups (micro, macro, each group) and the accumulator all within 1e-12.
 
@@ -353,6 +339,8 @@ def test_cancelling_means_keep_their_digits_everywhere(
     """
     from rankstats import RankAccumulator, Ranks, evaluate
     from rankstats.registry import metric_resolver
+
+    _, counts, ranks, weights, k = case
 
     value, mean, variance = _exact_moments(name, ranks, counts, weights, k)
     with mp.workdps(50):
