@@ -11,6 +11,8 @@ from __future__ import annotations
 import mpmath as mp
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from rankstats import (
     AdjustedArithmeticMeanRankIndex,
@@ -389,3 +391,63 @@ def test_cancelling_means_keep_their_digits_everywhere(case: Cancelling, name: s
         results = accumulator.compute()
         for key in keys:
             assert results[key] == pytest.approx(expected[key], rel=1e-12, abs=0)
+
+
+_COUNTS = (1, 2, 3, 10, 11, 10**6, 10**12, 2**53 - 1)
+#: the references' own rounding at 50 digits, where the exact difference is 0
+_NOISE = 1e-40
+
+
+@st.composite
+def _mixtures(draw: st.DrawFn) -> tuple[list[int], list[float], list[float] | None]:
+    """A few tasks, certain ones (one candidate, at most k) beside huge counts; chosen ranks."""
+    counts = draw(st.lists(st.sampled_from(_COUNTS), min_size=1, max_size=6))
+    ranks = [
+        float(
+            draw(st.sampled_from(sorted({1, min(c, 2), min(c, 10), min(c, 11), (c + 1) // 2, c})))
+        )
+        for c in counts
+    ]
+    weights = draw(
+        st.none()
+        | st.lists(
+            st.sampled_from([1.0, 0.5, 3.0, 1e6]), min_size=len(counts), max_size=len(counts)
+        )
+    )
+    return counts, ranks, weights
+
+
+@settings(max_examples=150, deadline=None)
+@given(_mixtures(), st.sampled_from(["hits", "mrr", "mr"]))
+def test_mixtures_of_certain_and_huge_tasks(
+    mixture: tuple[list[int], list[float], list[float] | None], name: str
+) -> None:
+    """Random mixtures of certain tasks and huge counts: the adjusted and z-scored means, and the
+    rows' z-scores, within 1e-12 of 50-digit mpmath wherever they are defined."""
+    from rankstats import evaluate
+    from rankstats.registry import metric_resolver
+
+    counts, ranks, weights = mixture
+    k = 10
+    value, mean, variance = _exact_moments(name, ranks, counts, weights, k)
+    if mean == 1 or variance == 0:  # chance is perfect here: undefined
+        return
+    with mp.workdps(50):
+        adjusted = float((value - mean) / (1 - mean))
+        z = float((value - mean) / mp.sqrt(variance))
+    sign = 1.0 if name != "mr" else -1.0
+    adjusted_key, z_key = (key.format(k=k) for key in _FAMILY_KEYS[name])
+    assert metric_resolver.make(adjusted_key)(ranks, counts, weights) == pytest.approx(
+        adjusted, rel=1e-12, abs=_NOISE
+    )
+    assert metric_resolver.make(z_key)(ranks, counts, weights) == pytest.approx(
+        sign * z, rel=1e-12, abs=_NOISE
+    )
+    base_key = _BASE_KEYS[name].format(k=k)
+    for groups in (None, [0] * len(ranks)):
+        results = evaluate(
+            ranks, counts, weights=weights, metrics=[adjusted_key, base_key], groups=groups
+        )
+        for cell in (results, *results.by_group.values()):
+            assert cell[adjusted_key] == pytest.approx(adjusted, rel=1e-12, abs=_NOISE)
+            assert cell.z_score(base_key) == pytest.approx(z, rel=1e-12, abs=_NOISE)

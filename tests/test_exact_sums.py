@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rankstats.exact_sums import exact_sum
+from rankstats.exact_sums import exact_products, exact_sum
 
 FINITE = st.floats(allow_nan=False, allow_infinity=False, min_value=-1e290, max_value=1e290)
 
@@ -59,3 +59,19 @@ def test_integers_take_one_level_and_groups_without_terms_are_zero() -> None:
     assert exact_sum(terms) == 4.0
     assert exact_sum(terms, np.array([0, 0, 0, 2]), 4).tolist() == [1.0, 0.0, 3.0, 0.0]
     assert exact_sum(np.array([])) == 0.0
+
+
+PRODUCT_FACTORS = st.floats(
+    allow_nan=False, allow_infinity=False, min_value=-1e150, max_value=1e150
+).filter(lambda x: x == 0 or abs(x) > 1e-140)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.tuples(PRODUCT_FACTORS, PRODUCT_FACTORS), min_size=1, max_size=40))
+def test_products_split_into_two_doubles_exactly(pairs: list[tuple[float, float]]) -> None:
+    a = np.array([x for x, _ in pairs])
+    b = np.array([y for _, y in pairs])
+    high, low = exact_products(a, b)
+    for x, y, h, lo in zip(a, b, high, low, strict=True):
+        assert Fraction(float(x)) * Fraction(float(y)) == Fraction(float(h)) + Fraction(float(lo))
+        assert h == x * y  # the high part is the rounded product

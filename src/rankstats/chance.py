@@ -26,10 +26,12 @@ There :func:`exact_difference` takes the sum
 over both lists at once, exactly (:func:`~rankstats.exact_sums.exact_sum`), each product in the
 form that carries its digits: :math:`w\, t` or :math:`w - w\, (1 - t)`, whichever of
 :math:`t` and :math:`1 - t` is smaller, with the gap computed directly
-(:class:`ChanceTerms`). What is left is the rounding of each product, a few units of
-:math:`2^{-53}` of that product, and none at all for the tasks whose terms are exact (a task
-with one candidate, a hit or a miss, an integer rank): the cancellation between tasks of the
-sums is gone.
+(:class:`ChanceTerms`), each product itself exact as a pair of doubles
+(:func:`~rankstats.exact_sums.exact_products`: a weight of :math:`10^6` times a rank of
+:math:`5 \cdot 10^{11}` takes more than 53 bits). What is left is the rounding of each term
+(:math:`1/r`, :math:`H(C)/C`), a unit of :math:`2^{-53}` of that term, and none at all where
+the terms are exact (a task with one candidate, a hit or a miss, an integer rank and its
+expectation): the cancellation between tasks is gone.
 """
 
 from __future__ import annotations
@@ -41,7 +43,7 @@ import numpy as np
 import numpy.typing as npt
 
 from rankstats.arrays import FloatArray, IntArray
-from rankstats.exact_sums import exact_sum
+from rankstats.exact_sums import exact_products, exact_sum
 
 __all__ = ["CONDITION_LIMIT", "ChanceTerms", "exact_difference", "ill_conditioned"]
 
@@ -82,15 +84,16 @@ def ill_conditioned(difference: Any, mean: Any, gap: Any) -> npt.NDArray[np.bool
 
 def _parts(
     terms: FloatArray, gaps: FloatArray, weights: FloatArray
-) -> tuple[FloatArray, npt.NDArray[np.bool_]]:
+) -> tuple[FloatArray, FloatArray, npt.NDArray[np.bool_]]:
     """``w t`` as ``w (t)`` or ``w - w (1 - t)``, whichever of the term and its gap is smaller.
 
-    Returns the products (``w t`` or ``-w (1 - t)``) and, for the rows in the gap form, whether
-    each row is in it (their ``+w`` parts).
+    Returns the products (``w t`` or ``-w (1 - t)``) as two doubles each, adding up to them
+    exactly (:func:`~rankstats.exact_sums.exact_products`), and whether each row is in the gap
+    form (its ``+w`` part).
     """
     in_gap = np.abs(gaps) < np.abs(terms)
-    products = np.where(in_gap, -gaps, terms) * weights
-    return products, in_gap
+    high, low = exact_products(np.where(in_gap, -gaps, terms), weights)
+    return high, low, in_gap
 
 
 def exact_difference(
@@ -132,17 +135,31 @@ def exact_difference(
         if rank_terms is None:
             assert ranks is not None
             rank_terms = terms.value(ranks), terms.value_gap(ranks)
-        value, value_in_gap = _parts(*rank_terms, rank_weights)
-        null, null_in_gap = _parts(
+        value, value_low, value_in_gap = _parts(*rank_terms, rank_weights)
+        null, null_low, null_in_gap = _parts(
             terms.expected(candidates), terms.expected_gap(candidates), candidate_weights
         )
     parts = np.concatenate(
-        [value, rank_weights[value_in_gap], -null, -candidate_weights[null_in_gap]]
+        [
+            value,
+            value_low,
+            rank_weights[value_in_gap],
+            -null,
+            -null_low,
+            -candidate_weights[null_in_gap],
+        ]
     )
     if rank_groups is None or candidate_groups is None:
         return exact_sum(parts) / total
     groups = np.concatenate(
-        [rank_groups, rank_groups[value_in_gap], candidate_groups, candidate_groups[null_in_gap]]
+        [
+            rank_groups,
+            rank_groups,
+            rank_groups[value_in_gap],
+            candidate_groups,
+            candidate_groups,
+            candidate_groups[null_in_gap],
+        ]
     )
     with np.errstate(divide="ignore", invalid="ignore"):  # groups without tasks: NaN
         return exact_sum(parts, groups, size) / total

@@ -35,8 +35,10 @@ import numpy as np
 
 from rankstats.arrays import FloatArray, IntArray
 
-__all__ = ["exact_sum"]
+__all__ = ["exact_products", "exact_sum"]
 
+#: Veltkamp's splitting constant for doubles: 2**27 + 1
+_SPLITTER = 134217729.0
 #: more extraction levels than the exponents of doubles need (each takes about 45 bits)
 _MAX_LEVELS = 64
 
@@ -110,3 +112,31 @@ def _group_sums(values: FloatArray, groups: IntArray | None, size: int) -> Float
         np.float64, copy=False
     )
     return summed
+
+
+def exact_products(a: FloatArray, b: FloatArray) -> tuple[FloatArray, FloatArray]:
+    r"""Each product :math:`a_i b_i` as two doubles that add up to it exactly.
+
+    Dekker's product (Veltkamp's splitting of each factor into halves of 26 bits, whose
+    products are exact): :math:`p = \mathrm{fl}(a b)` and the rounding error
+    :math:`e = a b - p`, for factors whose magnitudes stay below about :math:`2^{995}` and whose
+    product's error is not below the least normal double (:math:`2^{-1022}`).
+
+    Examples
+    --------
+    >>> high, low = exact_products(np.array([1e6]), np.array([499999999999.5]))
+    >>> float(high[0]), float(low[0])
+    (4.999999999995e+17, -32.0)
+    """
+    product = a * b
+    a_high, a_low = _split(a)
+    b_high, b_low = _split(b)
+    error = ((a_high * b_high - product) + a_high * b_low + a_low * b_high) + a_low * b_low
+    return product, error
+
+
+def _split(values: FloatArray) -> tuple[FloatArray, FloatArray]:
+    """Each double as the sum of two with at most 26 significant bits each (Veltkamp)."""
+    scaled = _SPLITTER * values
+    high = scaled - (scaled - values)
+    return high, values - high
