@@ -157,7 +157,8 @@ of ``M - E`` per base and rank type between the columns that read it (``tracemal
 benchmark's data flags one group of the mean rank (M = 7,024 against E = 7,000) in every rank
 type. Measured in one process with the screen and the exact sums on and off in turn (best of 40
 calls, CPU time): 0.7-1.1 ms of a 6-9 ms micro call. Runs of ``run.py groups`` on the final
-code: micro 3.01-3.19, macro 3.31-3.45 (one group 2.8-2.9 ms on a busier machine), against
+code (each product of a weight and a term then taken exactly too): micro 3.01-3.39, macro
+3.31-3.57 over seven runs (one group 2.3-2.9 ms as the machine's load moved), against
 3.03-3.20 and 3.07-3.17 before. Correct digits came first.
 """
 
