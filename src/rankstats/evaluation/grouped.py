@@ -928,21 +928,49 @@ class _Builder:
             # else by subtraction (and the screen's threshold is |E| alone)
             values = self.value(base, rank_type)
             known_gaps = self._value_gaps.get(key)
-            moments = (
-                values,
-                expected,
-                Elementwise(_gap_by_subtraction, (values,)) if known_gaps is None else known_gaps,
-                gap,
-                direct,
-            )
-            exact = self._exact_differences(base, rank_type)
-            if exact is None:
-                found = Elementwise(chance_difference, moments)
+            if self.eager:  # every group's rounded M - E, then exact where it lost digits
+                found = self._eager_difference(base, rank_type, values, known_gaps, direct)
             else:
-                found = Elementwise(_exact_difference, (*moments, exact))
-            if self.eager:
-                found = found[:]
+                moments = (
+                    values,
+                    expected,
+                    Elementwise(_gap_by_subtraction, (values,))
+                    if known_gaps is None
+                    else known_gaps,
+                    gap,
+                    direct,
+                )
+                exact = self._exact_differences(base, rank_type)
+                if exact is None:
+                    found = Elementwise(chance_difference, moments)
+                else:
+                    found = Elementwise(_exact_difference, (*moments, exact))
             self._differences_of[key] = found
+        return found
+
+    def _eager_difference(
+        self,
+        base: RankBasedMetric,
+        rank_type: str,
+        values: FloatArray,
+        known_gaps: FloatArray | None,
+        direct: BoolArray,
+    ) -> FloatArray:
+        """:meth:`_difference` as an array: the rounded difference is its own screen."""
+        expected = self.null_column(base)[0]
+        gap = self._base_gap(base)
+        with np.errstate(invalid="ignore"):
+            found = chance_difference(values, expected, known_gaps, gap, direct)
+            screen = self._screen(base)
+            if screen is None:
+                return found
+            terms, _, _, thresholds = screen
+            # ill_conditioned, with the threshold divided by the limit once per base
+            lost = np.flatnonzero(np.abs(found) < thresholds[known_gaps is not None])
+        if lost.size:
+            found[lost] = exact_group_differences(
+                base, terms, self.data.stats, rank_type, lost, self.data.total, self.data.row_ranges
+            )
         return found
 
     def _screen(
