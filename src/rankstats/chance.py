@@ -83,25 +83,32 @@ def ill_conditioned(difference: Any, mean: Any, gap: Any) -> npt.NDArray[np.bool
 
 
 def _parts(
-    terms: FloatArray, gaps: FloatArray, weights: FloatArray
-) -> tuple[FloatArray, FloatArray, npt.NDArray[np.bool_]]:
-    """``w t`` as ``w (t)`` or ``w - w (1 - t)``, whichever of the term and its gap is smaller.
+    terms: FloatArray, gaps: FloatArray, weights: FloatArray | None, groups: IntArray | None
+) -> tuple[list[FloatArray], list[IntArray]]:
+    r"""``w t`` as ``w (t)`` or ``w - w (1 - t)``, whichever of the term and its gap is smaller.
 
-    Returns the products (``w t`` or ``-w (1 - t)``) as two doubles each, adding up to them
-    exactly (:func:`~rankstats.exact_sums.exact_products`), and whether each row is in the gap
-    form (its ``+w`` part).
+    Returns the numbers whose sum is :math:`\sum w t`, and their groups (with ``groups``): the
+    products (``w t`` or ``-w (1 - t)``) as two doubles each, adding up to them exactly
+    (:func:`~rankstats.exact_sums.exact_products`), and the ``+w`` of the rows in the gap form.
+    ``weights`` ``None`` stands for a weight of 1 each (no groups): the products are the terms,
+    and the ``+w`` parts their count.
     """
     in_gap = np.abs(gaps) < np.abs(terms)
-    high, low = exact_products(np.where(in_gap, -gaps, terms), weights)
-    return high, low, in_gap
+    chosen = np.where(in_gap, -gaps, terms)
+    if weights is None:
+        return [chosen, np.array([float(np.count_nonzero(in_gap))])], []
+    high, low = exact_products(chosen, weights)
+    if groups is None:
+        return [high, low, weights[in_gap]], []
+    return [high, low, weights[in_gap]], [groups, groups, groups[in_gap]]
 
 
 def exact_difference(
     terms: ChanceTerms,
     ranks: FloatArray | None,
-    rank_weights: FloatArray,
+    rank_weights: FloatArray | None,
     candidates: IntArray,
-    candidate_weights: FloatArray,
+    candidate_weights: FloatArray | None,
     total: Any,
     rank_groups: IntArray | None = None,
     candidate_groups: IntArray | None = None,
@@ -116,11 +123,13 @@ def exact_difference(
     terms
         The metric's per-task terms.
     ranks, rank_weights
-        The ranks (or distinct ranks) and the total weight of the tasks of each.
+        The ranks (or distinct ranks) and the total weight of the tasks of each (``None``: 1
+        each, without groups).
         ``rank_terms`` may give their terms and the terms' gaps instead of ``ranks`` (the
         expectations over tie-breaking of pairs of ranks, say).
     candidates, candidate_weights
-        The candidate counts (or distinct counts) and the total weight of the tasks of each.
+        The candidate counts (or distinct counts) and the total weight of the tasks of each
+        (``None``: 1 each, without groups).
     total
         The total weight :math:`W` (per group with groups), the same for both lists.
     rank_groups, candidate_groups, size
@@ -135,31 +144,16 @@ def exact_difference(
         if rank_terms is None:
             assert ranks is not None
             rank_terms = terms.value(ranks), terms.value_gap(ranks)
-        value, value_low, value_in_gap = _parts(*rank_terms, rank_weights)
-        null, null_low, null_in_gap = _parts(
-            terms.expected(candidates), terms.expected_gap(candidates), candidate_weights
+        value, value_groups = _parts(*rank_terms, rank_weights, rank_groups)
+        null, null_groups = _parts(
+            terms.expected(candidates),
+            terms.expected_gap(candidates),
+            candidate_weights,
+            candidate_groups,
         )
-    parts = np.concatenate(
-        [
-            value,
-            value_low,
-            rank_weights[value_in_gap],
-            -null,
-            -null_low,
-            -candidate_weights[null_in_gap],
-        ]
-    )
+    parts = np.concatenate([*value, *(-part for part in null)])
     if rank_groups is None or candidate_groups is None:
         return exact_sum(parts) / total
-    groups = np.concatenate(
-        [
-            rank_groups,
-            rank_groups,
-            rank_groups[value_in_gap],
-            candidate_groups,
-            candidate_groups,
-            candidate_groups[null_in_gap],
-        ]
-    )
+    groups = np.concatenate([*value_groups, *null_groups])
     with np.errstate(divide="ignore", invalid="ignore"):  # groups without tasks: NaN
         return exact_sum(parts, groups, size) / total

@@ -400,9 +400,13 @@ class DerivedRankBasedMetric(RankBasedMetric):
 
             def exact() -> Any:
                 tasks = Tasks(num_candidates, weights)
-                rank_weights = tasks.row_weights
+                if weights is None:  # the counts' terms once per distinct count, times its tasks
+                    values, counts = tasks.distinct()
+                    return exact_difference(
+                        terms, ranks, None, values, counts.astype(np.float64), float(ranks.size)
+                    )
                 return exact_difference(
-                    terms, ranks, rank_weights, num_candidates, rank_weights, tasks.total_weight
+                    terms, ranks, weights, num_candidates, weights, tasks.total_weight
                 )
 
         return self._of_difference(self._difference(values, gaps(), null, exact), null)
