@@ -303,7 +303,8 @@ def test_elementwise_entries_equal_the_whole_array() -> None:
     import pickle
 
     from rankstats.evaluation.group_rows import Elementwise
-    from rankstats.metrics.derived import adjusted_index, z_score
+    from rankstats.evaluation.grouped import _defined_z, _exact_difference
+    from rankstats.metrics.derived import chance_difference, index_of_difference
 
     rng = np.random.default_rng(5)
     gap = rng.random(50)
@@ -311,16 +312,26 @@ def test_elementwise_entries_equal_the_whole_array() -> None:
     value_gap, std = rng.random(50), rng.random(50) + 0.1
     value, expected = 1.0 - value_gap, 1.0 - gap  # M - E from either pair, entry by entry
     direct = np.abs(expected) <= np.abs(gap)
+    exact = np.full(50, math.nan)
+    exact[[1, 20]] = [1e-17, -3e-12]  # exact sums in a few groups
+    moments = (value, expected, value_gap, gap, direct)
+    rounded = Elementwise(chance_difference, moments)
+    corrected = Elementwise(_exact_difference, (*moments, exact))
     for lazy in (
-        Elementwise(adjusted_index, (value, expected, value_gap, gap, direct)),
-        Elementwise(z_score, (value, expected, value_gap, gap, direct, std), -1.0),
+        rounded,
+        corrected,
+        Elementwise(index_of_difference, (rounded, gap)),
+        Elementwise(_defined_z, (corrected, std, gap), -1.0),
     ):
+        arrays = [a[:] if isinstance(a, Elementwise) else a for a in lazy.arrays]
         with np.errstate(divide="ignore", invalid="ignore"):
-            whole = lazy.function(*lazy.arrays, *lazy.constants)
+            whole = lazy.function(*arrays, *lazy.constants)
         assert lazy.size == 50
         np.testing.assert_array_equal(lazy[:], whole)
         np.testing.assert_array_equal(np.array([lazy[g] for g in range(50)]), whole)
         np.testing.assert_array_equal(pickle.loads(pickle.dumps(lazy))[:], whole)
+    assert corrected[1] == 1e-17
+    assert corrected[20] == -3e-12
 
 
 def test_derived_group_values_match_the_macro_average() -> None:

@@ -45,7 +45,13 @@ import numpy.typing as npt
 from rankstats.arrays import FloatArray, IntArray
 from rankstats.exact_sums import exact_products, exact_sum
 
-__all__ = ["CONDITION_LIMIT", "ChanceTerms", "exact_difference", "ill_conditioned"]
+__all__ = [
+    "CONDITION_LIMIT",
+    "ChanceTerms",
+    "condition_threshold",
+    "exact_difference",
+    "ill_conditioned",
+]
 
 #: the rounded difference is recomputed where the magnitudes it is taken from exceed this many
 #: times its own (module doc)
@@ -66,6 +72,16 @@ class ChanceTerms(NamedTuple):
     expected_gap: Callable[[IntArray], FloatArray]
 
 
+def condition_threshold(mean: Any, gap: Any) -> Any:
+    r"""The :math:`|D|` below which :func:`ill_conditioned` flags :math:`D`.
+
+    :math:`\min(|\mathbb{E}|, |1 - \mathbb{E}|) / L` (:data:`CONDITION_LIMIT`); computed once
+    where many differences share it. NaN anywhere gives NaN (nothing flagged).
+    """
+    with np.errstate(invalid="ignore"):
+        return np.minimum(np.abs(mean), np.abs(gap)) / CONDITION_LIMIT
+
+
 def ill_conditioned(difference: Any, mean: Any, gap: Any) -> npt.NDArray[np.bool_]:
     r"""Where the rounded :math:`D = M - \mathbb{E}` may have lost digits.
 
@@ -77,9 +93,7 @@ def ill_conditioned(difference: Any, mean: Any, gap: Any) -> npt.NDArray[np.bool
     pair. NaN anywhere gives ``False``.
     """
     with np.errstate(invalid="ignore"):
-        return np.asarray(
-            CONDITION_LIMIT * np.abs(difference) < np.minimum(np.abs(mean), np.abs(gap))
-        )
+        return np.asarray(np.abs(difference) < condition_threshold(mean, gap))
 
 
 def _parts(

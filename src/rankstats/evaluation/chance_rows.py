@@ -17,7 +17,13 @@ from rankstats.arrays import FloatArray, IntArray
 from rankstats.base import RankBasedMetric
 from rankstats.chance import ChanceTerms, exact_difference
 from rankstats.evaluation.scores import RANK_EXPECTED
-from rankstats.evaluation.tables import WEIGHT, CellStatistics, SideStatistics, Table
+from rankstats.evaluation.tables import (
+    WEIGHT,
+    CellStatistics,
+    SideStatistics,
+    Table,
+    pair_ranks,
+)
 from rankstats.evaluation.terms import tie_terms
 
 __all__ = ["exact_cell_difference", "exact_group_differences", "has_exact_difference"]
@@ -143,12 +149,7 @@ def _rows_of(indptr: IntArray, groups: IntArray) -> tuple[IntArray, IntArray]:
 
 def _ranks(table: Table, rank_type: str, rows: IntArray) -> FloatArray:
     """The ranks of one type of the given rows (float64)."""
-    if "rank" in table.columns:
-        return table.columns["rank"][rows].astype(np.float64)
-    optimistic = table.columns["optimistic"][rows].astype(np.float64)
-    pessimistic = table.columns["pessimistic"][rows].astype(np.float64)
-    if rank_type == "optimistic":
-        return optimistic
-    if rank_type == "pessimistic":
-        return pessimistic
-    return 0.5 * (optimistic + pessimistic)
+    columns = table.columns
+    if "rank" in columns:
+        return columns["rank"][rows].astype(np.float64)
+    return pair_ranks(columns["optimistic"][rows], columns["pessimistic"][rows], rank_type)

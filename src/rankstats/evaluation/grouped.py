@@ -47,7 +47,7 @@ import numpy as np
 
 from rankstats.arrays import BoolArray, FloatArray, IntArray
 from rankstats.base import RankBasedMetric
-from rankstats.chance import CONDITION_LIMIT, ChanceTerms, ill_conditioned
+from rankstats.chance import ChanceTerms, condition_threshold
 from rankstats.evaluation.cells import NO_CANDIDATES, NullModels, base_value, base_value_gap
 from rankstats.evaluation.chance_rows import exact_group_differences, has_exact_difference
 from rankstats.evaluation.group_rows import (
@@ -147,8 +147,6 @@ class _Builder:
         self._base_gaps: dict[RankBasedMetric, FloatArray] = {}
         #: per base metric: where M - E is taken directly, not from the gaps
         self._direct: dict[RankBasedMetric, BoolArray] = {}
-        #: M - E of a base and rank type where exact sums were needed (None: none was)
-        self._differences: dict[tuple[RankBasedMetric, str], FloatArray | None] = {}
         #: whether every group's columns are read (the macro average): then the derived
         #: metrics share one array of M - E per base and rank type
         self.eager = False
@@ -855,57 +853,40 @@ class _Builder:
             derived.notes,
         )
 
-    def _exact_differences(self, base: RankBasedMetric, rank_type: str) -> FloatArray | None:
+    def _exact_differences(
+        self, base: RankBasedMetric, rank_type: str, known_gaps: FloatArray | None
+    ) -> FloatArray | None:
         r""":math:`M - E` of a base as an exact sum where the rounded one lost digits, else NaN.
 
-        ``None`` where no group's did, or where the base has no exact form
-        (:func:`~rankstats.evaluation.chance_rows.exact_group_differences`). Which groups may
-        have lost digits is screened by :math:`|M - E|` against
-        :func:`~rankstats.chance.ill_conditioned`'s threshold, once per base and rank type.
+        ``None`` where no group's did, or where the base has no exact form. Which groups may
+        have lost digits is screened by :math:`|M - E|` against the threshold of
+        :func:`~rankstats.chance.ill_conditioned`, then by the rounded :math:`M - E` of the
+        suspects. ``known_gaps`` is :math:`1 - M` where computed directly.
         """
-        key = (base, rank_type)
-        if key in self._differences:
-            return self._differences[key]
-        found = None
         screen = self._screen(base)
-        if screen is not None:
-            terms, expected, gap, thresholds = screen
-            # without 1 - M computed directly (the expectation over ties, a base of no adjusted
-            # or z-scored metric), the gaps' form is no better than M - E itself: the threshold
-            # is then |E| / L
-            known_gaps = self._value_gaps.get(key)
-            direct_gaps = known_gaps is not None
-            values = self.value(base, rank_type)
-            threshold = thresholds[direct_gaps]
-            if values.size == 1 and not abs(float(values[0]) - float(expected[0])) <= threshold[0]:
-                # one group (the micro average's): the screen in Python's floats, no numpy call
-                self._differences[key] = None
+        if screen is None:
+            return None
+        _, expected, gap, thresholds = screen
+        threshold = thresholds[known_gaps is not None]
+        values = self.value(base, rank_type)
+        if values.size == 1 and not abs(float(values[0]) - float(expected[0])) <= threshold[0]:
+            return None  # one group (the micro average's): the screen in Python's floats
+        with np.errstate(invalid="ignore"):
+            # |M - E| is within a few units of rounding of the pair's magnitude
+            suspect = np.flatnonzero(np.abs(values - expected) <= threshold)
+            if not suspect.size:
                 return None
-            with np.errstate(invalid="ignore"):
-                # a screen: |M - E| is within a few units of rounding of the pair's magnitude
-                suspect = np.flatnonzero(np.abs(values - expected) <= threshold)
-                if suspect.size:  # the suspects' rounded M - E, then all groups' where one lost
-                    gaps = 1.0 - values if known_gaps is None else known_gaps
-                    value, mean, value_gap, null_gap = (
-                        array[suspect] for array in (values, expected, gaps, gap)
-                    )
-                    difference = chance_difference(
-                        value, mean, value_gap, null_gap, takes_difference(mean, null_gap)
-                    )
-                    lost = ill_conditioned(difference, mean, null_gap if direct_gaps else mean)
-                    groups = suspect[lost]
-                    if groups.size:
-                        found = np.full(self.size, math.nan)
-                        found[groups] = exact_group_differences(
-                            base,
-                            terms,
-                            self.data.stats,
-                            rank_type,
-                            groups,
-                            self.data.total,
-                            self.data.row_ranges,
-                        )
-        self._differences[key] = found
+            gaps = 1.0 - values if known_gaps is None else known_gaps
+            value, mean, value_gap, null_gap = (
+                array[suspect] for array in (values, expected, gaps, gap)
+            )
+            direct = self._direct[base][suspect]
+            difference = chance_difference(value, mean, value_gap, null_gap, direct)
+            groups = suspect[np.abs(difference) < threshold[suspect]]
+        if not groups.size:
+            return None
+        found = np.full(self.size, math.nan)
+        found[groups] = self._exact_sums(base, rank_type, groups)
         return found
 
     def _difference(self, base: RankBasedMetric, rank_type: str) -> Values:
@@ -940,7 +921,7 @@ class _Builder:
                     gap,
                     direct,
                 )
-                exact = self._exact_differences(base, rank_type)
+                exact = self._exact_differences(base, rank_type, known_gaps)
                 if exact is None:
                     found = Elementwise(chance_difference, moments)
                 else:
@@ -964,14 +945,25 @@ class _Builder:
             screen = self._screen(base)
             if screen is None:
                 return found
-            terms, _, _, thresholds = screen
-            # ill_conditioned, with the threshold divided by the limit once per base
-            lost = np.flatnonzero(np.abs(found) < thresholds[known_gaps is not None])
+            # ill_conditioned, with its threshold computed once per base
+            lost = np.flatnonzero(np.abs(found) < screen[3][known_gaps is not None])
         if lost.size:
-            found[lost] = exact_group_differences(
-                base, terms, self.data.stats, rank_type, lost, self.data.total, self.data.row_ranges
-            )
+            found[lost] = self._exact_sums(base, rank_type, lost)
         return found
+
+    def _exact_sums(self, base: RankBasedMetric, rank_type: str, groups: IntArray) -> FloatArray:
+        """:math:`M - E` of a base in ``groups`` (sorted), exact sums over their rows."""
+        screen = self._screen(base)
+        assert screen is not None
+        return exact_group_differences(
+            base,
+            screen[0],
+            self.data.stats,
+            rank_type,
+            groups,
+            self.data.total,
+            self.data.row_ranges,
+        )
 
     def _screen(
         self, base: RankBasedMetric
@@ -984,15 +976,15 @@ class _Builder:
             return self._screens[base]
         found = None
         terms = base._chance_terms()
-        if terms is not None and self.data.has_candidates and value_gap_terms(base) is not None:
+        if terms is not None and self.data.has_candidates:
             expected = self.null_column(base)[0]
             gap = self._base_gap(base)
-            with np.errstate(invalid="ignore"):
-                mean = np.abs(expected)
-                thresholds = {
-                    True: np.minimum(mean, np.abs(gap)) / CONDITION_LIMIT,
-                    False: mean / CONDITION_LIMIT,
-                }
+            # without 1 - M computed directly (the expectation over ties, a base of no adjusted
+            # or z-scored metric), the gaps' form is no better than M - E itself: |E| / L
+            thresholds = {
+                True: condition_threshold(expected, gap),
+                False: condition_threshold(expected, expected),
+            }
             found = (terms, expected, gap, thresholds)
         self._screens[base] = found
         return found

@@ -23,7 +23,14 @@ import numpy.typing as npt
 from rankstats.arrays import FloatArray, IntArray
 from rankstats.null.tasks import Tasks
 
-__all__ = ["CellStatistics", "SideStatistics", "Table", "distinct_rows", "group_sum"]
+__all__ = [
+    "CellStatistics",
+    "SideStatistics",
+    "Table",
+    "distinct_rows",
+    "group_sum",
+    "pair_ranks",
+]
 
 AnyArray = npt.NDArray[Any]
 
@@ -34,6 +41,15 @@ WEIGHT = "weight"
 #: beside ``weight`` in a candidate table that keeps weight sums (see
 #: :class:`~rankstats.null.tasks.Tasks`): the sum of the squared weights of the row's tasks
 WEIGHT_SQUARED = "weight_squared"
+
+
+def pair_ranks(optimistic: AnyArray, pessimistic: AnyArray, rank_type: str) -> FloatArray:
+    """The ranks of one type (float64) from a pairs table's optimistic and pessimistic ranks."""
+    if rank_type == "optimistic":
+        return optimistic.astype(np.float64)
+    if rank_type == "pessimistic":
+        return pessimistic.astype(np.float64)
+    return 0.5 * (optimistic + pessimistic).astype(np.float64)
 
 
 def group_sum(
@@ -437,14 +453,8 @@ class CellStatistics:
                 return values, weights
         else:
             assert self.pairs is not None
-            optimistic = self.pairs.columns["optimistic"]
-            pessimistic = self.pairs.columns["pessimistic"]
-            if rank_type == "optimistic":
-                values = optimistic.astype(np.float64)
-            elif rank_type == "pessimistic":
-                values = pessimistic.astype(np.float64)
-            else:
-                values = 0.5 * (optimistic + pessimistic).astype(np.float64)
+            columns = self.pairs.columns
+            values = pair_ranks(columns["optimistic"], columns["pessimistic"], rank_type)
             weights = self.pairs.weights()
         (values,), (weights,) = group_sum([values], [weights])
         return values, weights

@@ -59,12 +59,10 @@ __all__ = [
     "ZInverseHarmonicMeanRank",
     "ZMetric",
     "accurate_difference",
-    "adjusted_index",
     "chance_difference",
     "index_of_difference",
     "takes_difference",
     "z_of_difference",
-    "z_score",
 ]
 
 
@@ -146,35 +144,9 @@ def takes_difference(mean: Any, gap: Any) -> Any:
         return np.abs(mean) <= np.abs(gap)
 
 
-def adjusted_index(
-    values: FloatArray, mean: Any, value_gaps: FloatArray | None, gap: Any, direct: Any = None
-) -> FloatArray:
-    """An adjusted index :math:`(M - E) / (1 - E)`, :math:`M - E` by :func:`chance_difference`.
-
-    ``+ 0.0`` turns the -0.0 of a decreasing base at chance level (:math:`1 - E < 0`) into 0.0.
-    """
-    return index_of_difference(chance_difference(values, mean, value_gaps, gap, direct), gap)
-
-
 def index_of_difference(difference: Any, gap: Any) -> FloatArray:
     """An adjusted index :math:`(M - E) / (1 - E)` from :math:`M - E`."""
     return np.asarray(difference / gap + 0.0, dtype=np.float64)
-
-
-def z_score(
-    values: FloatArray,
-    mean: Any,
-    value_gaps: FloatArray | None,
-    gap: Any,
-    direct: Any,
-    std: Any,
-    sign: float,
-) -> FloatArray:
-    r"""A z-score :math:`s (M - E) / \sqrt{V}`, :math:`M - E` by :func:`chance_difference`.
-
-    ``+ 0.0`` turns the -0.0 of a decreasing base at chance level into 0.0.
-    """
-    return z_of_difference(chance_difference(values, mean, value_gaps, gap, direct), std, sign)
 
 
 def z_of_difference(difference: Any, std: Any, sign: float) -> FloatArray:
@@ -331,22 +303,9 @@ class DerivedRankBasedMetric(RankBasedMetric):
         values = np.asarray(base_value, dtype=np.float64)
         if self._uses_value_gap:
             gaps = None if value_gap is None else np.asarray(value_gap, dtype=np.float64)
-            return float(self._of_difference(self._difference(values, gaps, null, exact), null))
+            difference = accurate_difference(values, null.mean, gaps, null.gap, exact)
+            return float(self._of_difference(difference, null))
         return float(self._transform(values, None, null))
-
-    def _difference(
-        self,
-        values: FloatArray,
-        value_gaps: FloatArray | None,
-        null: BaseNull,
-        exact: Callable[[], Any] | None = None,
-    ) -> FloatArray:
-        r""":math:`M - \mathbb{E}`, rounded, or exact where the rounded one lost digits.
-
-        Rounded by :func:`chance_difference`; ``exact()`` where that may have lost digits
-        (:func:`~rankstats.chance.ill_conditioned`) and ``exact`` is given.
-        """
-        return accurate_difference(values, null.mean, value_gaps, null.gap, exact)
 
     def _of_difference(self, difference: FloatArray, null: BaseNull) -> FloatArray:
         r"""The value from :math:`M - \mathbb{E}` (metrics with :attr:`_uses_value_gap`)."""
@@ -366,7 +325,14 @@ class DerivedRankBasedMetric(RankBasedMetric):
         value_gaps: Callable[[], FloatArray] | None,
         null: BaseNull,
     ) -> FloatArray:
-        """Map base values (and, where it helps, their gaps :math:`1 - M`) to derived values."""
+        """Map base values (and, where it helps, their gaps :math:`1 - M`) to derived values.
+
+        The metrics that work from :math:`M - E` (:attr:`_uses_value_gap`) take it by
+        :func:`chance_difference`, the others the affine map.
+        """
+        if self._uses_value_gap:
+            gaps = None if value_gaps is None else value_gaps()
+            return self._of_difference(chance_difference(values, null.mean, gaps, null.gap), null)
         scale, offset = self._coefficients_of(null)
         return np.asarray(scale * values + offset, dtype=np.float64)
 
@@ -409,7 +375,8 @@ class DerivedRankBasedMetric(RankBasedMetric):
                     terms, ranks, weights, num_candidates, weights, tasks.total_weight
                 )
 
-        return self._of_difference(self._difference(values, gaps(), null, exact), null)
+        difference = accurate_difference(values, null.mean, gaps(), null.gap, exact)
+        return self._of_difference(difference, null)
 
     @override
     def _expected_value(self, tasks: Tasks) -> float:
@@ -464,16 +431,6 @@ class ReindexedMetric(DerivedRankBasedMetric):
         return AffineTransformationParameters(scale=scale, offset=-scale * null.mean)
 
     @override
-    def _transform(
-        self,
-        values: FloatArray,
-        value_gaps: Callable[[], FloatArray] | None,
-        null: BaseNull,
-    ) -> FloatArray:
-        gaps = None if value_gaps is None else value_gaps()
-        return self._of_difference(chance_difference(values, null.mean, gaps, null.gap), null)
-
-    @override
     def _of_difference(self, difference: FloatArray, null: BaseNull) -> FloatArray:
         self._coefficients_of(null)  # raises where undefined
         return index_of_difference(difference, null.gap)
@@ -523,16 +480,6 @@ class ZMetric(DerivedRankBasedMetric):
                 f"every outcome is certain here (e.g. every task has a single candidate)"
             )
         return math.sqrt(variance)
-
-    @override
-    def _transform(
-        self,
-        values: FloatArray,
-        value_gaps: Callable[[], FloatArray] | None,
-        null: BaseNull,
-    ) -> FloatArray:
-        gaps = None if value_gaps is None else value_gaps()
-        return self._of_difference(chance_difference(values, null.mean, gaps, null.gap), null)
 
     @override
     def _of_difference(self, difference: FloatArray, null: BaseNull) -> FloatArray:
