@@ -32,11 +32,20 @@ form that carries its digits: :math:`w\, t` or :math:`w - w\, (1 - t)`, whicheve
 (:math:`1/r`, :math:`H(C)/C`), a unit of :math:`2^{-53}` of that term, and none at all where
 the terms are exact (a task with one candidate, a hit or a miss, an integer rank and its
 expectation): the cancellation between tasks is gone.
+
+Where :math:`M` and :math:`\mathbb{E}[M]` (and their gaps) are themselves exact sums, each
+rounded once by the division by :math:`W`, :math:`c` is 1 (2 for a gap taken as ``1 - M``), and
+the limit is :data:`EXACT_SUMS_LIMIT`, :math:`L = 1024`: :math:`(2 L + 1) \cdot 2 \cdot 2^{-53}`
+is below :math:`4.6 \cdot 10^{-13}`. That is so for the mean rank of unweighted tasks
+(:func:`sums_exact`): its terms, their expectations :math:`(C + 1) / 2` and their gaps are
+multiples of :math:`1/2`, and so is every partial sum of them, exact in a double while below
+:math:`2^{52}`. A group of a few tasks whose mean rank falls within a 256th of its expectation,
+common enough, then needs no exact sum.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -47,15 +56,22 @@ from rankstats.exact_sums import exact_products, exact_sum
 
 __all__ = [
     "CONDITION_LIMIT",
+    "EXACT_SUMS_LIMIT",
     "ChanceTerms",
+    "ExactDifference",
     "condition_threshold",
     "exact_difference",
     "ill_conditioned",
+    "multiples_of_half",
+    "sums_exact",
 ]
 
 #: the rounded difference is recomputed where the magnitudes it is taken from exceed this many
 #: times its own (module doc)
 CONDITION_LIMIT = 256.0
+#: the limit where :math:`M` and :math:`\mathbb{E}` are exact sums, each rounded once
+#: (:func:`sums_exact`, module doc)
+EXACT_SUMS_LIMIT = 1024.0
 
 
 class ChanceTerms(NamedTuple):
@@ -70,30 +86,89 @@ class ChanceTerms(NamedTuple):
     value_gap: Callable[[FloatArray], FloatArray]
     expected: Callable[[IntArray], FloatArray]
     expected_gap: Callable[[IntArray], FloatArray]
+    #: whether the terms of ranks that are multiples of 1/2, their expectations and their gaps
+    #: are multiples of 1/2 too (the mean rank's): summed exactly where :func:`sums_exact`
+    halves: bool = False
 
 
-def condition_threshold(mean: Any, gap: Any) -> Any:
+class ExactDifference(NamedTuple):
+    r""":math:`M - \mathbb{E}` as one exact sum, and whether the rounded one needs it.
+
+    ``compute()`` is the exact sum (:func:`exact_difference`); ``sums_exact()`` says whether
+    :math:`M` and :math:`\mathbb{E}` were exact sums, each rounded once (terms with
+    :attr:`ChanceTerms.halves` where :func:`sums_exact`): then the rounded difference is
+    recomputed only below :data:`EXACT_SUMS_LIMIT`.
+    """
+
+    compute: Callable[[], Any]
+    sums_exact: Callable[[], bool]
+
+
+def condition_threshold(mean: Any, gap: Any, limit: float = CONDITION_LIMIT) -> Any:
     r"""The :math:`|D|` below which :func:`ill_conditioned` flags :math:`D`.
 
-    :math:`\min(|\mathbb{E}|, |1 - \mathbb{E}|) / L` (:data:`CONDITION_LIMIT`); computed once
-    where many differences share it. NaN anywhere gives NaN (nothing flagged).
+    :math:`\min(|\mathbb{E}|, |1 - \mathbb{E}|) / L`, :math:`L` the ``limit``
+    (:data:`CONDITION_LIMIT` by default); computed once where many differences share it. NaN
+    anywhere gives NaN (nothing flagged).
     """
     with np.errstate(invalid="ignore"):
-        return np.minimum(np.abs(mean), np.abs(gap)) / CONDITION_LIMIT
+        return np.minimum(np.abs(mean), np.abs(gap)) / limit
 
 
-def ill_conditioned(difference: Any, mean: Any, gap: Any) -> npt.NDArray[np.bool_]:
+def ill_conditioned(
+    difference: Any, mean: Any, gap: Any, limit: float = CONDITION_LIMIT
+) -> npt.NDArray[np.bool_]:
     r"""Where the rounded :math:`D = M - \mathbb{E}` may have lost digits.
 
-    That is where :data:`CONDITION_LIMIT` :math:`|D| < \min(|\mathbb{E}|, |1 - \mathbb{E}|)`.
+    That is where :math:`L |D| < \min(|\mathbb{E}|, |1 - \mathbb{E}|)`, :math:`L` the ``limit``
+    (:data:`CONDITION_LIMIT`, or :data:`EXACT_SUMS_LIMIT` where :func:`sums_exact`).
     Elsewhere the pair :math:`D` is taken from (by
     :func:`~rankstats.metrics.derived.chance_difference`: :math:`M` and :math:`\mathbb{E}`, or
     their gaps, whichever :math:`\mathbb{E}` picks) is at most :math:`2 L + 1` times :math:`|D|`
-    in magnitude, :math:`L` the limit, so :math:`D` keeps its digits but for the rounding of the
-    pair. NaN anywhere gives ``False``.
+    in magnitude, so :math:`D` keeps its digits but for the rounding of the pair. NaN anywhere
+    gives ``False``.
     """
     with np.errstate(invalid="ignore"):
-        return np.asarray(np.abs(difference) < condition_threshold(mean, gap))
+        return np.asarray(np.abs(difference) < condition_threshold(mean, gap, limit))
+
+
+def multiples_of_half(values: npt.NDArray[Any]) -> bool:
+    """Whether every value is a multiple of 1/2 below :math:`2^{52}` in magnitude.
+
+    Examples
+    --------
+    >>> multiples_of_half(np.array([1.0, 2.5])), multiples_of_half(np.array([1.0, 2.25]))
+    (True, False)
+    """
+    if values.dtype.kind in "iub":
+        return True
+    if values.dtype.kind != "f":
+        return False
+    with np.errstate(invalid="ignore", over="ignore"):
+        doubled = 2.0 * values
+        return bool(np.all(np.abs(doubled) < 2.0**53) and np.array_equal(doubled, np.rint(doubled)))
+
+
+def sums_exact(
+    ranks: Sequence[npt.NDArray[Any]], integer_weights: bool, total: float, largest: float
+) -> bool:
+    r"""Whether sums of terms that keep multiples of 1/2 are exact here, rounded once by the mean.
+
+    For a metric whose terms keep multiples of :math:`1/2` (:attr:`ChanceTerms.halves`: the
+    mean rank), :math:`M`, :math:`\mathbb{E}` and their gaps are then exact sums, each rounded
+    once, by the division by :math:`W`, and :func:`ill_conditioned` takes
+    :data:`EXACT_SUMS_LIMIT`. That is so where the ``ranks`` are multiples of :math:`1/2`, the
+    tasks' weights integers (``integer_weights``: counts of unweighted tasks), and the total
+    weight :math:`W` (``total``) times the ``largest`` candidate count is at most
+    :math:`2^{51}`: every term is at most :math:`\max C` in magnitude, so every product and
+    partial sum is a multiple of :math:`1/2` below :math:`2^{52}`, exact in a double, whatever
+    the order of the additions.
+    """
+    return (
+        integer_weights
+        and total * largest <= 2.0**51
+        and all(multiples_of_half(values) for values in ranks)
+    )
 
 
 def _parts(

@@ -15,7 +15,7 @@ import numpy as np
 
 from rankstats.arrays import FloatArray, IntArray
 from rankstats.base import RankBasedMetric
-from rankstats.chance import ChanceTerms, exact_difference
+from rankstats.chance import ChanceTerms, ExactDifference, exact_difference, sums_exact
 from rankstats.evaluation.scores import RANK_EXPECTED
 from rankstats.evaluation.tables import (
     WEIGHT,
@@ -26,7 +26,12 @@ from rankstats.evaluation.tables import (
 )
 from rankstats.evaluation.terms import tie_terms
 
-__all__ = ["exact_cell_difference", "exact_group_differences", "has_exact_difference"]
+__all__ = [
+    "exact_cell_difference",
+    "exact_group_differences",
+    "has_exact_difference",
+    "integral_tables",
+]
 
 
 def has_exact_difference(metric: RankBasedMetric) -> bool:
@@ -34,9 +39,32 @@ def has_exact_difference(metric: RankBasedMetric) -> bool:
     return metric._chance_terms() is not None
 
 
+def integral_tables(stats: CellStatistics | SideStatistics, rank_type: str) -> bool:
+    """Whether sums of terms that keep multiples of 1/2 over these tables are exact.
+
+    :func:`~rankstats.chance.sums_exact` of the rank type's ranks (the pairs' for the
+    expectation over tie-breaking, whose terms are means of two of them), the weights (integer
+    counts where the tables have no weights), the total count and the largest candidate count:
+    a metric whose terms keep such multiples (:attr:`~rankstats.chance.ChanceTerms.halves`)
+    then has :math:`M` and :math:`E` as exact sums, each rounded once.
+    """
+    table = stats.ranks.get(rank_type, stats.pairs)
+    candidates = stats.candidates
+    if table is None or candidates is None:
+        return False
+    names = ("rank", "optimistic", "pessimistic")
+    largest = candidates.columns["num_candidates"]
+    return sums_exact(
+        [table.columns[name] for name in names if name in table.columns],
+        WEIGHT not in table.columns and WEIGHT not in candidates.columns,
+        float(table.count.sum()),
+        float(largest.max()) if largest.size else 0.0,
+    )
+
+
 def exact_cell_difference(
     metric: RankBasedMetric, cell: CellStatistics, rank_type: str
-) -> Callable[[], float] | None:
+) -> ExactDifference | None:
     r""":math:`M - \mathbb{E}` of a mean-type metric as one exact sum over a cell's rows.
 
     ``None`` where there is no such sum: a metric that is no mean of per-task terms, or no
@@ -74,7 +102,7 @@ def exact_cell_difference(
             )
         )
 
-    return exact
+    return ExactDifference(exact, lambda: chance_terms.halves and integral_tables(cell, rank_type))
 
 
 def _tie_terms(

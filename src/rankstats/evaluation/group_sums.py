@@ -87,6 +87,8 @@ class GroupSums:
         self.size = size
         layout = stats if isinstance(stats, SideStatistics) else like
         assert layout is not None
+        #: the tables, or (where built when needed) tables of the same layout and rows
+        self.layout = layout
         self.has_pairs = layout.pairs is not None
         self.has_candidates = layout.candidates is not None
         # per table column of group ids: the start of each group's run of rows, the groups

@@ -47,9 +47,13 @@ import numpy as np
 
 from rankstats.arrays import BoolArray, FloatArray, IntArray
 from rankstats.base import RankBasedMetric
-from rankstats.chance import ChanceTerms, condition_threshold
+from rankstats.chance import CONDITION_LIMIT, EXACT_SUMS_LIMIT, ChanceTerms, condition_threshold
 from rankstats.evaluation.cells import NO_CANDIDATES, NullModels, base_value, base_value_gap
-from rankstats.evaluation.chance_rows import exact_group_differences, has_exact_difference
+from rankstats.evaluation.chance_rows import (
+    exact_group_differences,
+    has_exact_difference,
+    integral_tables,
+)
 from rankstats.evaluation.group_rows import (
     CODE_EXACT,
     CODE_MONTE_CARLO,
@@ -156,6 +160,8 @@ class _Builder:
             RankBasedMetric,
             tuple[ChanceTerms, FloatArray, FloatArray, dict[bool, FloatArray]] | None,
         ] = {}
+        #: per table of ranks (by id): whether sums of multiples of 1/2 over it are exact
+        self._integral: dict[int, bool] = {}
         self._values: dict[tuple[RankBasedMetric, str], FloatArray] = {}
         # 1 - M computed directly, or None where there is no such form (then 1 - M)
         self._value_gaps: dict[tuple[RankBasedMetric, str], FloatArray | None] = {}
@@ -882,7 +888,8 @@ class _Builder:
             )
             direct = self._direct[base][suspect]
             difference = chance_difference(value, mean, value_gap, null_gap, direct)
-            groups = suspect[np.abs(difference) < threshold[suspect]]
+            lost = np.abs(difference) < threshold[suspect]
+            groups = self._still_lost(base, rank_type, suspect[lost], difference[lost], threshold)
         if not groups.size:
             return None
         found = np.full(self.size, math.nan)
@@ -946,10 +953,44 @@ class _Builder:
             if screen is None:
                 return found
             # ill_conditioned, with its threshold computed once per base
-            lost = np.flatnonzero(np.abs(found) < screen[3][known_gaps is not None])
+            threshold = screen[3][known_gaps is not None]
+            lost = np.flatnonzero(np.abs(found) < threshold)
+            lost = self._still_lost(base, rank_type, lost, found[lost], threshold)
         if lost.size:
             found[lost] = self._exact_sums(base, rank_type, lost)
         return found
+
+    def _still_lost(
+        self,
+        base: RankBasedMetric,
+        rank_type: str,
+        groups: IntArray,
+        differences: FloatArray,
+        threshold: FloatArray,
+    ) -> IntArray:
+        r"""Those of ``groups`` (flagged at the default limit) whose :math:`M - E` lost digits.
+
+        All of them, unless the base's :math:`M` and :math:`E` are exact sums, rounded once
+        (:func:`~rankstats.evaluation.chance_rows.integral_tables`): then only those below
+        the higher limit, :data:`~rankstats.chance.EXACT_SUMS_LIMIT`. ``differences`` are their
+        rounded differences, ``threshold`` the default one of every group.
+        """
+        screen = self._screen(base)
+        assert screen is not None
+        if not groups.size or not screen[0].halves:
+            return groups
+        # the tables of the rank type (all groups' rows, whatever this builder's groups), once
+        # per table (the pairs serve every rank type)
+        layout = self.data.layout
+        table = id(layout.ranks.get(rank_type, layout.pairs))
+        exact = self._integral.get(table)
+        if exact is None:
+            exact = self._integral[table] = integral_tables(layout, rank_type)
+        if not exact:
+            return groups
+        # the threshold at the higher limit (a power of 2 apart: exactly the one it gives)
+        scale = CONDITION_LIMIT / EXACT_SUMS_LIMIT
+        return groups[np.abs(differences) < scale * threshold[groups]]
 
     def _exact_sums(self, base: RankBasedMetric, rank_type: str, groups: IntArray) -> FloatArray:
         """:math:`M - E` of a base in ``groups`` (sorted), exact sums over their rows."""

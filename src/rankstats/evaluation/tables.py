@@ -21,6 +21,7 @@ import numpy as np
 import numpy.typing as npt
 
 from rankstats.arrays import FloatArray, IntArray
+from rankstats.chance import multiples_of_half
 from rankstats.null.tasks import Tasks
 
 __all__ = [
@@ -123,11 +124,7 @@ def distinct_rows(columns: Mapping[str, AnyArray]) -> tuple[dict[str, AnyArray],
 
 def _is_half_integer(column: AnyArray) -> bool:
     """Whether a float column holds only multiples of 1/2 below 2**52 in magnitude."""
-    if column.dtype.kind != "f" or not column.size:
-        return False
-    with np.errstate(invalid="ignore", over="ignore"):
-        doubled = 2.0 * column
-        return bool(np.all(np.abs(doubled) < 2.0**53) and np.array_equal(doubled, np.rint(doubled)))
+    return column.dtype.kind == "f" and column.size > 0 and multiples_of_half(column)
 
 
 def _run_starts(ordered: IntArray) -> IntArray:
@@ -251,10 +248,15 @@ def _deltas(
     ``deltas`` in place (``highs`` is only read), and returns the differences taken, by column.
     """
     differences: dict[int, IntArray] = {}
+    # a sample of about a thousand rows: the difference spreads at least as wide over all rows
+    step = max(1, columns[0].size // 1024)
     for i in range(1, len(columns)):
         # bounds of the difference: computed only where it cannot overflow int64
         if lows[i] - highs[i - 1] < -(2**63) or highs[i] - lows[i - 1] >= 2**63:
             continue
+        sample = np.subtract(columns[i][::step], columns[i - 1][::step], dtype=np.int64)
+        if (int(sample.max()) - int(sample.min())).bit_length() >= widths[i]:
+            continue  # no narrower over all rows (a column after the group ids, say)
         difference = np.subtract(columns[i], columns[i - 1], dtype=np.int64)
         low = int(difference.min())
         width = (int(difference.max()) - low).bit_length()

@@ -130,6 +130,7 @@ class ArithmeticMeanRank(RankBasedMetric):
             lambda ranks: 1.0 - ranks,
             rank_mean,
             lambda candidates: 0.5 * (1.0 - candidates.astype(np.float64)),
+            halves=True,
         )
 
     @override

@@ -32,7 +32,13 @@ from docdata import parse_docdata
 
 from rankstats.arrays import FloatArray, IntArray
 from rankstats.base import RANK_TYPES, RankBasedMetric, RankType, override
-from rankstats.chance import exact_difference, ill_conditioned
+from rankstats.chance import (
+    EXACT_SUMS_LIMIT,
+    ExactDifference,
+    exact_difference,
+    ill_conditioned,
+    sums_exact,
+)
 from rankstats.errors import NoClosedFormError
 from rankstats.metrics.central import (
     ArithmeticMeanRank,
@@ -118,20 +124,28 @@ def accurate_difference(
     mean: Any,
     value_gaps: Any,
     gap: Any,
-    exact: Callable[[], Any] | None = None,
+    exact: ExactDifference | None = None,
 ) -> FloatArray:
     r""":math:`M - \mathbb{E}`, rounded, or exact where the rounded one lost digits.
 
-    Rounded by :func:`chance_difference`; ``exact()`` (one exact sum over the tasks,
+    Rounded by :func:`chance_difference`; ``exact.compute()`` (one exact sum over the tasks,
     :mod:`rankstats.chance`) where that may have lost digits
-    (:func:`~rankstats.chance.ill_conditioned`) and ``exact`` is given. Without ``value_gaps``
-    (:math:`1 - M` computed directly), the gaps' form is no better than :math:`M - E` itself,
-    and the threshold is :math:`|E|` alone.
+    (:func:`~rankstats.chance.ill_conditioned`, with the higher limit where
+    ``exact.sums_exact()``) and ``exact`` is given. Without ``value_gaps`` (:math:`1 - M`
+    computed directly), the gaps' form is no better than :math:`M - E` itself, and the threshold
+    is :math:`|E|` alone.
     """
     difference = chance_difference(values, mean, value_gaps, gap)
     threshold_gap = gap if value_gaps is not None else mean
-    if exact is not None and ill_conditioned(difference, mean, threshold_gap):
-        difference = np.asarray(exact(), dtype=np.float64)
+    if (
+        exact is not None
+        and ill_conditioned(difference, mean, threshold_gap)
+        and (
+            not exact.sums_exact()
+            or ill_conditioned(difference, mean, threshold_gap, EXACT_SUMS_LIMIT)
+        )
+    ):
+        difference = np.asarray(exact.compute(), dtype=np.float64)
     return difference
 
 
@@ -289,7 +303,7 @@ class DerivedRankBasedMetric(RankBasedMetric):
         base_gap: float | None = None,
         *,
         value_gap: float | None = None,
-        exact: Callable[[], Any] | None = None,
+        exact: ExactDifference | None = None,
     ) -> float:
         r"""The derived value of one base value, given the base's moments (for cached moments).
 
@@ -363,17 +377,30 @@ class DerivedRankBasedMetric(RankBasedMetric):
         terms = base._chance_terms()
         exact = None
         if terms is not None and ranks.ndim == 1:
+            chance_terms = terms
 
-            def exact() -> Any:
+            def compute() -> Any:
                 tasks = Tasks(num_candidates, weights)
                 if weights is None:  # the counts' terms once per distinct count, times its tasks
                     values, counts = tasks.distinct()
                     return exact_difference(
-                        terms, ranks, None, values, counts.astype(np.float64), float(ranks.size)
+                        chance_terms,
+                        ranks,
+                        None,
+                        values,
+                        counts.astype(np.float64),
+                        float(ranks.size),
                     )
                 return exact_difference(
-                    terms, ranks, weights, num_candidates, weights, tasks.total_weight
+                    chance_terms, ranks, weights, num_candidates, weights, tasks.total_weight
                 )
+
+            def exact_sums() -> bool:
+                return chance_terms.halves and sums_exact(
+                    [ranks], weights is None, float(ranks.size), float(num_candidates.max())
+                )
+
+            exact = ExactDifference(compute, exact_sums)
 
         difference = accurate_difference(values, null.mean, gaps(), null.gap, exact)
         return self._of_difference(difference, null)

@@ -1,0 +1,169 @@
+"""When M - E is taken again as an exact sum: the criterion of rankstats.chance in every path.
+
+The rounded difference of the mean rank's M and E, each an exact sum of multiples of 1/2 rounded
+once where the tasks are unweighted, keeps its digits down to a 1024th of its expectation; other
+means (and weighted ones) are summed again exactly below a 256th. These tests hold the mean
+rank's adjusted and z-scored values to 50-digit mpmath on both sides of both limits, check that
+every path (the metric's call, ``evaluate`` with and without groups, both averages, the
+accumulator) gives the same bits, and that the exact sums run where the criterion says.
+"""
+
+from __future__ import annotations
+
+import mpmath as mp
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from rankstats import (
+    AdjustedArithmeticMeanRankIndex,
+    RankAccumulator,
+    ZArithmeticMeanRank,
+    evaluate,
+)
+from rankstats.chance import (
+    CONDITION_LIMIT,
+    EXACT_SUMS_LIMIT,
+    ill_conditioned,
+    multiples_of_half,
+    sums_exact,
+)
+from rankstats.evaluation import chance_rows, grouped
+
+KEYS = ("amri", "zmr")
+
+
+def test_multiples_of_half() -> None:
+    assert multiples_of_half(np.array([1, 2, 3]))
+    assert multiples_of_half(np.array([1.0, 2.5, 2.0**51]))
+    assert not multiples_of_half(np.array([1.0, 2.25]))
+    assert not multiples_of_half(np.array([2.0**52 + 2.0]))  # too large to add exactly
+    assert not multiples_of_half(np.array([1.0, np.nan]))
+    assert not multiples_of_half(np.array(["1"]))
+
+
+def test_sums_exact_needs_every_condition() -> None:
+    ranks = [np.array([1.0, 2.5])]
+    assert sums_exact(ranks, True, 10.0, 2.0**47)
+    assert not sums_exact(ranks, False, 10.0, 2.0**47)  # weights
+    assert not sums_exact(ranks, True, 2.0**4, 2.0**48)  # W max C above 2**51
+    assert sums_exact(ranks, True, 2.0**3, 2.0**48)
+    assert not sums_exact([np.array([1.0, 2.25])], True, 10.0, 10.0)
+
+
+def test_the_limits_flag_below_their_fractions() -> None:
+    mean, gap = np.float64(101.0), np.float64(-100.0)  # the smaller is |1 - E| = 100
+    for limit in (CONDITION_LIMIT, EXACT_SUMS_LIMIT):
+        below, above = 100.0 / limit * 0.99, 100.0 / limit * 1.01
+        assert ill_conditioned(below, mean, gap, limit)
+        assert not ill_conditioned(above, mean, gap, limit)
+    assert not ill_conditioned(np.nan, mean, gap)
+
+
+def _ranks_at(counts: list[int], fraction: float) -> list[float]:
+    """Half-integer ranks whose mean rank is below its expectation by about ``fraction`` of the
+    expectation's distance from 1 (AMRI about ``fraction``)."""
+    return [
+        min(max(np.round(2.0 * ((c + 1) / 2 - fraction * (c - 1) / 2)) / 2.0, 1.0), float(c))
+        for c in counts
+    ]
+
+
+def _reference(ranks: list[float], counts: list[int]) -> tuple[float, float]:
+    with mp.workdps(50):
+        n = len(ranks)
+        value = mp.fsum(mp.mpf(r) for r in ranks) / n
+        mean = mp.fsum((mp.mpf(c) + 1) / 2 for c in counts) / n
+        variance = mp.fsum((mp.mpf(c) ** 2 - 1) / 12 for c in counts) / n**2
+        return float((mean - value) / (mean - 1)), float((mean - value) / mp.sqrt(variance))
+
+
+def _every_path(ranks: list[float], counts: list[int]) -> list[dict[str, float]]:
+    """The two metrics from the call, evaluate (ungrouped, each average's group and average of
+    two equal groups) and the accumulator."""
+    found = [
+        {
+            "amri": AdjustedArithmeticMeanRankIndex()(ranks, counts),
+            "zmr": ZArithmeticMeanRank()(ranks, counts),
+        },
+        {key: evaluate(ranks, counts, metrics=list(KEYS))[key] for key in KEYS},
+    ]
+    labels = [0] * len(ranks) + [1] * len(ranks)
+    for average in ("micro", "macro"):
+        results = evaluate(
+            ranks * 2, counts * 2, metrics=list(KEYS), groups=labels, average=average
+        )
+        found.extend({key: group[key] for key in KEYS} for group in results.by_group.values())
+        found.append({"amri": results["amri"]})  # z of two copies is another number
+        accumulator = RankAccumulator(list(KEYS), average=average)
+        accumulator.update(np.array(ranks), np.array(counts), groups=[3] * len(ranks))
+        computed = accumulator.compute()
+        found.append({key: computed[key] for key in KEYS})
+    return found
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from([2, 3, 10, 999, 10**6, 10**9 + 7, 10**12, 2**40 + 1]),
+        min_size=1,
+        max_size=6,
+    ),
+    st.sampled_from([1 / 200, 1 / 300, 1 / 700, 1 / 1000, 1 / 1100, 1 / 5000, 1e-9, -1 / 400]),
+)
+def test_mean_rank_near_chance_on_both_sides_of_both_limits(
+    counts: list[int], fraction: float
+) -> None:
+    """AMRI and zMR within 1e-12 of mpmath whether the rounded difference is kept or summed
+    again, and the same bits from every path (but for the call's zMR, see below)."""
+    ranks = _ranks_at(counts, fraction)
+    adjusted, z = _reference(ranks, counts)
+    paths = _every_path(ranks, counts)
+    for found in paths:
+        assert found["amri"] == pytest.approx(adjusted, rel=1e-12, abs=1e-300)
+        if "zmr" in found:
+            assert found["zmr"] == pytest.approx(z, rel=1e-12, abs=1e-300)
+    # M - E alike in every path: AMRI to the bit (the call's null variance is summed in
+    # another order than the tables', so zMR may differ in its last bit there)
+    first = paths[1]
+    for found in paths:
+        for key, value in found.items():
+            if key == "amri" or found is not paths[0]:
+                assert value == first[key] or (np.isnan(value) and np.isnan(first[key])), key
+
+
+def _exact_sums_taken(
+    monkeypatch: pytest.MonkeyPatch, ranks: list[float], counts: list[int], weights: object
+) -> int:
+    """How many times grouped evaluate sums M - E exactly (all rank types, both averages)."""
+    calls = []
+    original = chance_rows.exact_group_differences
+
+    def spy(*args: object, **kwargs: object) -> object:
+        calls.append(args)
+        return original(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(grouped, "exact_group_differences", spy)
+    labels = [0] * len(ranks) + [1] * len(ranks)
+    for average in ("micro", "macro"):
+        evaluate(
+            ranks * 2,
+            counts * 2,
+            weights=weights,  # type: ignore[arg-type]
+            metrics=list(KEYS),
+            groups=labels,
+            average=average,
+        )
+    return len(calls)
+
+
+def test_exact_sums_run_where_the_criterion_says(monkeypatch: pytest.MonkeyPatch) -> None:
+    counts = [10**6, 10**6 + 1, 999]
+    # a 300th: flagged at the default limit, not at the higher one of exact sums
+    assert _exact_sums_taken(monkeypatch, _ranks_at(counts, 1 / 300), counts, None) == 0
+    # a 2000th: below both
+    assert _exact_sums_taken(monkeypatch, _ranks_at(counts, 1 / 2000), counts, None) > 0
+    # weights (even of 1): the sums are no longer known to be exact
+    weights = [1.0] * 6
+    assert _exact_sums_taken(monkeypatch, _ranks_at(counts, 1 / 300), counts, weights) > 0
