@@ -347,6 +347,37 @@ def test_derived_group_values_match_the_macro_average() -> None:
         assert macro[key] == pytest.approx(sum(defined) / len(defined), rel=1e-12), key
 
 
+def test_groups_near_chance_agree_in_both_averages_and_alone() -> None:
+    """Uniform ranks over few candidates, with ties: many groups' means within a 256th of
+    chance, their M - E summed again exactly. The micro average's groups (screened lazily by
+    |M - E|) equal the macro average's (every group's rounded difference its own screen) to the
+    bit, and each group evaluated alone."""
+    rng = np.random.default_rng(5)
+    n = 3000
+    candidates = rng.integers(1, 30, size=n)
+    optimistic = np.minimum(rng.integers(1, 30, size=n), candidates)
+    ties = rng.binomial(1, 0.2, size=n) * rng.integers(1, 3, size=n)
+    ranks = Ranks(optimistic, np.minimum(optimistic + ties, candidates), candidates)
+    labels = rng.integers(0, 400, size=n)
+    metrics = ["mr", "mrr", "hits@3", "amri", "amrr", "adjusted_hits_at_3", "zmrr", "z_hits_at_3"]
+    micro = evaluate(ranks, groups=labels, metrics=metrics, average="micro")
+    macro = evaluate(ranks, groups=labels, metrics=metrics, average="macro")
+
+    def bits(group: object) -> list[tuple[str, str, str]]:  # NaN equal to NaN
+        return [(row.key, repr(row.value), repr(row.z_score)) for row in group.rows]  # type: ignore[attr-defined]
+
+    for label in micro.by_group:
+        assert bits(micro.by_group[label]) == bits(macro.by_group[label])
+        rows = [(row.key, row.value, row.z_score) for row in micro.by_group[label].rows]
+        if label % 10:
+            continue
+        alone = evaluate(_subset(ranks, labels == label), metrics=metrics)
+        for key, value, z in rows:
+            row = alone.row(key)
+            assert value == pytest.approx(row.value, rel=1e-12, abs=1e-15, nan_ok=True), key
+            assert z == pytest.approx(row.z_score, rel=1e-12, abs=1e-15, nan_ok=True), key
+
+
 def test_released_caches_are_rebuilt_the_same() -> None:
     """The per-row caches of the pairs and the candidate counts, dropped to lower the peak
     memory, are rebuilt equal when asked for again, and give the same sums."""

@@ -882,10 +882,8 @@ class _Builder:
             suspect = np.flatnonzero(np.abs(values - expected) <= threshold)
             if not suspect.size:
                 return None
-            gaps = 1.0 - values if known_gaps is None else known_gaps
-            value, mean, value_gap, null_gap = (
-                array[suspect] for array in (values, expected, gaps, gap)
-            )
+            value, mean, null_gap = (array[suspect] for array in (values, expected, gap))
+            value_gap = 1.0 - value if known_gaps is None else known_gaps[suspect]
             direct = self._direct[base][suspect]
             difference = chance_difference(value, mean, value_gap, null_gap, direct)
             lost = np.abs(difference) < threshold[suspect]
