@@ -155,11 +155,9 @@ class _Builder:
         #: metrics share one array of M - E per base and rank type
         self.eager = False
         self._differences_of: dict[tuple[RankBasedMetric, str], Values] = {}
-        #: a base's terms, E, 1 - E and the thresholds below which |M - E| is suspect
-        self._screens: dict[
-            RankBasedMetric,
-            tuple[ChanceTerms, FloatArray, FloatArray, dict[bool, FloatArray]] | None,
-        ] = {}
+        #: a base's terms, E and 1 - E, and the thresholds below which |M - E| is suspect
+        self._screens: dict[RankBasedMetric, tuple[ChanceTerms, FloatArray, FloatArray] | None] = {}
+        self._thresholds: dict[tuple[RankBasedMetric, bool], FloatArray] = {}
         #: per table of ranks (by id): whether sums of multiples of 1/2 over it are exact
         self._integral: dict[int, bool] = {}
         self._values: dict[tuple[RankBasedMetric, str], FloatArray] = {}
@@ -872,8 +870,8 @@ class _Builder:
         screen = self._screen(base)
         if screen is None:
             return None
-        _, expected, gap, thresholds = screen
-        threshold = thresholds[known_gaps is not None]
+        _, expected, gap = screen
+        threshold = self._threshold(base, known_gaps is not None)
         values = self.value(base, rank_type)
         if values.size == 1 and not abs(float(values[0]) - float(expected[0])) <= threshold[0]:
             return None  # one group (the micro average's): the screen in Python's floats
@@ -951,7 +949,7 @@ class _Builder:
             if screen is None:
                 return found
             # ill_conditioned, with its threshold computed once per base
-            threshold = screen[3][known_gaps is not None]
+            threshold = self._threshold(base, known_gaps is not None)
             lost = np.flatnonzero(np.abs(found) < threshold)
             lost = self._still_lost(base, rank_type, lost, found[lost], threshold)
         if lost.size:
@@ -1004,10 +1002,8 @@ class _Builder:
             self.data.row_ranges,
         )
 
-    def _screen(
-        self, base: RankBasedMetric
-    ) -> tuple[ChanceTerms, FloatArray, FloatArray, dict[bool, FloatArray]] | None:
-        """A base's terms, E, 1 - E and the screen's thresholds (with and without direct gaps).
+    def _screen(self, base: RankBasedMetric) -> tuple[ChanceTerms, FloatArray, FloatArray] | None:
+        """A base's terms, E and 1 - E, for the screen of :math:`|M - E|`.
 
         ``None`` where the base has no exact form of :math:`M - E`, or there are no candidates.
         """
@@ -1016,16 +1012,25 @@ class _Builder:
         found = None
         terms = base._chance_terms()
         if terms is not None and self.data.has_candidates:
-            expected = self.null_column(base)[0]
-            gap = self._base_gap(base)
-            # without 1 - M computed directly (the expectation over ties, a base of no adjusted
-            # or z-scored metric), the gaps' form is no better than M - E itself: |E| / L
-            thresholds = {
-                True: condition_threshold(expected, gap),
-                False: condition_threshold(expected, expected),
-            }
-            found = (terms, expected, gap, thresholds)
+            found = (terms, self.null_column(base)[0], self._base_gap(base))
         self._screens[base] = found
+        return found
+
+    def _threshold(self, base: RankBasedMetric, known_gaps: bool) -> FloatArray:
+        """The screen's threshold of a base (:func:`~rankstats.chance.condition_threshold`).
+
+        Without 1 - M computed directly (``known_gaps`` false: the expectation over ties, a base
+        of no adjusted or z-scored metric), the gaps' form is no better than M - E itself: the
+        threshold is :math:`|E| / L`.
+        """
+        key = (base, known_gaps)
+        found = self._thresholds.get(key)
+        if found is None:
+            screen = self._screen(base)
+            assert screen is not None
+            _, expected, gap = screen
+            found = condition_threshold(expected, gap if known_gaps else expected)
+            self._thresholds[key] = found
         return found
 
     def _derived(self, metric: DerivedRankBasedMetric) -> DerivedColumn:

@@ -115,7 +115,11 @@ def chance_difference(
     """
     if direct is None:
         direct = takes_difference(mean, gap)
+    if np.all(direct):  # one form for every element: that one alone
+        return np.asarray(values - mean, dtype=np.float64)
     gaps = 1.0 - values if value_gaps is None else value_gaps
+    if not np.any(direct):
+        return np.asarray(gap - gaps, dtype=np.float64)
     return np.asarray(np.where(direct, values - mean, gap - gaps), dtype=np.float64)
 
 
