@@ -629,3 +629,30 @@ def test_missing_group_labels_are_refused() -> None:
             evaluate([1, 2, 3], 10, groups=groups)
     dates = np.array(["2020-01-01", "2020-01-02", "2020-01-01"], dtype="datetime64[D]")
     assert len(evaluate([1, 2, 3], 10, groups=dates).by_group) == 2
+
+
+@hypothesis.settings(max_examples=40, deadline=None)
+@hypothesis.given(st.integers(0, 2**32 - 1))
+def test_micro_screen_misses_no_group_the_macro_average_flags(seed: int) -> None:
+    """Certain tasks (few candidates) beside huge counts, weights 20 orders apart: expected
+    values within a few units of rounding of 1, where the rounded M - E the lazy screen reads
+    is coarser than the gaps' difference compared afterwards. The screen is wide enough: each
+    group's adjusted and z-scored means are the macro average's to the bit."""
+    rng = np.random.default_rng(seed)
+    n = 40
+    counts = rng.choice([1, 2, 5, 10, 11, 12, 30, 10**6, 10**12], size=n)
+    ranks = np.array(
+        [rng.integers(1, c + 1) if c < 100 else rng.choice([1, 5, 11, 50, c]) for c in counts]
+    )
+    weights = rng.choice([1.0, 3.0, 1e15, 2.5e14, 7e13, 1e-3], size=n)
+    labels = rng.integers(0, 8, size=n)
+    keys = ["adjusted_hits_at_10", "z_hits_at_10", "amrr", "zmrr", "amri", "zmr"]
+    found = [
+        evaluate(
+            ranks, counts, weights=weights, groups=labels, metrics=keys, average=average
+        ).by_group
+        for average in ("micro", "macro")
+    ]
+    for label in found[0]:
+        for key in keys:
+            assert repr(found[0][label][key]) == repr(found[1][label][key]), (label, key)

@@ -157,7 +157,7 @@ class _Builder:
         self._differences_of: dict[tuple[RankBasedMetric, str], Values] = {}
         #: a base's terms, E and 1 - E, and the thresholds below which |M - E| is suspect
         self._screens: dict[RankBasedMetric, tuple[ChanceTerms, FloatArray, FloatArray] | None] = {}
-        self._thresholds: dict[tuple[RankBasedMetric, bool], FloatArray] = {}
+        self._thresholds: dict[tuple[RankBasedMetric, bool, bool], FloatArray] = {}
         #: per table of ranks (by id): whether sums of multiples of 1/2 over it are exact
         self._integral: dict[int, bool] = {}
         self._values: dict[tuple[RankBasedMetric, str], FloatArray] = {}
@@ -872,12 +872,12 @@ class _Builder:
             return None
         _, expected, gap = screen
         threshold = self._threshold(base, known_gaps is not None)
+        wide = self._threshold(base, known_gaps is not None, screen=True)
         values = self.value(base, rank_type)
-        if values.size == 1 and not abs(float(values[0]) - float(expected[0])) <= threshold[0]:
+        if values.size == 1 and not abs(float(values[0]) - float(expected[0])) <= wide[0]:
             return None  # one group (the micro average's): the screen in Python's floats
         with np.errstate(invalid="ignore"):
-            # |M - E| is within a few units of rounding of the pair's magnitude
-            suspect = np.flatnonzero(np.abs(values - expected) <= threshold)
+            suspect = np.flatnonzero(np.abs(values - expected) <= wide)
             if not suspect.size:
                 return None
             value, mean, null_gap = (array[suspect] for array in (values, expected, gap))
@@ -1016,20 +1016,37 @@ class _Builder:
         self._screens[base] = found
         return found
 
-    def _threshold(self, base: RankBasedMetric, known_gaps: bool) -> FloatArray:
-        """The screen's threshold of a base (:func:`~rankstats.chance.condition_threshold`).
+    def _threshold(
+        self, base: RankBasedMetric, known_gaps: bool, screen: bool = False
+    ) -> FloatArray:
+        r"""The threshold of :math:`|M - E|` of a base, below which it may have lost digits.
 
-        Without 1 - M computed directly (``known_gaps`` false: the expectation over ties, a base
-        of no adjusted or z-scored metric), the gaps' form is no better than M - E itself: the
-        threshold is :math:`|E| / L`.
+        :func:`~rankstats.chance.condition_threshold`. Without 1 - M computed directly
+        (``known_gaps`` false: the expectation over ties, a base of no adjusted or z-scored
+        metric), the gaps' form is no better than M - E itself: the threshold is
+        :math:`|E| / L`.
+
+        With ``screen``, the threshold of the rounded :math:`M - E` that screens the groups
+        before their rounded difference (in the form it takes) is compared with the threshold
+        itself: wider by the roundings of :math:`M` and :math:`E` (:math:`2^{-44} |E|`, up to
+        256 units of :math:`2^{-53}` of each, the longest sum in sequence being 128 rows) and by
+        as much of the threshold (:math:`2^{-20}`) as the difference in the gaps' form may
+        differ from it, so that no group the comparison flags escapes the screen (the macro
+        average, which compares every group, flags the same).
         """
-        key = (base, known_gaps)
+        key = (base, known_gaps, screen)
         found = self._thresholds.get(key)
         if found is None:
-            screen = self._screen(base)
-            assert screen is not None
-            _, expected, gap = screen
-            found = condition_threshold(expected, gap if known_gaps else expected)
+            if screen:
+                threshold = self._threshold(base, known_gaps)
+                expected = self.null_column(base)[0]
+                with np.errstate(invalid="ignore"):
+                    found = threshold * (1.0 + 2.0**-20) + 2.0**-44 * np.abs(expected)
+            else:
+                found_screen = self._screen(base)
+                assert found_screen is not None
+                _, expected, gap = found_screen
+                found = condition_threshold(expected, gap if known_gaps else expected)
             self._thresholds[key] = found
         return found
 

@@ -115,10 +115,13 @@ def chance_difference(
     """
     if direct is None:
         direct = takes_difference(mean, gap)
-    if np.all(direct):  # one form for every element: that one alone
+    # one form for every element (one element, say): that one alone
+    array = isinstance(direct, np.ndarray) and direct.ndim > 0
+    every = bool(direct.all() if array else direct)
+    if every:
         return np.asarray(values - mean, dtype=np.float64)
     gaps = 1.0 - values if value_gaps is None else value_gaps
-    if not np.any(direct):
+    if not array or not direct.any():
         return np.asarray(gap - gaps, dtype=np.float64)
     return np.asarray(np.where(direct, values - mean, gap - gaps), dtype=np.float64)
 
