@@ -10,6 +10,7 @@ Monte-Carlo (when ``num_samples`` is given) or raises :class:`~rankstats.errors.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 import sys
@@ -205,17 +206,20 @@ class RankBasedMetric(ABC):
     def __eq__(self, other: object) -> bool:
         if self is other:
             return True
+        if type(other) is type(self):  # the common case, without the ABC's isinstance
+            return self._identity() == other._identity()
         if not isinstance(other, RankBasedMetric):
             return NotImplemented
-        return self._identity() == other._identity()
+        return False  # another class: never equal (the identity holds the class)
+
+    @functools.cached_property
+    def _hash(self) -> int:
+        return hash(self._identity())
 
     def __hash__(self) -> int:
-        # computed once: evaluate looks metrics up in dictionaries hundreds of times per call
-        # (the parameters are fixed at construction)
-        found: int | None = self.__dict__.get("_hash")
-        if found is None:
-            found = self.__dict__["_hash"] = hash(self._identity())
-        return found
+        # computed once, then an attribute: evaluate looks metrics up in dictionaries hundreds
+        # of times per call (the parameters are fixed at construction)
+        return self._hash
 
     def _identity(self) -> tuple[Any, ...]:
         """The class and the sorted parameters: what equality and the hash compare.
