@@ -696,13 +696,14 @@ class _Builder:
             first_sums = data.weighted_sums_array(ids, weights, first, inverse)
             second_sums = data.weighted_sums_array(ids, squared, second, inverse)
         # each sum over all groups (pairwise, as numpy.sum) for the micro average, then each
-        # group's mean, divided in place: the sums are this call's own (views of one product),
-        # and no second set of arrays is made
+        # group's mean: the sums are strided views of one (groups x terms) product, the means
+        # one contiguous row per term (every later pass over a term's groups reads 8 bytes a
+        # group, not a cache line)
         first_totals = iter([_total(summed) for summed in first_sums])
         second_totals = iter([_total(summed) for summed in second_sums])
         with np.errstate(invalid="ignore", divide="ignore"):
-            np.divide(first_sums, data.total, out=first_sums)
-            np.divide(second_sums, data.squared_total, out=second_sums)
+            first_sums = np.divide(first_sums, data.total)
+            second_sums = np.divide(second_sums, data.squared_total)
         # every column shares its methods and standard errors (read-only)
         methods = np.full(self.size, CODE_EXACT, dtype=np.int8)
         methods.flags.writeable = False
