@@ -368,12 +368,15 @@ class _Builder:
                             else functools.partial(term, tied_ranks[rank_type])
                         )
                         listed.append((metric, is_gap, finish, index))
-            # one row per term (a strided view of the product): each entry copies one
-            untied_sums = data.weighted_sums_array(
-                split.ids,
-                split.untied_weights,
-                stacked(split.keys.size, untied_terms),
-                split.inverse,
+            # one row per term, each contiguous (the product is (groups x terms)): each rank
+            # type's entries then copy rows, not a strided column each
+            untied_sums = np.ascontiguousarray(
+                data.weighted_sums_array(
+                    split.ids,
+                    split.untied_weights,
+                    stacked(split.keys.size, untied_terms),
+                    split.inverse,
+                )
             )
             # each entry's sums: its untied sums with the few tied rows' sums added in the groups
             # that have some
