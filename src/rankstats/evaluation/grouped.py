@@ -368,15 +368,12 @@ class _Builder:
                             else functools.partial(term, tied_ranks[rank_type])
                         )
                         listed.append((metric, is_gap, finish, index))
-            # one row per term, each contiguous (the product is (groups x terms)): each rank
-            # type's entries then copy rows, not a strided column each
-            untied_sums = np.ascontiguousarray(
-                data.weighted_sums_array(
-                    split.ids,
-                    split.untied_weights,
-                    stacked(split.keys.size, untied_terms),
-                    split.inverse,
-                )
+            # one row per term: each entry copies one
+            untied_sums = data.weighted_sums_array(
+                split.ids,
+                split.untied_weights,
+                stacked(split.keys.size, untied_terms),
+                split.inverse,
             )
             # each entry's sums: its untied sums with the few tied rows' sums added in the groups
             # that have some
@@ -699,14 +696,12 @@ class _Builder:
             first_sums = data.weighted_sums_array(ids, weights, first, inverse)
             second_sums = data.weighted_sums_array(ids, squared, second, inverse)
         # each sum over all groups (pairwise, as numpy.sum) for the micro average, then each
-        # group's mean: the sums are strided views of one (groups x terms) product, the means
-        # one contiguous row per term (every later pass over a term's groups reads 8 bytes a
-        # group, not a cache line)
+        # group's mean, divided in place: the sums are this call's own
         first_totals = iter([_total(summed) for summed in first_sums])
         second_totals = iter([_total(summed) for summed in second_sums])
         with np.errstate(invalid="ignore", divide="ignore"):
-            first_sums = np.divide(first_sums, data.total)
-            second_sums = np.divide(second_sums, data.squared_total)
+            np.divide(first_sums, data.total, out=first_sums)
+            np.divide(second_sums, data.squared_total, out=second_sums)
         # every column shares its methods and standard errors (read-only)
         methods = np.full(self.size, CODE_EXACT, dtype=np.int8)
         methods.flags.writeable = False
