@@ -162,6 +162,29 @@ code (each product of a weight and a term then taken exactly too): micro 3.01-3.
 3.03-3.20 and 3.07-3.17 before. Correct digits came first. The macro average's rounded
 ``M - E`` of every group then served as its own screen (no separate pass of ``|M - E|``):
 macro 3.15-3.30, micro 2.86-3.24 over seven runs (peak 10.5 MB for macro).
+
+Then (later on 2026-11-27), counted in instructions (callgrind, as above: micro 97.3, one group
+31.0 million per call, 3.14 times) and timed in alternated runs of ``run.py groups``:
+
+- the mean rank's ``M - E`` is summed again only below a 1024th of its expectation where ``M``
+  and ``E`` are exact sums (unweighted tasks: :func:`rankstats.chance.sums_exact`): this data's
+  one group of the mean rank at a 292nd of chance needs no exact sum in any rank type (0.3 ms);
+- ``chance_difference`` takes one form where every group takes it, and the screen's thresholds
+  are computed when first read (macro 2.95 -> 2.8);
+- every product of terms (``GroupSums.weighted_sums_array``) gives one contiguous row per term.
+  Its rows had been strided views of the (groups x terms) product, and each pass over a term's
+  groups (the micro average's 24 totals, the means, the screens, the coefficients) read a
+  64-byte cache line per 8-byte group: micro 95.2 -> 90.5 million instructions per call, macro
+  96.4 -> 90.0 (one group 30.5, 2.96 and 2.95 times); micro 2.7-2.9 and macro 2.5-2.7 times
+  one group over runs (from 2.9-3.2 and 2.8-3.0). The copy holds a second copy of the product
+  for a moment: the micro call's peak went from 9.0 to 10.0 MB (macro 10.5 -> 10.1).
+
+In a plain loop of calls with warm caches and glibc's thresholds raised (no page faults) the
+micro call took 7.6 ms against the one group's 2.4 (3.1 times): the benchmark's rounds, which
+alternate the three calls, find the one group's caches colder. Tried and not kept: a screen
+shared by the groups without tied pairs across rank types (the set operations cost what the
+screens save); the products a few terms at a time, copied into the rows (peak 9.1 MB, but each
+part streams the matrix again: 106 million instructions, slower).
 """
 
 from __future__ import annotations
