@@ -41,7 +41,7 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Callable, Collection, Mapping, Sequence
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -870,11 +870,14 @@ class _Builder:
         if screen is None:
             return None
         _, expected, gap = screen
+        values = self.value(base, rank_type)
+        if values.size == 1:  # one group (the micro average's): the screen in Python's floats
+            chance = float(expected[0])
+            limit = condition_threshold(chance, float(gap[0]) if known_gaps is not None else chance)
+            if not abs(float(values[0]) - chance) <= _widened(float(limit), chance):
+                return None
         threshold = self._threshold(base, known_gaps is not None)
         wide = self._threshold(base, known_gaps is not None, screen=True)
-        values = self.value(base, rank_type)
-        if values.size == 1 and not abs(float(values[0]) - float(expected[0])) <= wide[0]:
-            return None  # one group (the micro average's): the screen in Python's floats
         with np.errstate(invalid="ignore"):
             suspect = np.flatnonzero(np.abs(values - expected) <= wide)
             if not suspect.size:
@@ -1040,7 +1043,7 @@ class _Builder:
                 threshold = self._threshold(base, known_gaps)
                 expected = self.null_column(base)[0]
                 with np.errstate(invalid="ignore"):
-                    found = threshold * (1.0 + 2.0**-20) + 2.0**-44 * np.abs(expected)
+                    found = _widened(threshold, expected)
             else:
                 found_screen = self._screen(base)
                 assert found_screen is not None
@@ -1160,6 +1163,11 @@ def _affine_value(value: FloatArray, scale: FloatArray, offset: FloatArray) -> F
 
 def _nan(value: float | None) -> float:
     return math.nan if value is None else value
+
+
+def _widened(threshold: Any, expected: Any) -> Any:
+    """The screen's threshold from the comparison's (:meth:`_Builder._threshold`)."""
+    return threshold * (1.0 + 2.0**-20) + 2.0**-44 * abs(expected)
 
 
 def _total(sums: FloatArray) -> FloatArray:
