@@ -915,7 +915,9 @@ class _Builder:
             values = self.value(base, rank_type)
             known_gaps = self._value_gaps.get(key)
             if self.eager:  # every group's rounded M - E, then exact where it lost digits
-                found = self._eager_difference(base, rank_type, values, known_gaps, direct)
+                found = self._eager_difference(
+                    base, rank_type, values, expected, known_gaps, gap, direct
+                )
             else:
                 moments = (
                     values,
@@ -939,12 +941,12 @@ class _Builder:
         base: RankBasedMetric,
         rank_type: str,
         values: FloatArray,
+        expected: FloatArray,
         known_gaps: FloatArray | None,
+        gap: FloatArray,
         direct: BoolArray,
     ) -> FloatArray:
         """:meth:`_difference` as an array: the rounded difference is its own screen."""
-        expected = self.null_column(base)[0]
-        gap = self._base_gap(base)
         with np.errstate(invalid="ignore"):
             found = chance_difference(values, expected, known_gaps, gap, direct)
             screen = self._screen(base)

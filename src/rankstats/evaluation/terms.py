@@ -15,6 +15,7 @@ import numpy as np
 
 from rankstats.arrays import FloatArray, IntArray
 from rankstats.base import RankBasedMetric
+from rankstats.chance import ChanceTerms
 from rankstats.evaluation.ties import reciprocal_sum
 from rankstats.metrics.central import (
     ArithmeticMeanRank,
@@ -26,9 +27,8 @@ from rankstats.metrics.central import (
 )
 from rankstats.metrics.derived import DerivedRankBasedMetric
 from rankstats.metrics.dispersion import Count
-from rankstats.metrics.hits import HitsAtK, hit_probability, miss_probability
+from rankstats.metrics.hits import HitsAtK, hit_probability
 from rankstats.null.harmonic import (
-    harmonic_number,
     rank_mean,
     rank_variance,
     reciprocal_rank_mean,
@@ -49,6 +49,9 @@ __all__ = [
 
 Transform = Callable[[FloatArray], FloatArray]
 NullTerm = Callable[[IntArray], FloatArray]
+
+#: the metrics whose gaps here are those of their chance terms (:func:`_chance_terms`)
+_CHANCE_KINDS = (ArithmeticMeanRank, InverseHarmonicMeanRank, HitsAtK)
 
 
 def identity(x: FloatArray) -> FloatArray:
@@ -85,32 +88,26 @@ def value_terms(metric: RankBasedMetric) -> tuple[Transform, Transform] | None:
     return None
 
 
+def _chance_terms(metric: RankBasedMetric) -> ChanceTerms | None:
+    """The metric's own per-task terms and gaps (:class:`~rankstats.chance.ChanceTerms`).
+
+    For the mean rank, the MRR and Hits@k themselves (not their subclasses, as elsewhere here).
+    """
+    return metric._chance_terms() if type(metric) in _CHANCE_KINDS else None
+
+
 def value_gap_terms(metric: RankBasedMetric) -> tuple[Transform, Transform] | None:
     """``(t, f)`` with the gap ``1 - M = f(sum_i a_i t(r_i))`` computed without forming ``M``."""
-    kind = type(metric)
-    if kind is ArithmeticMeanRank:
-        return (lambda r: 1.0 - r), identity
-    if kind is InverseHarmonicMeanRank:
-        return (lambda r: (r - 1.0) / r), identity
-    if kind is GeometricMeanRank:
+    if type(metric) is GeometricMeanRank:
         return np.log, _negative_expm1
-    if kind is HitsAtK:
-        k = metric.cutoff  # type: ignore[attr-defined]
-        return (lambda r: (r > k).astype(np.float64)), identity
-    return None
+    terms = _chance_terms(metric)
+    return None if terms is None else (terms.value_gap, identity)
 
 
 def null_gap_term(metric: RankBasedMetric) -> NullTerm | None:
     r"""Per-task :math:`1 - \mathbb{E}[t(r_i)]` computed directly, where it carries the digits."""
-    kind = type(metric)
-    if kind is ArithmeticMeanRank:
-        return lambda c: 0.5 * (1.0 - c.astype(np.float64))
-    if kind is InverseHarmonicMeanRank:
-        return lambda c: (c - harmonic_number(c)) / c
-    if kind is HitsAtK:
-        k = metric.cutoff  # type: ignore[attr-defined]
-        return lambda c: miss_probability(c, k)
-    return None
+    terms = _chance_terms(metric)
+    return None if terms is None else terms.expected_gap
 
 
 def null_terms(metric: RankBasedMetric) -> tuple[NullTerm, NullTerm] | None:
