@@ -204,43 +204,7 @@ def macro_rows(columns: Sequence[Column]) -> list[ResultRow]:
     # the columns of a side share one array of the groups present, and the columns of a metric's
     # rank types its arrays of null moments and methods: each is reduced once
     found: dict[int, tuple[BoolArray, IntArray]] = {}
-    reduced: dict[tuple[int, int, str], tuple[Any, Any, Any]] = {}
-    # the entries of the element-wise arrays that others are computed from (a base's null
-    # standard deviation, shared by the z-scores of every rank type), by array and groups:
-    # each computed once (the others' entries are reduced at once, and not kept)
-    inner_parts: dict[tuple[int, int], tuple[Any, Any, Any]] = {}
-
-    def part_of(array: Any, chosen: slice | IntArray, inner: bool = False) -> Any:
-        if not isinstance(array, Elementwise):
-            return array[chosen]
-        key = (id(array), id(chosen))
-        known = inner_parts.get(key) if inner else None
-        if known is None or known[0] is not array or known[1] is not chosen:
-            arguments = [part_of(each, chosen, inner=True) for each in array.arrays]
-            part = array.function(*arguments, *array.constants)  # under the errstate below
-            if not inner:
-                return part
-            known = inner_parts[key] = (array, chosen, part)
-        return known[2]
-
-    def reduce(array: Any, chosen: slice | IntArray, how: str) -> Any:
-        key = (id(array), id(chosen), how)
-        known = reduced.get(key)
-        if known is None or known[0] is not array or known[1] is not chosen:
-            part = part_of(array, chosen)
-            result: Any
-            if how == "sum":  # NaN where any entry is
-                result = float(part.sum())
-            elif how == "method":
-                low, high = int(part.min()), int(part.max())
-                result = METHODS[
-                    CODE_MONTE_CARLO if high == CODE_MONTE_CARLO else int(low > CODE_NONE)
-                ]
-            else:  # the standard errors of Monte-Carlo estimates, where there are
-                errors = part[~np.isnan(part)]
-                result = math.sqrt(float((errors * errors).sum())) if errors.size else None
-            known = reduced[key] = (array, chosen, result)
-        return known[2]
+    reduce = _Reductions().reduce
 
     # every element-wise array's entries under one error state (each is computed once)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -302,6 +266,56 @@ def macro_rows(columns: Sequence[Column]) -> list[ResultRow]:
                 )
             )
     return rows
+
+
+class _Reductions:
+    """The sums and methods of arrays over chosen groups, each reduced once (:func:`macro_rows`).
+
+    An :class:`Elementwise` array that others are computed from (a base's null standard
+    deviation, shared by the z-scores of every rank type) has its entries computed once per
+    choice of groups; the others' entries are reduced at once and not kept. The caches are
+    keyed by ``id`` and hold their arrays, so a key cannot be reused while it is cached; they
+    are plain attributes, not a closure that refers to itself, so they are freed with the
+    object and not left to the cyclic garbage collector.
+    """
+
+    def __init__(self) -> None:
+        self._reduced: dict[tuple[int, int, str], tuple[Any, Any, Any]] = {}
+        self._inner_parts: dict[tuple[int, int], tuple[Any, Any, Any]] = {}
+
+    def part_of(self, array: Any, chosen: slice | IntArray, inner: bool = False) -> Any:
+        """``array[chosen]``, an element-wise array's computed (under the caller's errstate)."""
+        if not isinstance(array, Elementwise):
+            return array[chosen]
+        key = (id(array), id(chosen))
+        known = self._inner_parts.get(key) if inner else None
+        if known is None or known[0] is not array or known[1] is not chosen:
+            arguments = [self.part_of(each, chosen, inner=True) for each in array.arrays]
+            part = array.function(*arguments, *array.constants)
+            if not inner:
+                return part
+            known = self._inner_parts[key] = (array, chosen, part)
+        return known[2]
+
+    def reduce(self, array: Any, chosen: slice | IntArray, how: str) -> Any:
+        """The sum (``"sum"``), method (``"method"``) or root sum of squares (``"errors"``)."""
+        key = (id(array), id(chosen), how)
+        known = self._reduced.get(key)
+        if known is None or known[0] is not array or known[1] is not chosen:
+            part = self.part_of(array, chosen)
+            result: Any
+            if how == "sum":  # NaN where any entry is
+                result = float(part.sum())
+            elif how == "method":
+                low, high = int(part.min()), int(part.max())
+                result = METHODS[
+                    CODE_MONTE_CARLO if high == CODE_MONTE_CARLO else int(low > CODE_NONE)
+                ]
+            else:  # the standard errors of Monte-Carlo estimates, where there are
+                errors = part[~np.isnan(part)]
+                result = math.sqrt(float((errors * errors).sum())) if errors.size else None
+            known = self._reduced[key] = (array, chosen, result)
+        return known[2]
 
 
 def _macro_note(
