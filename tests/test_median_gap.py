@@ -275,3 +275,47 @@ def test_long_inner_sums_take_the_panels(monkeypatch: pytest.MonkeyPatch) -> Non
     assert any(calls)
     for got, expected in zip(panels, direct, strict=True):
         assert got == pytest.approx(expected, rel=1e-14)
+
+
+@pytest.mark.parametrize(
+    "candidates",
+    [
+        np.concatenate((np.arange(300, 340, 4), np.random.default_rng(2).integers(600, 700, 30))),
+        np.array([2, 3, 5, 40, 45, 50]),
+        np.random.default_rng(4).integers(1, 2_000, size=24),
+    ],
+    ids=["kinks", "flat", "spread"],
+)
+@pytest.mark.parametrize("blocks", ["default", "small"])
+def test_integer_nodes_against_every_pair(
+    candidates: np.ndarray, blocks: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The integer nodes' factorised kernel (a reference per block of nodes) sums every pair.
+
+    With small blocks, every few nodes take a reference of their own and a block's rows have
+    spans of different lengths (the shorter ones masked).
+    """
+    a = candidates.size // 2
+    rng = np.random.default_rng(6)
+    values, counts, below = _kernel_parts(candidates, a)
+    lo = max(float(np.sort(candidates)[a - 1]) * 0.3, 2.0)
+    y = np.unique(np.floor(rng.uniform(lo, float(np.sort(candidates)[a]) + 1.0, size=40)))
+    taken = []
+    original = median_gap._integer_nodes
+    monkeypatch.setattr(
+        median_gap,
+        "_integer_nodes",
+        lambda *args: taken.append(original(*args)) or taken[-1],
+    )
+    monkeypatch.setattr(median_gap, "_smooth_sums", lambda *args: None)
+    if blocks == "small":
+        monkeypatch.setattr(median_gap, "_BLOCK_LOG_RANGE", 0.05)
+        monkeypatch.setattr(median_gap, "_PAIR_BLOCK", 64)
+    weights = rng.uniform(0.5, 1.5, size=y.size)
+    mass = rng.uniform(0.2, 1.0, size=y.size)
+    c0 = float(np.median(candidates)) / 2
+    got = gap_sums(values, counts, below, a, y, weights, mass, c0, tolerance=1e-20)
+    assert taken  # the integer nodes' sums were used
+    assert taken[0] is not None
+    expected = _reference(candidates, a, y, weights * mass, c0)
+    np.testing.assert_allclose(got, expected, rtol=1e-13)

@@ -88,8 +88,10 @@ _CHEBYSHEV = 33
 #: summed 1e7 shifts at every point: 7 s)
 _SMOOTH_MAX_SHIFTS = 20_000
 _SMOOTH_TOLERANCE = 1e-14
-#: nodes per block of the integer-node sums (each block as wide as its longest span)
-_BLOCK_ROWS = 128
+#: pairs per block of the integer-node sums (each block as wide as its longest span) ...
+_PAIR_BLOCK = 65_536
+#: ... and the most its nodes' log-kernel references D(y) may differ (see _integer_nodes)
+_BLOCK_LOG_RANGE = 4.0
 
 #: weight functions of s = x + y for the gap sums, one array per sum
 Weights = Callable[[FloatArray], list[FloatArray]]
@@ -236,6 +238,14 @@ def _integer_nodes(
     :math:`\log \kappa(x, y) = D(x) - D(y)` with :math:`D` the running sum of
     :math:`(a - c(z)) \log(1 + 1/z)` from the lowest :math:`x` needed: positive terms, and a
     running total of the size of the window's log-ratio only, not of :math:`\log \alpha`.
+
+    The kernel factorises, :math:`\kappa(x, y) = e^{D(x) - R}\, e^{R - D(y)}`, so a block of
+    nodes whose :math:`D(y)` lie within :data:`_BLOCK_LOG_RANGE` of one another shares one
+    reference :math:`R` (the block's largest :math:`D(y)`): an exponential per integer
+    :math:`x` of the block's windows and one per node, not one per pair, and each node's
+    inner sums are dot products of its window of :math:`e^{D(x) - R}` with its windows of the
+    weight tables. Each factor's argument is at most :math:`c + ` :data:`_BLOCK_LOG_RANGE` in
+    size (:math:`c` the cut), so its rounding costs what the single exponential's did.
     """
     bound = _plain_reach(y, power, cut)
     x0 = max(1.0, float(np.min(np.maximum(y - 1.0 - np.floor(bound), 1.0))))
@@ -254,34 +264,40 @@ def _integer_nodes(
     s_lo = int(2.0 * x0) + 1
     tables = phi(np.arange(float(s_lo), 2.0 * top))
     totals = np.zeros(len(tables))
-    # a block of nodes (sorted) times the shifts t = 1..T of its longest span, as two-dimensional
-    # windows of the running sums and of the weight tables: no per-pair index arrays
     order = np.argsort(y, kind="stable")
     y_at = (y[order] - x0).astype(np.int64)
     span, scale, at_y = span[order], scale[order], at_y[order]
     pad = int(span.max()) if span.size else 0
-    padded = np.concatenate((np.zeros(pad), running))
+    # below x0 the kernel's terms are 0: D = -inf there
+    padded = np.concatenate((np.full(pad, -np.inf), running))
     padded_tables = [np.concatenate((np.zeros(pad), table)) for table in tables]
+    # D is non-decreasing up to the nodes (a - c(z) >= 0 wherever P(N_y = a) > 0), so a block
+    # is a run of nodes sorted by y; the running maximum keeps the search sorted regardless
+    ceiling = np.maximum.accumulate(at_y)
     start = 0
     while start < y.size:
-        stop = min(start + _BLOCK_ROWS, y.size)
+        stop = int(np.searchsorted(ceiling, ceiling[start] + _BLOCK_LOG_RANGE, side="right"))
+        stop = max(stop, start + 1)
         width = int(span[start:stop].max())
-        while stop - start > 1 and (stop - start) * width > _PAIR_CHUNK:
+        while stop - start > 1 and (stop - start) * width > _PAIR_BLOCK:
             stop = start + (stop - start) // 2
             width = int(span[start:stop].max())
         if width == 0:
             start = stop
             continue
         rows = y_at[start:stop]
-        # column c is the shift t = width - c, i.e. x = y - width + c
-        log_k = sliding_window_view(padded, width)[rows + pad - width] - at_y[start:stop, None]
-        keep = np.arange(width)[None, :] >= (width - span[start:stop])[:, None]
-        kappa = np.where(keep, np.exp(log_k), 0.0) * scale[start:stop, None]
+        reference = float(ceiling[stop - 1])
+        # row i, column c: x = y_i - width + c, the shift t = width - c; the shifts of a row
+        # beyond its own span are summed too (terms below the cut, but exact ones)
+        low = int(rows[0]) + pad - width
+        ratios = np.exp(padded[low : int(rows[-1]) + pad] - reference)
+        windows = sliding_window_view(ratios, width)[rows - rows[0]]
+        factor = np.exp(reference - at_y[start:stop]) * scale[start:stop]
         # s = x + y = 2y - width + c, from x0 + (y - x0) + (y - x0) - width + c
         first_s = 2 * rows + int(2.0 * x0) - width - s_lo + pad
         for j, table in enumerate(padded_tables):
             values = sliding_window_view(table, width)[first_s]
-            totals[j] += float(np.sum(kappa * values))
+            totals[j] += float(factor @ np.einsum("ij,ij->i", windows, values))
         start = stop
     return [float(total) for total in totals]
 
