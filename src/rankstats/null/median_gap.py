@@ -88,9 +88,11 @@ _CHEBYSHEV = 33
 #: summed 1e7 shifts at every point: 7 s)
 _SMOOTH_MAX_SHIFTS = 20_000
 _SMOOTH_TOLERANCE = 1e-14
-#: pairs per block of the integer-node sums (each block as wide as its longest span) ...
+#: nodes and pairs per block of the integer-node sums (each block as wide as its longest span)
+_BLOCK_ROWS = 128
 _PAIR_BLOCK = 65_536
-#: ... and the most its nodes' log-kernel references D(y) may differ (see _integer_nodes)
+#: the most a block's log-kernel references D(y) may differ for one reference to serve them
+#: all (see _integer_nodes)
 _BLOCK_LOG_RANGE = 4.0
 
 #: weight functions of s = x + y for the gap sums, one array per sum
@@ -244,8 +246,10 @@ def _integer_nodes(
     reference :math:`R` (the block's largest :math:`D(y)`): an exponential per integer
     :math:`x` of the block's windows and one per node, not one per pair, and each node's
     inner sums are dot products of its window of :math:`e^{D(x) - R}` with its windows of the
-    weight tables. Each factor's argument is at most :math:`c + ` :data:`_BLOCK_LOG_RANGE` in
-    size (:math:`c` the cut), so its rounding costs what the single exponential's did.
+    weight tables. Each factor's argument is at most :math:`c +` :data:`_BLOCK_LOG_RANGE` in
+    size (:math:`c` the cut), so its rounding costs what the single exponential's did. Blocks
+    whose nodes are further apart (a steep kernel: short windows, far from one another) take
+    an exponential per pair, where that is fewer.
     """
     bound = _plain_reach(y, power, cut)
     x0 = max(1.0, float(np.min(np.maximum(y - 1.0 - np.floor(bound), 1.0))))
@@ -271,13 +275,10 @@ def _integer_nodes(
     # below x0 the kernel's terms are 0: D = -inf there
     padded = np.concatenate((np.full(pad, -np.inf), running))
     padded_tables = [np.concatenate((np.zeros(pad), table)) for table in tables]
-    # D is non-decreasing up to the nodes (a - c(z) >= 0 wherever P(N_y = a) > 0), so a block
-    # is a run of nodes sorted by y; the running maximum keeps the search sorted regardless
-    ceiling = np.maximum.accumulate(at_y)
+    ceiling = np.maximum.accumulate(at_y)  # D(y) is non-decreasing; this keeps it so
     start = 0
     while start < y.size:
-        stop = int(np.searchsorted(ceiling, ceiling[start] + _BLOCK_LOG_RANGE, side="right"))
-        stop = max(stop, start + 1)
+        stop = min(start + _BLOCK_ROWS, y.size)
         width = int(span[start:stop].max())
         while stop - start > 1 and (stop - start) * width > _PAIR_BLOCK:
             stop = start + (stop - start) // 2
@@ -286,18 +287,27 @@ def _integer_nodes(
             start = stop
             continue
         rows = y_at[start:stop]
-        reference = float(ceiling[stop - 1])
         # row i, column c: x = y_i - width + c, the shift t = width - c; the shifts of a row
         # beyond its own span are summed too (terms below the cut, but exact ones)
         low = int(rows[0]) + pad - width
-        ratios = np.exp(padded[low : int(rows[-1]) + pad] - reference)
-        windows = sliding_window_view(ratios, width)[rows - rows[0]]
-        factor = np.exp(reference - at_y[start:stop]) * scale[start:stop]
+        reference = float(ceiling[stop - 1])
+        factor = scale[start:stop]
+        if (
+            reference - float(ceiling[start]) <= _BLOCK_LOG_RANGE
+            and 2 * (int(rows[-1] - rows[0]) + width) < rows.size * width
+        ):
+            # one exponential per x and per node
+            ratios = np.exp(padded[low : int(rows[-1]) + pad] - reference)
+            kernel_rows = sliding_window_view(ratios, width)[rows - rows[0]]
+            factor = np.exp(reference - at_y[start:stop]) * factor
+        else:  # nodes far apart (a steep kernel, short spans): one per pair
+            log_k = sliding_window_view(padded, width)[rows + pad - width]
+            kernel_rows = np.exp(log_k - at_y[start:stop, None])
         # s = x + y = 2y - width + c, from x0 + (y - x0) + (y - x0) - width + c
         first_s = 2 * rows + int(2.0 * x0) - width - s_lo + pad
         for j, table in enumerate(padded_tables):
             values = sliding_window_view(table, width)[first_s]
-            totals[j] += float(factor @ np.einsum("ij,ij->i", windows, values))
+            totals[j] += float(factor @ np.einsum("ij,ij->i", kernel_rows, values))
         start = stop
     return [float(total) for total in totals]
 
