@@ -676,25 +676,32 @@ class _Builder:
         ids = table.columns[GROUP]
         distinct, inverse = self._distinct_candidates()
         weights, squared = table.weights(), data.squared_weights(table)
-        # E and gap terms (summed with the weights), V terms (with the squared weights)
-        first: list[FloatArray] = []
-        second: list[FloatArray] = []
+        # E and gap terms (summed with the weights), V terms (with the squared weights), each
+        # evaluated as it is copied into its column (stacked): one term's array at a time
+        first: list[Callable[[], FloatArray]] = []
+        second: list[Callable[[], FloatArray]] = []
         for metric in metrics:
             terms = null_terms(metric)
             if terms is None:
                 continue  # the count
             mean_of, variance_of = terms
-            first.append(mean_of(distinct))
-            second.append(variance_of(distinct))
+            first.append(functools.partial(mean_of, distinct))
+            second.append(functools.partial(variance_of, distinct))
             gap_of = null_gap_term(metric) if metric in gapped else None
             if gap_of is not None:
-                first.append(gap_of(distinct))
+                first.append(functools.partial(gap_of, distinct))
         if squared is weights:  # unweighted: one batch
-            both = data.weighted_sums_array(ids, weights, first + second, inverse)
+            both = data.weighted_sums_array(
+                ids, weights, stacked(distinct.size, first + second), inverse
+            )
             first_sums, second_sums = both[: len(first)], both[len(first) :]
         else:
-            first_sums = data.weighted_sums_array(ids, weights, first, inverse)
-            second_sums = data.weighted_sums_array(ids, squared, second, inverse)
+            first_sums = data.weighted_sums_array(
+                ids, weights, stacked(distinct.size, first), inverse
+            )
+            second_sums = data.weighted_sums_array(
+                ids, squared, stacked(distinct.size, second), inverse
+            )
         # each sum over all groups (pairwise, as numpy.sum) for the micro average, then each
         # group's mean, divided in place: the sums are this call's own
         first_totals = iter([_total(summed) for summed in first_sums])
