@@ -276,7 +276,7 @@ def run(rounds: int = 15) -> list[Row]:
     rows = []
     for scored in (False, True):
         best = _in_fresh_process(rounds, scored)
-        state = "after a 16 MB array was freed, as by a scoring pass" if scored else "fresh process"
+        state = "after 16 MB freed" if scored else "fresh process"
         rows.extend(
             Row(
                 f"evaluate: {NUM_GROUPS:,} groups over 1e5 ranks, default metrics, {average}, "
