@@ -883,7 +883,6 @@ class _Builder:
             limit = condition_threshold(chance, float(gap[0]) if known_gaps is not None else chance)
             if not abs(float(values[0]) - chance) <= _widened(float(limit), chance):
                 return None
-        threshold = self._threshold(base, known_gaps is not None)
         wide = self._threshold(base, known_gaps is not None, screen=True)
         with np.errstate(invalid="ignore"):
             suspect = np.flatnonzero(np.abs(values - expected) <= wide)
@@ -893,8 +892,12 @@ class _Builder:
             value_gap = 1.0 - value if known_gaps is None else known_gaps[suspect]
             direct = self._direct[base][suspect]
             difference = chance_difference(value, mean, value_gap, null_gap, direct)
-            lost = np.abs(difference) < threshold[suspect]
-            groups = self._still_lost(base, rank_type, suspect[lost], difference[lost], threshold)
+            # the comparison's threshold at the suspects only (element-wise: the same values)
+            threshold = condition_threshold(mean, null_gap if known_gaps is not None else mean)
+            lost = np.abs(difference) < threshold
+            groups = self._still_lost(
+                base, rank_type, suspect[lost], difference[lost], threshold[lost]
+            )
         if not groups.size:
             return None
         found = np.full(self.size, math.nan)
@@ -962,7 +965,7 @@ class _Builder:
             # ill_conditioned, with its threshold computed once per base
             threshold = self._threshold(base, known_gaps is not None)
             lost = np.flatnonzero(np.abs(found) < threshold)
-            lost = self._still_lost(base, rank_type, lost, found[lost], threshold)
+            lost = self._still_lost(base, rank_type, lost, found[lost], threshold[lost])
         if lost.size:
             found[lost] = self._exact_sums(base, rank_type, lost)
         return found
@@ -973,14 +976,14 @@ class _Builder:
         rank_type: str,
         groups: IntArray,
         differences: FloatArray,
-        threshold: FloatArray,
+        thresholds: FloatArray,
     ) -> IntArray:
         r"""Those of ``groups`` (flagged at the default limit) whose :math:`M - E` lost digits.
 
         All of them, unless the base's :math:`M` and :math:`E` are exact sums, rounded once
         (:func:`~rankstats.evaluation.chance_rows.integral_tables`): then only those below
         the higher limit, :data:`~rankstats.chance.EXACT_SUMS_LIMIT`. ``differences`` are their
-        rounded differences, ``threshold`` the default one of every group.
+        rounded differences, ``thresholds`` their default thresholds.
         """
         screen = self._screen(base)
         assert screen is not None
@@ -997,7 +1000,7 @@ class _Builder:
             return groups
         # the threshold at the higher limit (a power of 2 apart: exactly the one it gives)
         scale = CONDITION_LIMIT / EXACT_SUMS_LIMIT
-        return groups[np.abs(differences) < scale * threshold[groups]]
+        return groups[np.abs(differences) < scale * thresholds]
 
     def _exact_sums(self, base: RankBasedMetric, rank_type: str, groups: IntArray) -> FloatArray:
         """:math:`M - E` of a base in ``groups`` (sorted), exact sums over their rows."""
@@ -1048,16 +1051,13 @@ class _Builder:
         key = (base, known_gaps, screen)
         found = self._thresholds.get(key)
         if found is None:
-            if screen:
-                threshold = self._threshold(base, known_gaps)
-                expected = self.null_column(base)[0]
+            found_screen = self._screen(base)
+            assert found_screen is not None
+            _, expected, gap = found_screen
+            found = condition_threshold(expected, gap if known_gaps else expected)
+            if screen:  # the comparison's own threshold is not kept (read at suspects only)
                 with np.errstate(invalid="ignore"):
-                    found = _widened(threshold, expected)
-            else:
-                found_screen = self._screen(base)
-                assert found_screen is not None
-                _, expected, gap = found_screen
-                found = condition_threshold(expected, gap if known_gaps else expected)
+                    found = _widened(found, expected)
             self._thresholds[key] = found
         return found
 
