@@ -319,3 +319,45 @@ def test_integer_nodes_against_every_pair(
     assert taken[0] is not None
     expected = _reference(candidates, a, y, weights * mass, c0)
     np.testing.assert_allclose(got, expected, rtol=1e-13)
+
+
+def _plain_bisection(kernel: _Kernel, y: np.ndarray, cut: np.ndarray) -> np.ndarray:
+    """The smallest integer x >= 1 with log kappa(x, y) >= -cut, by bisection from 1."""
+    hi = np.maximum(np.ceil(y) - 1.0, 1.0)
+    ok = kernel.log_ratio(np.ones(y.size), np.maximum(y, 1.0 + 1e-9)) >= -cut
+    lo = np.where(ok, 0.0, 1.0)
+    while np.any(open_ := (hi - lo > 1.0) & ~ok):
+        mid = np.floor((lo + hi) / 2.0)
+        above = kernel.log_ratio(np.maximum(mid, 1.0), y) >= -cut
+        hi = np.where(open_ & above, mid, hi)
+        lo = np.where(open_ & ~above, mid, lo)
+    return np.where(ok, 1.0, hi)
+
+
+@pytest.mark.parametrize(
+    "candidates",
+    [
+        np.array([3] * 50 + [10**9] * 50),  # log kappa jumps at 3, far below the nodes
+        np.random.default_rng(7).integers(1, 10**9, size=200),  # kinks all along
+        np.random.default_rng(8).integers(1, 2_000, size=60),
+        np.concatenate((np.full(30, 2), np.random.default_rng(9).integers(10**4, 10**12, 31))),
+    ],
+    ids=["jump", "spread", "small", "split"],
+)
+def test_bracketing_finds_what_bisection_finds(candidates: np.ndarray) -> None:
+    """The secant and log-midpoint steps end where bisection from 1 ends, from any start."""
+    a = candidates.size // 2
+    values, counts, below = _kernel_parts(candidates, a)
+    kernel = _Kernel(values, counts, below, a)
+    rng = np.random.default_rng(10)
+    top = float(np.sort(candidates)[a]) * 1.5
+    y = np.exp(rng.uniform(math.log(1.5), math.log(top), size=400))
+    y = np.concatenate((y, np.floor(y[:200])))
+    y = y[(y > 1.0) & (kernel.exponent(y) >= 0.0)]
+    cut = rng.uniform(5.0, 45.0, size=y.size)
+    hi = np.maximum(np.ceil(y) - 1.0, 1.0)
+    expected = _plain_bisection(kernel, y, cut)
+    np.testing.assert_array_equal(kernel._bisect(y, cut, hi.copy()), expected)
+    # a start anywhere (the explicit reach, or a poor guess) changes nothing
+    for start in (kernel.lowest(y, cut), np.ones(y.size), hi, np.floor(y * rng.random(y.size))):
+        np.testing.assert_array_equal(kernel._bisect(y, cut, hi.copy(), start), expected)
