@@ -126,7 +126,7 @@ class _Kernel:
         kernel is :math:`(x / y)^{a - c(y)}` and the answer is explicit (the smallest such
         :math:`x`); where a few do, that :math:`x` is a little lower than needed; elsewhere
         :math:`\kappa(\cdot, y)` is non-decreasing (:math:`\alpha` is, where
-        :math:`c(x) \le a`), so bisection finds it.
+        :math:`c(x) \le a`), so bracketing (:meth:`_bisect`) finds it.
         """
         hi = np.maximum(np.ceil(y) - 1.0, 1.0)  # kappa(hi) = 1 or close: above the cut
         power = self.exponent(y)
