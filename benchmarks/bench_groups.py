@@ -193,13 +193,13 @@ its caches (1.4 MB of group arrays) in a reference cycle, freed only when the cy
 ran. Memory so held across calls kept glibc from trimming the heap after each grouped call,
 and the micro calls alternated with the macro ones profited too. With the cycle removed
 (``group_rows._Reductions``; ``tests/test_no_cycles.py``) both averages fault about 1,650 pages
-per call (from about 560) and take 3.3-3.6 times one group (micro 9-10 ms, one group 2.6-2.9
+per call (from about 560) and take 3.3-3.8 times one group (micro 9-10 ms, one group 2.6-2.9
 ms), as measured in alternated runs of the two versions. About a third of that is the faults:
 a grouped call's heap grows by about 6 MB (its results are 4.6 MB: each rank type's block of
 values, the null moments' block, the derived metrics' scales), above glibc's trim threshold,
 which is twice the largest block freed by ``munmap`` so far (here the 1.2 MB product of the
 null moments). Once the process has freed a larger array, as any scoring pass does (the second
-pair of rows frees 16 MB first), nothing is trimmed and the grouped calls take 2.5-2.6 times
+pair of rows frees 16 MB first), nothing is trimmed and the grouped calls take 2.5-2.9 times
 one group.
 
 So the calls are now timed in a fresh interpreter per state (``_in_fresh_process``), not in
