@@ -169,7 +169,7 @@ class _Kernel:
         # log kappa + cut at the bracket's ends (for the secant steps only; the decisions
         # compare log kappa with -cut, as bisection does)
         below_by = at_lo + cut
-        above_by = self.log_ratio(np.minimum(hi, np.maximum(y - 1.0, 1.0)), y) + cut
+        above_by = self.log_ratio(hi, y) + cut  # hi < y
         # the explicit reach, a lower bound of the answer where counts are crossed: usually
         # close to it, so the bracket starts narrow
         first = None if start is None else np.clip(start, lo_bad + 1.0, hi - 1.0)
