@@ -250,11 +250,11 @@ class _Parser:
             if b'"' in block:
                 self._quoted_rest(block, blocks, line)
                 return
-            self.feed(block, line)
-            line += block.count(b"\n") + (0 if block.endswith(b"\n") or not block else 1)
+            line += self.feed(block, line)
 
-    def feed(self, block: bytes, line: int) -> None:
-        """Parse one block of whole lines starting at line ``line``."""
+    def feed(self, block: bytes, line: int) -> int:
+        """Parse one block of whole lines starting at line ``line``; return its number of lines."""
+        lines_in_block = block.count(b"\n") + (0 if block.endswith(b"\n") or not block else 1)
         if b"\r" in block:
             block = block.replace(b"\r\n", b"\n")
         if not block.endswith(b"\n"):
@@ -263,8 +263,10 @@ class _Parser:
         if _has_blank_line(block):
             block, lines = _drop_blank_lines(block, line)
             if not block:
-                return
-        count = block.count(b"\n")
+                return lines_in_block
+            count = block.count(b"\n")
+        else:  # the lines counted above, each ending in a line end now
+            count = lines_in_block
         width = len(self.header)
         if self.delimiter is None:
             fields = block.split()
@@ -283,6 +285,7 @@ class _Parser:
                 values = self._encode(column, texts)
             self.parts[column].append(values)
         self.rows += count
+        return lines_in_block
 
     def _numbers(
         self,
