@@ -67,6 +67,20 @@ def test_gram_rules_sum_polynomials_exactly(nu: int) -> None:
             )
 
 
+@pytest.mark.parametrize("nu", [3, 16])
+def test_gram_rules_of_long_pieces_only(nu: int) -> None:
+    """Lengths all beyond ten times the table (the kernel sums' pieces) take a shorter path:
+    the same rules, to the bit, as with a tabulated length among them."""
+    lengths = np.array([640 * nu + 1, 10**6 + 7, 10**12 + 3], dtype=np.int64)
+    z, w = _gram_rules(lengths, nu)
+    z_mixed, w_mixed = _gram_rules(np.append(lengths, nu + 1), nu)
+    assert np.array_equal(z, z_mixed[:-1])
+    assert np.array_equal(w, w_mixed[:-1])
+    for row, length in enumerate(lengths.tolist()):
+        got = float(np.sum(w[row] * (2.0 * z[row]) ** 4))
+        assert got == pytest.approx(_exact_mean(length, 4), rel=1e-13)
+
+
 def test_gram_rules_repeat_and_order() -> None:
     """Repeated and unsorted lengths get the same rule each time, in the order asked."""
     lengths = np.array([10**9, 40, 10**9, 7000, 40], dtype=np.int64)

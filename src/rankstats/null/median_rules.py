@@ -206,6 +206,13 @@ class _GramTable:
         if bool(table.all()):
             found = self.table[lengths - (self.nu + 1)]
             return found[:, 0], found[:, 1]
+        if not bool(table.any()):
+            s = (self.top / lengths.astype(np.float64)) ** 2
+            if bool((s < _GRAM_FAR).all()):
+                # every length beyond 10 top (the kernel sums' pieces, almost always): the
+                # first three terms, as below, without the masks and copies of the mixed case
+                found = self._horner(s, self.long[:3])
+                return found[:, 0], found[:, 1]
         out = np.empty((lengths.size, 2, self.nu))
         if bool(table.any()):
             out[table] = self.table[lengths[table] - (self.nu + 1)]
@@ -215,18 +222,21 @@ class _GramTable:
         rules = np.empty((s.size, 2, self.nu))
         far = s < _GRAM_FAR
         for part, terms in ((~far, self.long), (far, self.long[:3])):
-            if not bool(part.any()):
-                continue
-            sp = s[part][:, None, None]
-            found = terms[-1] * sp
-            found += terms[-2]
-            for coef in terms[-3::-1]:
-                found *= sp
-                found += coef
-            found += self.base
-            rules[part] = found
+            if bool(part.any()):
+                rules[part] = self._horner(s[part], terms)
         out[~table] = rules
         return out[:, 0], out[:, 1]
+
+    def _horner(self, s: FloatArray, terms: FloatArray) -> FloatArray:
+        """The rules ``(lengths, 2, nu)`` at ``s = (top / L)^2`` from the series' first terms."""
+        sp = s[:, None, None]
+        found: FloatArray = terms[-1] * sp
+        found += terms[-2]
+        for coef in terms[-3::-1]:
+            found *= sp
+            found += coef
+        found += self.base
+        return found
 
 
 #: Gram tables by node count; read and filled under the lock

@@ -4,7 +4,8 @@ See :class:`_Evaluator`: an exact dynamic programme over the uncertain tasks whe
 a lattice Fourier inversion of the characteristic function (from tabulated power sums,
 :mod:`rankstats.null.median_fourier`) otherwise.
 
-The programme adds one task at a time to the law of the count, all terms nonnegative, so both
+The programme adds the tasks to the law of the count sixteen at a time (each block's own law,
+convolved with the band of live counts: :func:`_programme`), all terms nonnegative, so both
 tails keep their relative accuracy however small. It tracks only a band of counts: counts above
 the largest one asked for are pooled in one cell, and a count that cannot pass the smallest one
 asked for with the tasks left is settled (its mass added to every lower tail) and dropped, so the
@@ -59,6 +60,8 @@ _CHUNK = 512
 _DP_NODES = 512
 #: the exact dynamic programme is used up to this many uncertain tasks ...
 _DP_MAX_ITEMS = 1500
+#: tasks the programme adds at once (:func:`_programme`)
+_DP_BLOCK = 16
 #: ... and this much work per node (tasks times counts kept)
 _DP_MAX_WORK = 40_000
 #: ... or this much work for all the nodes of a chunk together (few nodes: keep the relative
@@ -146,6 +149,87 @@ def _programme_work(settle: IntArray, top: int) -> int:
     """The programme's cells over all its steps, per node (the live band of each step)."""
     hi = np.minimum(np.arange(settle.size), top) + 1
     return int(np.maximum(hi - np.maximum.accumulate(settle), 0).sum())
+
+
+def _block_polynomials(q_rows: FloatArray, p_rows: FloatArray) -> FloatArray:
+    r"""The law of each block's number of successes: ``(blocks, _DP_BLOCK + 1, nodes)``.
+
+    Block :math:`b` holds the tasks :math:`bB, \dots, bB + B - 1` (:math:`B` =
+    :data:`_DP_BLOCK`; the last block padded with tasks that never succeed); its row :math:`s`
+    is :math:`P(\text{$s$ of them succeed})`, built task by task as the programme itself adds
+    tasks (two products and a sum of non-negative terms per cell), for all blocks at once.
+    """
+    items, nodes = q_rows.shape
+    blocks = -(-items // _DP_BLOCK)
+    pad = blocks * _DP_BLOCK - items
+    q = np.concatenate((q_rows, np.zeros((pad, nodes)))).reshape(blocks, _DP_BLOCK, nodes)
+    p = np.concatenate((p_rows, np.ones((pad, nodes)))).reshape(blocks, _DP_BLOCK, nodes)
+    law = np.zeros((blocks, _DP_BLOCK + 1, nodes))
+    law[:, 0] = 1.0
+    moved = np.empty((blocks, _DP_BLOCK, nodes))
+    for s in range(_DP_BLOCK):
+        np.multiply(law[:, : s + 1], q[:, s, None], out=moved[:, : s + 1])
+        law[:, : s + 1] *= p[:, s, None]
+        law[:, 1 : s + 2] += moved[:, : s + 1]
+    return law
+
+
+def _programme(
+    q_rows: FloatArray, p_rows: FloatArray, settles: IntArray, top: int
+) -> tuple[FloatArray, FloatArray]:
+    r"""The law of the count after all tasks, and the mass settled below the band.
+
+    ``q_rows[k]`` and ``p_rows[k]`` are task :math:`k`'s success and failure probabilities at
+    each node; before task :math:`k` the rows below ``settles[k]`` are settled (their mass can no
+    longer reach an asked count: :func:`_settle_rows`). Returns ``dist`` of shape
+    ``(top + 2, nodes)``, the law of counts ``0..top`` with every count above ``top`` pooled in
+    the last row, and ``settled``, the mass settled at each node.
+
+    The tasks are added a block of :data:`_DP_BLOCK` at a time: the block's own law
+    (:func:`_block_polynomials`) is convolved with the band of live counts, one sum of
+    :math:`B + 1` products per cell where adding the tasks one by one took :math:`B` passes of
+    three operations each; every term is non-negative either way, so small masses keep their
+    relative accuracy. Rows are settled at the start of each block, with the block's first
+    task's row: settling later than the row allows only keeps exact terms longer.
+    """
+    nodes = q_rows.shape[1]
+    dist = np.zeros((top + 2, nodes))
+    dist[0] = 1.0
+    settled = np.zeros(nodes)
+    lo = 0
+    block = _DP_BLOCK
+    # the blocks' laws, a bounded number of blocks at a time (their rows and tails reversed:
+    # row s' of `rev` is P(B - s' successes), row s' of `tails` P(at least s' successes))
+    per_batch = max(1, _BLOCK_TERMS // ((block + 1) * nodes))
+    span = per_batch * block
+    for start in range(0, q_rows.shape[0], span):
+        law = _block_polynomials(q_rows[start : start + span], p_rows[start : start + span])
+        rev = law[:, ::-1]
+        tails = np.cumsum(rev, axis=1)[:, ::-1]
+        for b in range(law.shape[0]):
+            k0 = start + b * block
+            settle = int(settles[k0])
+            if settle > lo:
+                settled += dist[lo:settle].sum(axis=0)
+                dist[lo:settle] = 0.0
+                lo = settle
+            # before the block, only the counts 0..k0 can be held
+            hi = min(k0, top) + 1
+            if hi <= lo:
+                continue
+            new_hi = min(k0 + block, top) + 1
+            # the band between `block` zero rows on either side: row lo + i of the result is
+            # sum_s' rev[s'] band[i + s'] (sliding windows of block + 1 rows)
+            padded = np.zeros((hi - lo + 2 * block, nodes))
+            padded[block : block + hi - lo] = dist[lo:hi]
+            windows = np.lib.stride_tricks.sliding_window_view(padded, block + 1, axis=0)
+            # the counts that pass top go to the pool: row j moves there with P(>= top + 1 - j)
+            first = max(lo, top + 1 - block)
+            if first < hi:
+                reach = top + 1 - np.arange(first, hi)
+                dist[top + 1] += np.einsum("jn,jn->n", dist[first:hi], tails[b, reach])
+            dist[lo:new_hi] = np.einsum("ins,sn->in", windows[: new_hi - lo], rev[b])
+    return dist, settled
 
 
 class _Candidates:
@@ -350,40 +434,18 @@ class _Evaluator:
             inside = room > xx
             safe = np.where(inside, room, 1.0)
             q = np.where(inside, xx / safe, 1.0)
-            # one row per task, one column per node: contiguous slices in the loop below. The
-            # complement as (room - x) / room, not 1 - q: for q near 1 that difference loses
-            # digits (38/39: 2e-15 relative), and the programme raises it to high powers
+            # one row per task, one column per node (_programme). The complement as
+            # (room - x) / room, not 1 - q: for q near 1 that difference loses digits (38/39:
+            # 2e-15 relative), and the programme raises it to high powers
             q_rows = np.ascontiguousarray(q.T)
             p_rows = np.ascontiguousarray(np.where(inside, (room - xx) / safe, 0.0).T)
-            # counts 0..top, and a last cell that collects every count above top; the state is
-            # (count, node) so that each step works on contiguous rows, in place, two products.
-            # A count that cannot pass `decided` with the tasks left ends below every cdf and
-            # pmf point: its row is added to `settled` (all of it ends in every lower tail)
-            # and dropped, so the live rows form a band at most as wide as the tasks left
+            # counts 0..top, and a last cell that collects every count above top. A count that
+            # cannot pass `decided` with the tasks left ends below every cdf and pmf point: its
+            # row is added to `settled` (all of it ends in every lower tail) and dropped, so
+            # the live rows form a band at most as wide as the tasks left
             decided = _decided(cdf_at, pmf_at, certain)
-            dist = np.zeros((top + 2, x.size))
-            dist[0] = 1.0
-            settled = np.zeros(x.size)
-            moved = np.empty((top + 1, x.size))
-            lo = 0
-            # rows j with j + (what the tasks left can add) <= decided are settled: what they
-            # can add is bounded by the tasks left, and, where those are unlikely to succeed
-            # (a small count next to huge ones), by their reach, past which they go with
-            # probability 1e-320 at most (the absolute error this leaves in any tail)
-            settles = _settle_rows(_reach(q_rows.max(axis=1)), decided, top).tolist()
-            for k, (qi, pi) in enumerate(zip(q_rows, p_rows, strict=True)):
-                settle = settles[k]
-                if settle > lo:
-                    settled += dist[lo:settle].sum(axis=0)
-                    dist[lo:settle] = 0.0
-                    lo = settle
-                # after k tasks only the counts 0..k can be held: the rest of the rows are zero
-                hi = min(k, top) + 1
-                if hi <= lo:
-                    continue
-                np.multiply(dist[lo:hi], qi, out=moved[lo:hi])
-                dist[lo:hi] *= pi
-                dist[lo + 1 : hi + 1] += moved[lo:hi]
+            settles = _settle_rows(_reach(q_rows.max(axis=1)), decided, top)
+            dist, settled = _programme(q_rows, p_rows, settles, top)
             dist = dist.T
             cum_low = np.cumsum(dist, axis=1) + settled[:, None]
             cum_up = np.cumsum(dist[:, ::-1], axis=1)[:, ::-1]
