@@ -13,7 +13,8 @@ import mpmath
 import numpy as np
 import pytest
 
-from rankstats.null.median_tails import _DP_BLOCK, _programme
+import rankstats.null.median_tails as tails_module
+from rankstats.null.median_tails import _DP_BLOCK, _Candidates, _Evaluator, _programme
 
 
 def _task_by_task(q: np.ndarray, settles: np.ndarray, top: int) -> tuple[list, list]:
@@ -78,3 +79,35 @@ def test_rows_settled_at_block_starts_drop_what_task_by_task_drops() -> None:
         _assert_close(dist[:, node], expected[node], 1e-13)
         assert settled[node] == pytest.approx(float(gone[node]), rel=1e-13)
         assert settled[node] > 1e-3  # something was settled
+
+
+def test_band_runs_join_adjacent_pieces_of_the_same_tasks(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Pieces over many buckets whose band's law covers the same tasks: one call, same values.
+
+    Half the tasks at 3 and half at 10^9: above x = 3 only the large counts are uncertain, so
+    every piece from there on takes the same band's law; joined, they take one call where they
+    took one per chunk of each power table's range, and every value is the same to the bit.
+    """
+    values, counts = np.array([3, 10**9]), np.array([500, 500])
+    cands = _Candidates(values, counts)
+    x = np.unique(np.geomspace(3.0, 2.3e8, 3000).round())
+    evaluator = _Evaluator(cands, float(x.min()), float(x.max()), 0.0)
+    calls: list[int] = []
+    original = tails_module.band_tails
+
+    def counted(*args: object) -> object:
+        calls.append(1)
+        return original(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(tails_module, "band_tails", counted)
+    joined = evaluator.evaluate(x, 0.0, [500], [500, 501])
+    joined_calls = len(calls)
+    calls.clear()
+    monkeypatch.setattr(
+        _Evaluator, "_band_runs", lambda self, pieces, xt, asked: [[piece] for piece in pieces]
+    )
+    alone = evaluator.evaluate(x, 0.0, [500], [500, 501])
+    assert joined_calls == 1
+    assert len(calls) > 5
+    for a, b in zip(joined, alone, strict=True):
+        np.testing.assert_array_equal(a, b)

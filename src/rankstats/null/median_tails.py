@@ -361,6 +361,8 @@ class _Evaluator:
         bucket = np.floor(np.log10(xs) / 2.0).astype(np.int64)
         cuts = np.flatnonzero(np.diff(bucket)) + 1
         bounds = np.concatenate(([0], cuts, [xs.size]))
+        # the exact programme's pieces (first node, end, the power tables' anchor)
+        pieces: list[tuple[int, int, int]] = []
         for b0, b1 in zip(bounds[:-1].tolist(), bounds[1:].tolist(), strict=False):
             # chunks of _CHUNK nodes, a last one of fewer than a quarter of that joined to the
             # one before (one characteristic function's fixed costs, or one interpolant, less)
@@ -371,20 +373,53 @@ class _Evaluator:
                 # the exact programme where it is cheap: on the chunk's upper part when its
                 # lower nodes have too many uncertain tasks (it keeps small masses relative)
                 split = c0 + self._dp_start(xs[c0:c1] + ts[c0:c1], cdf_at, pmf_at)
+                if split > c0:
+                    part, part_t, rows = xs[c0:split], ts[c0:split], order[c0:split]
+                    res = self._inverted(part, part_t, cdf_at, pmf_at, int(bucket[c0]))
+                    lower[rows], upper[rows], pmf[rows], log_factor[rows] = res
                 # the exact part in pieces of _DP_NODES nodes: each piece's programme drops the
                 # tasks certain below its lowest node (fewer tasks and counts higher up)
-                parts = [(c0, split, False)] + [
-                    (p0, min(p0 + _DP_NODES, c1), True) for p0 in range(split, c1, _DP_NODES)
+                pieces += [
+                    (p0, min(p0 + _DP_NODES, c1), int(bucket[c0]))
+                    for p0 in range(split, c1, _DP_NODES)
                 ]
-                for p0, p1, exact in parts:
-                    if p1 <= p0:
-                        continue
-                    part, part_t, rows = xs[p0:p1], ts[p0:p1], order[p0:p1]
-                    res = self._dp(part, part_t, cdf_at, pmf_at) if exact else None
-                    if res is None:
-                        res = self._inverted(part, part_t, cdf_at, pmf_at, int(bucket[c0]))
-                    lower[rows], upper[rows], pmf[rows], log_factor[rows] = res
+        for run in self._band_runs(pieces, xs + ts, max([*cdf_at, *pmf_at])):
+            r0, r1 = run[0][0], run[-1][1]
+            found = self._dp(xs[r0:r1], ts[r0:r1], cdf_at, pmf_at) if len(run) > 1 else None
+            if found is not None:
+                rows = order[r0:r1]
+                lower[rows], upper[rows], pmf[rows], log_factor[rows] = found
+                continue
+            for p0, p1, anchor in run:
+                part, part_t, rows = xs[p0:p1], ts[p0:p1], order[p0:p1]
+                exact = self._dp(part, part_t, cdf_at, pmf_at)
+                if exact is None:
+                    exact = self._inverted(part, part_t, cdf_at, pmf_at, anchor)
+                lower[rows], upper[rows], pmf[rows], log_factor[rows] = exact
         return lower, upper, pmf, log_factor
+
+    def _band_runs(
+        self, pieces: list[tuple[int, int, int]], xt: FloatArray, asked: int
+    ) -> list[list[tuple[int, int, int]]]:
+        """The programme's pieces, adjacent ones that take the same band's law in one run.
+
+        A piece whose highest asked count is within :data:`BAND_COUNTS` of the tasks certain at
+        its lowest node takes the band's law over the tasks uncertain there; adjacent pieces
+        with the same uncertain tasks are evaluated together, one call for a run (a median
+        pinned at a small count beside huge ones: two dozen calls, now a few).
+        """
+        runs: list[list[tuple[int, int, int]]] = []
+        previous = -1
+        for p0, p1, anchor in pieces:
+            first = int(self.cands.index_above(float(xt[p0:p1].min())))
+            band = asked - int(self.cands.below[first]) < BAND_COUNTS
+            key = first if band else -1
+            if runs and key >= 0 and key == previous and runs[-1][-1][1] == p0:
+                runs[-1].append((p0, p1, anchor))
+            else:
+                runs.append([(p0, p1, anchor)])
+            previous = key
+        return runs
 
     # ------------------------------------------------------------------ dynamic programme
     def _dp_start(self, xt: FloatArray, cdf_at: Sequence[int], pmf_at: Sequence[int]) -> int:
