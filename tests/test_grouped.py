@@ -415,6 +415,38 @@ def test_released_caches_are_rebuilt_the_same() -> None:
         np.testing.assert_array_equal(new, old)
 
 
+@pytest.mark.parametrize("long_groups", [False, True])
+def test_sums_by_group_are_the_transpose(long_groups: bool) -> None:
+    """``weighted_sums_array(..., by_group=True)`` is the (groups x terms) layout of the same
+    sums, to the bit, on both paths (the sparse product, and pairwise where a group has more
+    than 128 rows); the group totals it starts from come from the counts, as from the weights."""
+    from rankstats.evaluation.group_sums import GroupSums
+    from rankstats.evaluation.inputs import prepare_input
+    from rankstats.evaluation.tables import GROUP
+
+    rng = np.random.default_rng(8)
+    n = 3_000
+    groups = 4 if long_groups else 60
+    optimistic = rng.integers(1, 500, size=n)
+    ranks = Ranks(optimistic, optimistic, rng.integers(500, 900, size=n))
+    prepared = prepare_input(ranks, None, None, rng.integers(0, groups, size=n))
+    stats = next(iter(prepared.sides.values()))
+    table = stats.candidates
+    assert table is not None
+    data = GroupSums(stats, groups)
+    base = stats.pairs
+    assert base is not None
+    np.testing.assert_array_equal(
+        data.total, np.bincount(base.columns[GROUP], weights=base.weights(), minlength=groups)
+    )
+    terms = np.stack([np.sqrt(np.arange(table.count.size) + 1.0), rng.random(table.count.size)], 1)
+    ids, weights = table.columns[GROUP], table.weights()
+    by_term = data.weighted_sums_array(ids, weights, terms)
+    by_group = data.weighted_sums_array(ids, weights, terms, by_group=True)
+    assert by_term.shape == (2, groups)
+    np.testing.assert_array_equal(by_group, by_term.T)
+
+
 PAIR_KEYS = ("group", "optimistic", "pessimistic")
 CANDIDATE_KEYS = ("group", "num_candidates")
 

@@ -96,7 +96,10 @@ class GroupSums:
         self._starts: dict[int, tuple[IntArray, IntArray, IntArray, int, IntArray]] = {}
         if total is None:
             base = self.stats.pairs or next(iter(self.stats.ranks.values()))
-            total = self._sum(base.columns[GROUP], base.weights())
+            # unweighted, from the counts themselves: the table's cached weights (an array per
+            # row) are made when its sums need them, not held through what comes before
+            weights = base.count if WEIGHT not in base.columns else base.weights()
+            total = self._sum(base.columns[GROUP], weights)
         self.total = total
         self.present = self.total > 0
         self._cells: dict[int, CellStatistics] = {}
@@ -158,27 +161,33 @@ class GroupSums:
         weights: FloatArray,
         terms: Sequence[FloatArray] | FloatArray,
         inverse: IntArray | None = None,
+        *,
+        by_group: bool = False,
     ) -> FloatArray:
         """:meth:`weighted_sums` as one (terms x groups) array.
 
         ``terms`` may also be given side by side, as the columns of one 2-D array
-        (:func:`stacked`).
+        (:func:`stacked`). With ``by_group``, the (groups x terms) array instead, for a caller
+        that copies the rows it needs anyway (no contiguous transpose in between).
         """
         if not isinstance(terms, np.ndarray):
             if not terms:
-                return np.zeros((0, self.size))
+                return np.zeros((self.size, 0) if by_group else (0, self.size))
             terms = np.column_stack(terms).astype(np.float64, copy=False)
         count = terms.shape[1]
         if ids.size and self._layout(ids)[2] <= SEQUENTIAL_ROWS:
             matrix = self._matrix(ids, weights, inverse, terms.shape[0])
             summed: FloatArray = np.asarray(matrix @ terms, dtype=np.float64)
+            if by_group:
+                return summed
             # one contiguous row per term (the product is (groups x terms)): every later pass
             # over a term's groups reads 8 bytes a group, where a strided row read a cache line
             transposed: FloatArray = np.ascontiguousarray(summed.T)
             return transposed
         columns = [terms[:, j] for j in range(count)]
         rows = columns if inverse is None else [c[inverse] for c in columns]
-        return np.array([self._sum(ids, t * weights) for t in rows]).reshape(count, -1)
+        sums = np.array([self._sum(ids, t * weights) for t in rows]).reshape(count, -1)
+        return sums.T if by_group else sums
 
     def _matrix(
         self, ids: IntArray, weights: FloatArray, inverse: IntArray | None, width: int
@@ -199,7 +208,7 @@ class GroupSums:
             found = self._matrices[key] = (ids, weights, inverse, matrix)
         return found[3]
 
-    def _sum(self, ids: IntArray, values: FloatArray) -> FloatArray:
+    def _sum(self, ids: IntArray, values: FloatArray | IntArray) -> FloatArray:
         r"""Per-group sums of ``values`` over rows sorted by group id ``ids``.
 
         As accurate as :func:`numpy.sum` of each group: where every group has at most 128 rows

@@ -368,13 +368,15 @@ class _Builder:
                             else functools.partial(term, tied_ranks[rank_type])
                         )
                         listed.append((metric, is_gap, finish, index))
-            # one row per term: each entry copies one
+            # one row per term, a view of the (groups x terms) product: each rank type's block
+            # below copies its entries' rows, so a contiguous transpose would be a third copy
             untied_sums = data.weighted_sums_array(
                 split.ids,
                 split.untied_weights,
                 stacked(split.keys.size, untied_terms),
                 split.inverse,
-            )
+                by_group=True,
+            ).T
             # each entry's sums: its untied sums with the few tied rows' sums added in the groups
             # that have some
             groups = split.tied_groups
@@ -396,6 +398,7 @@ class _Builder:
             first = 0
             means: dict[str, list[FloatArray]] = {}
             for rank_type, listed in entries.items():
+                # a contiguous copy of the entries' rows (gathered from the groups' rows)
                 block = untied_sums[[index for *_, index in listed]]
                 if tied_sums is not None:
                     block[:, groups] += tied_sums[:, first : first + len(listed)].T
@@ -1330,10 +1333,10 @@ def group_columns(
         builder.data.owns_keys = release
         builder.data.keeps_rows = keep_rows
         builder.eager = not micro  # the macro average reads every group
-        builder.prefetch(plan)
-        builder.data.release_pairs()
         builder.prepare(metrics)
         builder.release_candidates()
+        builder.prefetch(plan)
+        builder.data.release_pairs()
         for rank_type, chosen in plan:
             columns.extend(builder.column(rank_type, metric) for metric in chosen)
         builders.append(builder)
