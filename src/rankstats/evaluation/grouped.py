@@ -130,6 +130,11 @@ class DerivedColumn(NamedTuple):
     std: Values | None
 
 
+#: empty stand-ins for a tie split's untied rows, once their sums are in
+_NO_ROWS: IntArray = np.zeros(0, dtype=np.int64)
+_NO_VALUES: FloatArray = np.zeros(0)
+
+
 def _geometric(metric: RankBasedMetric) -> bool:
     """Whether the metric is the geometric mean rank or its inverse (their closed forms)."""
     return type(metric) in (GeometricMeanRank, InverseGeometricMeanRank)
@@ -377,6 +382,15 @@ class _Builder:
                 split.inverse,
                 by_group=True,
             ).T
+            # the pairs' per-row caches (tie split, sparse matrix, weights) and the untied rows'
+            # arrays are not needed for what is left (the tied rows' sums read the split's tied
+            # rows only): freed before the tied rows' terms and the entries' blocks are made,
+            # their memory serves them, and the peak memory of a call is lower
+            split = split._replace(
+                ids=_NO_ROWS, keys=_NO_VALUES, inverse=_NO_ROWS, untied_weights=_NO_VALUES
+            )
+            del untied_terms, integer_keys
+            data.release_pairs()
             # each entry's sums: its untied sums with the few tied rows' sums added in the groups
             # that have some
             groups = split.tied_groups
@@ -385,11 +399,7 @@ class _Builder:
                 if groups.size
                 else None
             )
-            # the pairs' per-row caches (tie split, sparse matrix, weights) are not needed for
-            # what is left: freed before the entries' blocks are made, their memory serves
-            # them, and the peak memory of a call is lower
-            del split, untied_terms, tied_terms
-            data.release_pairs()
+            del split, tied_terms
             # each rank type's entries in one (entries x groups) block, a row each, in the order
             # of tied_sums' columns: its untied sums, with the few tied rows' sums added in the
             # groups that have some; each group's mean divided in place. A block per rank type,
