@@ -207,7 +207,29 @@ the process that ran the other benchmarks: in ``run.py``'s single process the be
 this one had freed arrays of several MB, and the ratios depended on which ran first. The
 target is checked on the fresh process. Tried then and not kept: the sparse products a few
 terms at a time, each part copied into its rows (peak 9.8 -> 9.2 MB, about 200 fewer faults
-per call, no faster: the matrix is streamed once per part)."""
+per call, no faster: the matrix is streamed once per part).
+
+Then (2026-11-27, later) the micro call's peak went from 9.66 to 8.1 MB (tracemalloc; every
+group's results the same to the bit), in three steps, each taking memory one phase held while
+another needed its own:
+
+- the null moments come before the values: the candidate counts' arrays (the sparse matrix's
+  weights, the index into the distinct counts, the group ids) are freed before the pairs' sums
+  make theirs, and the group totals are summed from the tables' counts, so that the pairs' float
+  weights are made when their sums need them (the null moments' phase peaked at 7.9 MB, the
+  values' at 8.5 MB, from 9.66);
+- the pairs' untied sums are read as the (groups x terms) product: each rank type's block copies
+  its rows from it anyway, and the contiguous transpose had been a third copy for a moment;
+- the tie split's untied rows and the pairs' caches are released once the untied sums are in,
+  before the tied rows' terms and sums (that phase 8.25 -> 6.2 MB). The peak is now the blocks
+  of values (every rank type's entries) and the columns' screens and scales, about 8.1 MB each.
+
+Page faults per call went from about 1,900 to 1,000-1,550 (they follow where the freed blocks
+lie in the heap as much as the peak), and in three runs of ``run.py groups`` the fresh process
+took 3.16-3.39 (micro) and 3.17-3.53 (macro) times one group, against 3.35-3.8 before; after
+16 MB freed, 2.5-2.6. In the same process with the thresholds raised (no faults) the calls take
+6.1-6.2 ms against the one group's 2.2 (2.8 times): about 1.3 ms of the tables with group ids,
+1.0 of the null moments, 1.7 of the values, 1.1 of the 96 columns. The target is not met."""
 
 from __future__ import annotations
 

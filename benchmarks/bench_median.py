@@ -33,6 +33,22 @@ with counts spread over FB15k-237's range (1..14505, the row added then), E+V of
 went from 44-58 to 28-30 ms at n = 64-100 (the odd neighbours 2.4-3.6 ms: ratios from 11-19 to
 7-8); no row got slower. The two rows over 10 did not move: their cost is the panels' rules and
 the tails at the integer nodes, not these sums.
+
+Later still on 2026-11-27 three changes, each leaving the moments as they were (the first within
+the programme's own rounding, the others to the bit), took n = 1000 with counts in 1..1e9 from
+49-50 ms (ratio 10.3-11.2) to 41-46 ms (9.1-9.3 over four runs), and the counts 3 and 1e9 from
+11.3-12.7 to 11.0-11.4 ms (10.3-10.8: still over the line; its odd neighbour takes 1.0-1.1 ms):
+
+- the exact programme at the integer nodes adds its tasks sixteen at a time (each block's law
+  convolved with the band of live counts): 9.6 -> 6 ms for its 860 tasks at 48 nodes;
+- the Gram rules of pieces all beyond ten tables (the kernel sums' pieces, 56,000 of them) take
+  their three-term series without the mixed case's masks and copies: 9 -> 4 ms;
+- adjacent pieces of the programme whose band's law covers the same uncertain tasks are
+  evaluated together (counts 3 and 1e9: 28 calls of the band's law per moment, now 3).
+
+What is left of the separated row is spread over many small calls: the split bands at the one
+to four nodes where both counts are uncertain (about 1.2 ms a call, two calls), the kernel sums
+from the upper middle rank (5 ms), the integer rules and the windows' bisections.
 """
 
 from __future__ import annotations

@@ -251,6 +251,7 @@ class _Candidates:
         self.n = int(below[-1])
         self.c_max = int(distinct[-1])
         self._power_sums: FloatArray | None = None
+        self._windows: dict[int, tuple[int, int]] = {}
 
     def power_sums(self, terms: int) -> FloatArray:
         r"""Row ``k - 1``: :math:`\sum_{j \ge i} m_j C_j^{-k}` for every ``i`` (compensated)."""
@@ -280,6 +281,13 @@ class _Candidates:
         the :math:`k`-th smallest count (those :math:`k` ranks are all at most that), where
         Bennett's bound is loose (tasks sure to be below :math:`x` with tiny-variance others).
         """
+        found = self._windows.get(k)
+        if found is None:
+            found = self._windows[k] = self._window(k)
+        return found
+
+    def _window(self, k: int) -> tuple[int, int]:
+        """:meth:`window`, computed (it is kept per ``k``: the even median asks twice)."""
         kth = int(self.distinct[int(np.searchsorted(self.below[1:], k, side="left"))])
         lo, hi = 0, kth
         while hi - lo > 1:
