@@ -82,7 +82,11 @@ from rankstats.evaluation.terms import (
     value_terms,
 )
 from rankstats.evaluation.ties import log_power_mean
-from rankstats.metrics.central import GeometricMeanRank, InverseGeometricMeanRank
+from rankstats.metrics.central import (
+    GeometricMeanRank,
+    InverseArithmeticMeanRank,
+    InverseGeometricMeanRank,
+)
 from rankstats.metrics.derived import (
     DerivedRankBasedMetric,
     ExpectationNormalizedMetric,
@@ -96,6 +100,7 @@ from rankstats.metrics.derived import (
 from rankstats.metrics.dispersion import Count, StandardDeviation, Variance
 from rankstats.null.grouping import distinct_inverse
 from rankstats.null.powers import log_moment_terms
+from rankstats.null.reciprocal_groups import grouped_inverse_arithmetic_moments
 from rankstats.progress import progress_bar
 
 __all__ = ["Column", "LazyGroups", "group_columns", "macro_rows"]
@@ -512,6 +517,11 @@ class _Builder:
         self._nulls.update(
             self._variance_nulls([m for m in bases if m not in self._nulls and type(m) is Variance])
         )
+        self._nulls.update(
+            self._reciprocal_nulls(
+                [m for m in bases if m not in self._nulls and type(m) is InverseArithmeticMeanRank]
+            )
+        )
         looped = [m for m in bases if m not in self._nulls]
         if not looped:
             return
@@ -663,6 +673,43 @@ class _Builder:
             data._sum(ids, m * (diagonal * diagonal) * var_x2)
             + 2.0 * pairs
             + 4.0 * data._sum(ids, mu * d2)
+        )
+        empty = data.total == 0.0
+        expected[empty] = math.nan
+        variance[empty] = math.nan
+        methods = np.full(self.size, CODE_EXACT, dtype=np.int8)
+        methods.flags.writeable = False
+        return {
+            metric: (expected, variance, methods, self._nan, {}, self._nan) for metric in metrics
+        }
+
+    def _reciprocal_nulls(
+        self, metrics: Sequence[RankBasedMetric]
+    ) -> dict[RankBasedMetric, NullColumn]:
+        r"""The null moments of the inverse arithmetic mean rank in every group at once.
+
+        Unweighted, each task of group :math:`g` has the share :math:`1/n_g`: the quadrature of
+        :func:`~rankstats.null.reciprocal.inverse_arithmetic_mean_moments` runs for all groups
+        together over the candidate counts' rows
+        (:func:`~rankstats.null.reciprocal_groups.grouped_inverse_arithmetic_moments`), where
+        one call per group had taken 4.5 s for 10,000 groups of ten tasks. Weighted inputs keep
+        the pass per group (a row's weight is a sum over tasks whose shares differ).
+        """
+        rows = self._unweighted_candidates(metrics)
+        if rows is None:
+            return {}
+        data = self.data
+        table, ids, distinct, inverse = rows
+        counts = distinct[inverse]
+        multiplicity = data.counts(table)
+        spread = counts > 1
+        certain = data._sum(ids, np.where(spread, 0.0, multiplicity))
+        expected, variance = grouped_inverse_arithmetic_moments(
+            counts[spread].astype(np.float64),
+            multiplicity[spread],
+            ids[spread].astype(np.int64, copy=False),
+            data.total,
+            certain,
         )
         empty = data.total == 0.0
         expected[empty] = math.nan
