@@ -674,7 +674,13 @@ class _Builder:
             + 2.0 * pairs
             + 4.0 * data._sum(ids, mu * d2)
         )
-        empty = data.total == 0.0
+        return self._exact_columns(metrics, expected, variance)
+
+    def _exact_columns(
+        self, metrics: Sequence[RankBasedMetric], expected: FloatArray, variance: FloatArray
+    ) -> dict[RankBasedMetric, NullColumn]:
+        """The metrics' null columns from exact moments (no gap), NaN in groups without tasks."""
+        empty = self.data.total == 0.0
         expected[empty] = math.nan
         variance[empty] = math.nan
         methods = np.full(self.size, CODE_EXACT, dtype=np.int8)
@@ -711,14 +717,7 @@ class _Builder:
             data.total,
             certain,
         )
-        empty = data.total == 0.0
-        expected[empty] = math.nan
-        variance[empty] = math.nan
-        methods = np.full(self.size, CODE_EXACT, dtype=np.int8)
-        methods.flags.writeable = False
-        return {
-            metric: (expected, variance, methods, self._nan, {}, self._nan) for metric in metrics
-        }
+        return self._exact_columns(metrics, expected, variance)
 
     def _vectorised_nulls(
         self, metrics: Sequence[RankBasedMetric], gapped: Collection[RankBasedMetric]
