@@ -109,6 +109,11 @@ class NullModels:
         self._cache: dict[tuple[int, tuple[bytes, ...]], _Null] = {}
         self._monte_carlo = monte_carlo
 
+    @property
+    def samples(self) -> bool:
+        """Whether a Monte-Carlo plan estimates the moments that have no closed form."""
+        return self._monte_carlo is not None
+
     def canonical(self, metric: RankBasedMetric) -> RankBasedMetric:
         """One instance per distinct metric, looked up by the object's id (no hashing)."""
         canonical = self._canonical.get(id(metric))

@@ -54,6 +54,7 @@ from rankstats.evaluation.chance_rows import (
     has_exact_difference,
     integral_tables,
 )
+from rankstats.evaluation.group_medians import group_medians
 from rankstats.evaluation.group_rows import (
     CODE_EXACT,
     CODE_MONTE_CARLO,
@@ -86,6 +87,8 @@ from rankstats.metrics.central import (
     GeometricMeanRank,
     InverseArithmeticMeanRank,
     InverseGeometricMeanRank,
+    InverseMedianRank,
+    MedianRank,
 )
 from rankstats.metrics.derived import (
     DerivedRankBasedMetric,
@@ -97,7 +100,13 @@ from rankstats.metrics.derived import (
     takes_difference,
     z_of_difference,
 )
-from rankstats.metrics.dispersion import Count, StandardDeviation, Variance
+from rankstats.metrics.dispersion import (
+    MAD_NORMAL_SCALE,
+    Count,
+    MedianAbsoluteDeviation,
+    StandardDeviation,
+    Variance,
+)
 from rankstats.null.grouping import distinct_inverse
 from rankstats.null.powers import log_moment_terms
 from rankstats.null.reciprocal_groups import grouped_inverse_arithmetic_moments
@@ -138,6 +147,17 @@ class DerivedColumn(NamedTuple):
 #: empty stand-ins for a tie split's untied rows, once their sums are in
 _NO_ROWS: IntArray = np.zeros(0, dtype=np.int64)
 _NO_VALUES: FloatArray = np.zeros(0)
+
+
+#: the metrics whose group values :meth:`_Builder._medians` takes from one sort of the rows
+_MEDIANS = (MedianRank, InverseMedianRank, MedianAbsoluteDeviation)
+
+
+def _no_closed_form(metric: RankBasedMetric) -> bool:
+    """Whether the metric's class defines no closed-form null moments at all (the MAD)."""
+    kind = type(metric)
+    hooks = ("_expected_value", "_variance", "_moments", "_moments_and_gap")
+    return all(getattr(kind, name) is getattr(RankBasedMetric, name) for name in hooks)
 
 
 def _geometric(metric: RankBasedMetric) -> bool:
@@ -227,6 +247,8 @@ class _Builder:
                 deviation = ranks - mean[ids]
                 variance = data.mean(ids, deviation * deviation, weights)
                 return variance if kind is Variance else np.sqrt(variance)
+            if kind in _MEDIANS and self._unweighted_rows(rank_type):
+                return self._medians(kind, rank_type)
         values = np.full(self.size, math.nan)
         desc = f"{self.side}: {metric.key} ({rank_type}) group by group"
         with progress_bar(self._groups.size, desc, self.progress) as bar:
@@ -234,6 +256,33 @@ class _Builder:
                 values[g] = base_value(metric, data.cell(int(g)), rank_type)
                 bar.update(1)
         return values
+
+    def _unweighted_rows(self, rank_type: str) -> bool:
+        """Whether the table of a rank type's rows holds counts only (unweighted input)."""
+        stats = self.data.stats
+        table = stats.ranks.get(rank_type, stats.pairs)
+        return table is not None and WEIGHT not in table.columns
+
+    def _medians(self, kind: type[RankBasedMetric], rank_type: str) -> FloatArray:
+        r"""The median rank, its inverse or the MAD of every group, from one sort of the rows.
+
+        As each group's :meth:`~rankstats.base.RankBasedMetric._evaluate` on its histogram
+        (:func:`~rankstats.weighting.weighted_median` with the rows' counts), for unweighted
+        input: :func:`~rankstats.evaluation.group_medians.group_medians`, and for the MAD again
+        over each row's distance from its group's median (10,000 groups had taken 0.35 s a rank
+        type in a pass per group).
+        """
+        data = self.data
+        ids, ranks, counts = data.rows(rank_type)
+        medians = group_medians(ids, ranks, counts, self.size)
+        if kind is MedianRank:
+            return medians
+        if kind is InverseMedianRank:
+            with np.errstate(divide="ignore", invalid="ignore"):
+                inverse: FloatArray = np.reciprocal(medians)
+            return inverse
+        deviation = np.abs(ranks - medians[ids])
+        return MAD_NORMAL_SCALE * group_medians(ids, deviation, counts, self.size)
 
     def _unweighted_pairs(self) -> tuple[IntArray, IntArray, IntArray, FloatArray] | None:
         """The pairs' group ids, optimistic and pessimistic ranks (int64) and counts.
@@ -536,12 +585,40 @@ class _Builder:
             )
             for metric in looped
         }
-        desc = f"{self.side}: null models group by group"
-        with progress_bar(self._groups.size, desc, self.progress) as bar:
-            for g in self._groups:
-                self._null_of_group(int(g), looped, columns)
-                bar.update(1)
+        constant = self._constant_nulls(looped, columns)
+        looped = [m for m in looped if m not in constant]
+        if looped:
+            desc = f"{self.side}: null models group by group"
+            with progress_bar(self._groups.size, desc, self.progress) as bar:
+                for g in self._groups:
+                    self._null_of_group(int(g), looped, columns)
+                    bar.update(1)
         self._nulls.update(columns)
+
+    def _constant_nulls(
+        self, looped: Sequence[RankBasedMetric], columns: dict[RankBasedMetric, NullColumn]
+    ) -> list[RankBasedMetric]:
+        """Fill the columns of the metrics whose answer is the same in every group, and list them.
+
+        A metric without any closed form (the MAD) has no null moments in any group unless a
+        Monte-Carlo plan samples them; for unweighted input every group's answer (no moments,
+        and the note saying why) is then the first group's, taken once rather than in a pass
+        per group (10,000 groups: 0.9 s had gone to that pass).
+        """
+        constant = [m for m in looped if _no_closed_form(m)]
+        if not constant or self.null.samples or self._unweighted_candidates(constant) is None:
+            return []
+        groups = self._groups
+        first = int(groups[0])
+        self._null_of_group(first, constant, columns)
+        for metric in constant:
+            expected, variance, methods, errors, notes, gaps = columns[metric]
+            for array in (expected, variance, methods, errors, gaps):
+                array[groups] = array[first]
+            note = notes.get(first)
+            if note is not None:
+                notes.update(dict.fromkeys(groups.tolist(), note))
+        return constant
 
     def _null_of_group(
         self, g: int, looped: Sequence[RankBasedMetric], columns: dict[RankBasedMetric, NullColumn]
