@@ -688,3 +688,26 @@ def test_micro_screen_misses_no_group_the_macro_average_flags(seed: int) -> None
     for label in found[0]:
         for key in keys:
             assert repr(found[0][label][key]) == repr(found[1][label][key]), (label, key)
+
+
+def test_metrics_without_closed_forms_say_so_in_every_group() -> None:
+    """The MAD and the standard deviation have no null moments in any group without a
+    Monte-Carlo plan (taken once, from the first group): every group's row says why, as each
+    group alone does; with ``num_samples`` every group gets its own estimate."""
+    rng = np.random.default_rng(12)
+    ranks = _side(rng, 400)
+    labels = rng.integers(0, 30, size=400)
+    grouped = evaluate(ranks, groups=labels, metrics=["mad", "std"])
+    for label in np.unique(labels).tolist():
+        alone = evaluate(_subset(ranks, labels == label), metrics=["mad", "std"])
+        for row, single in zip(grouped.by_group[label].rows, alone.rows, strict=True):
+            assert row.key == single.key
+            assert row.expected_value is None
+            assert single.expected_value is None
+            assert single.note is not None
+            assert row.note == single.note
+            assert row.method == single.method
+    sampled = evaluate(ranks, groups=labels, metrics=["mad"], num_samples=200, seed=1)
+    estimates = {sampled.by_group[label].rows[0].expected_value for label in np.unique(labels)}
+    assert None not in estimates
+    assert len(estimates) > 1
