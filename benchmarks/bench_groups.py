@@ -233,9 +233,13 @@ took 3.16-3.39 (micro) and 3.17-3.53 (macro) times one group, against 3.35-3.8 b
 
 The inverse arithmetic mean rank's null moments now come from one quadrature for all groups
 (``rankstats.null.reciprocal_groups``), not one call per group: 10,000 groups 4.5 -> 0.38 s
-(the last row). The harmonic mean rank and the median still take a call per group (10 s and
-15 s here): the harmonic transform of a task costs an Euler-Maclaurin sum where the single
-group's power-series buckets do not reach, and the median's law is built per group."""
+(the last row). The values of the median, its inverse and the MAD come from one sort of the
+rows (``rankstats.evaluation.group_medians``; the MAD at 10,000 groups 1.03 -> 0.07 s), and the
+null columns of the MAD and the standard deviation, which have no closed form, from the first
+group. The null moments of the harmonic mean rank and the median still take a call per group
+(10 s and 15 s here): the harmonic transform of a task costs an Euler-Maclaurin sum where the
+single group's power-series buckets do not reach, so that batching the groups would save their
+fixed costs only, and the median's product-form law is built per group."""
 
 from __future__ import annotations
 
