@@ -226,10 +226,11 @@ another needed its own:
 
 Page faults per call went from about 1,900 to 1,000-1,550 (they follow where the freed blocks
 lie in the heap as much as the peak), and in three runs of ``run.py groups`` the fresh process
-took 3.16-3.39 (micro) and 3.17-3.53 (macro) times one group, against 3.35-3.8 before; after
-16 MB freed, 2.5-2.6. In the same process with the thresholds raised (no faults) the calls take
-6.1-6.2 ms against the one group's 2.2 (2.8 times): about 1.3 ms of the tables with group ids,
-1.0 of the null moments, 1.7 of the values, 1.1 of the 96 columns. The target is not met.
+took 3.16-3.39 (micro) and 3.17-3.53 (macro) times one group, against 3.35-3.8 before (in two
+later runs of the whole table 3.1-3.13 and 3.1-3.26); after 16 MB freed, 2.5-2.6. In the
+same process with the thresholds raised (no faults) the calls take 6.1-6.2 ms against the one
+group's 2.2 (2.8 times): about 1.3 ms of the tables with group ids, 1.0 of the null moments, 1.7
+of the values, 1.1 of the 96 columns. The target is not met.
 
 The inverse arithmetic mean rank's null moments now come from one quadrature for all groups
 (``rankstats.null.reciprocal_groups``), not one call per group: 10,000 groups 4.5 -> 0.38 s

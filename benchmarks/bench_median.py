@@ -36,8 +36,9 @@ the tails at the integer nodes, not these sums.
 
 Later still on 2026-11-27 three changes, each leaving the moments as they were (the first within
 the programme's own rounding, the others to the bit), took n = 1000 with counts in 1..1e9 from
-49-50 ms (ratio 10.3-11.2) to 41-46 ms (9.1-9.3 over four runs), and the counts 3 and 1e9 from
-11.3-12.7 to 11.0-11.4 ms (10.3-10.8: still over the line; its odd neighbour takes 1.0-1.1 ms):
+49-50 ms (ratio 10.3-11.2) to 40-46 ms (8.8-9.3 over six runs), and the counts 3 and 1e9 from
+11.3-12.7 to 9.5-11.4 ms (10.3-11.4 over six runs: still over the line; its odd neighbour takes
+0.8-1.1 ms):
 
 - the exact programme at the integer nodes adds its tasks sixteen at a time (each block's law
   convolved with the band of live counts): 9.6 -> 6 ms for its 860 tasks at 48 nodes;
