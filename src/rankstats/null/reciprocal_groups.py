@@ -27,7 +27,11 @@ step is halved until its own sums settle (:math:`10^{-5}` of its variance, at mo
 times), the groups that settled leaving the passes that follow. The per-task terms are summed
 in another order than the single group's (its power-series buckets are not used: they pay off
 for large groups only), so the moments agree with the single group's to a few units in the
-last place of the terms, not to the bit.
+last place of the terms, not to the bit. A group of at least
+:data:`~rankstats.null.interpolation.MIN_DISTINCT` distinct counts keeps the single group's
+function, which folds many distinct counts into a few hundred interpolation nodes where every
+row would be evaluated here (four groups of 50,000 tasks with counts up to :math:`10^{12}`:
+0.11 s that way, 0.36 s in the batch).
 """
 
 from __future__ import annotations
@@ -37,6 +41,7 @@ import math
 import numpy as np
 
 from rankstats.arrays import BoolArray, FloatArray, IntArray
+from rankstats.null.interpolation import MIN_DISTINCT
 from rankstats.null.reciprocal import (
     _ARITHMETIC_SERIES,
     _BLOCK_ELEMENTS,
@@ -49,7 +54,9 @@ from rankstats.null.reciprocal import (
     _TAIL_TOLERANCE,
     _log_one_minus_exp_ratio,
     _log_sinhc,
+    inverse_arithmetic_mean_moments_of,
 )
+from rankstats.null.tasks import Tasks
 
 __all__ = ["grouped_inverse_arithmetic_moments"]
 
@@ -254,8 +261,22 @@ def grouped_inverse_arithmetic_moments(
     """
     expected = np.ones(total.size)
     variance = np.zeros(total.size)
-    spread = np.unique(owner)
+    spread, rows_per_group = np.unique(owner, return_counts=True)
+    # a group of many distinct counts keeps the single group's computation, which folds them
+    # into interpolation nodes (a few hundred, where every row here would be evaluated)
+    large = rows_per_group >= MIN_DISTINCT
+    for g in spread[large].tolist():
+        mine = owner == g
+        tasks = np.concatenate((counts[mine], [1.0])).astype(np.int64)
+        times = np.concatenate((multiplicity[mine], [certain[g]])).astype(np.int64)
+        keep = times > 0
+        expected[g], variance[g] = inverse_arithmetic_mean_moments_of(
+            Tasks(tasks[keep], counts=times[keep])
+        )
+    spread = spread[~large]
     if spread.size:
+        chosen = np.isin(owner, spread)
+        counts, multiplicity, owner = counts[chosen], multiplicity[chosen], owner[chosen]
         # the groups with rows, numbered in order (the rows are sorted by group)
         rows = _Rows(
             counts, multiplicity, np.searchsorted(spread, owner), total[spread], certain[spread]
