@@ -106,9 +106,9 @@ def test_every_halving_and_both_growths(monkeypatch: pytest.MonkeyPatch) -> None
     single group's (computed with its own settings) to the rule's accuracy."""
     groups = _shapes(7)
     reference = [inverse_arithmetic_mean_moments(tasks) for tasks in groups]
-    monkeypatch.setattr(groups_module, "_FIRST_LOW", -2)
-    monkeypatch.setattr(groups_module, "_FIRST_HIGH", 2)
-    monkeypatch.setattr(groups_module, "_SETTLED", 1e-8)
+    monkeypatch.setattr(single_module, "_FIRST_LOW", -2)
+    monkeypatch.setattr(single_module, "_FIRST_HIGH", 2)
+    monkeypatch.setattr(single_module, "_SETTLED", 1e-8)
     calls: list[tuple[float, int]] = []
     original = groups_module._Rows.integrands
 

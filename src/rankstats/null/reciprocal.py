@@ -38,6 +38,7 @@ import math
 import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -789,61 +790,127 @@ def _nodes_and_midpoints(
     return first[:split], second[:split], transform[:split], first[split:], second[split:]
 
 
+class _OneGroup:
+    """The integrands of one transform as rows of one group, for :func:`_quadrature`."""
+
+    groups = 1
+
+    def __init__(self, laplace: _Laplace) -> None:
+        self.laplace = laplace
+
+    def nodes_and_midpoints(
+        self, nodes: tuple[int, int], cells: tuple[int, int]
+    ) -> tuple[FloatArray, ...]:
+        """:func:`_nodes_and_midpoints`, each as a row."""
+        return tuple(part[None, :] for part in _nodes_and_midpoints(self.laplace, nodes, cells))
+
+    def integrands(self, v: FloatArray) -> tuple[FloatArray, ...]:
+        """:func:`_integrands`, each as a row."""
+        return tuple(part[None, :] for part in _integrands(self.laplace, v))
+
+    def subset(self, chosen: IntArray) -> _OneGroup:
+        """The groups ``chosen``: this one."""
+        return self
+
+
+class _Integrands(Protocol):
+    """The integrands of one or several groups' transforms, a row per group (:func:`_quadrature`).
+
+    ``nodes_and_midpoints((k0, k1), (c0, c1))`` gives :math:`u P`, :math:`u (u - 2) P` and the
+    transform at the nodes :math:`v = hk`, ``k0 <= k <= k1``, then the first two at the
+    midpoints :math:`v = h(c + 1/2)`, ``c0 <= c <= c1`` (:math:`h` = ``_STEP``);
+    ``integrands(v)`` the three at nodes ``v`` (ascending); ``subset(chosen)`` the same for the
+    groups ``chosen`` only.
+    """
+
+    groups: int
+
+    def nodes_and_midpoints(
+        self, nodes: tuple[int, int], cells: tuple[int, int]
+    ) -> tuple[FloatArray, ...]: ...
+
+    def integrands(self, v: FloatArray) -> tuple[FloatArray, ...]: ...
+
+    def subset(self, chosen: IntArray) -> _Integrands: ...
+
+
 def _reciprocal_moments(laplace: _Laplace, b: float) -> tuple[float, float]:
     r"""Return :math:`I_1 = \mathbb{E}[\mu/X] - 1` and :math:`\mu^2 \mathbb{V}[1/X]`.
 
     ``b`` is :math:`\min X / \mu`. See :func:`inverse_arithmetic_mean_moments`, Notes.
     """
+    i1, variance = _quadrature(_OneGroup(laplace), np.array([b]))
+    return float(i1[0]), float(variance[0])
+
+
+def _quadrature(source: _Integrands, b: FloatArray) -> tuple[FloatArray, FloatArray]:
+    r""":math:`I_1` and :math:`\mu^2 \mathbb{V}[1/X]` of each group (rows of ``source``).
+
+    The rule of :func:`inverse_arithmetic_mean_moments` (Notes), for one group or many
+    together (:mod:`rankstats.null.reciprocal_groups`): the range grows while any group's bound
+    on a neglected tail exceeds :math:`10^{-16}` of its result (``b``, each group's
+    :math:`\min X / \mu`, bounds the right one), then each group's step is halved until its
+    own sums settle, the groups that settled leaving the passes that follow.
+    """
     low, high = _FIRST_LOW, _FIRST_HIGH
     # the integrands at the nodes of step _STEP (f) and at their midpoints (m)
-    f1, f2, transform, m1, m2 = _nodes_and_midpoints(laplace, (low, high), (low, high - 1))
+    f1, f2, transform, m1, m2 = source.nodes_and_midpoints((low, high), (low, high - 1))
     for _ in range(1000):  # grow the range until the bounds on both tails are negligible
-        i1, i2 = _STEP * float(np.sum(f1)), _STEP * float(np.sum(f2))
+        i1, i2 = _STEP * f1.sum(axis=1), _STEP * f2.sum(axis=1)
         tolerance1 = _TAIL_TOLERANCE * i1
-        tolerance2 = _TAIL_TOLERANCE * max(i2 - i1 * i1, 0.0)
+        tolerance2 = _TAIL_TOLERANCE * np.maximum(i2 - i1 * i1, 0.0)
         u_low, u_high = math.exp(_STEP * low), math.exp(_STEP * high)
         # left: K is convex with K(0) = K'(0) = 0, so P(u) <= (u / u_low) (e^{K(u_low)} - 1)
-        left1 = 0.5 * math.exp(u_low) * f1[0]
-        left2 = 2.0 / 3.0 * u_low * math.exp(u_low) * f1[0]
+        left1 = 0.5 * math.exp(u_low) * f1[:, 0]
+        left2 = 2.0 / 3.0 * u_low * math.exp(u_low) * f1[:, 0]
         # right: E[exp(-tX)] <= E[exp(-TX)] exp(-(t - T) min X)
-        right1 = transform[-1] / b
-        right2 = transform[-1] * (u_high**2 / b + 2.0 * u_high / b**2 + 2.0 / b**3)
-        grow_left = left1 > tolerance1 or left2 + 2.0 * i1 * left1 > tolerance2
-        grow_right = right1 > tolerance1 or right2 + 2.0 * i1 * right1 > tolerance2
+        right1 = transform[:, -1] / b
+        right2 = transform[:, -1] * (u_high**2 / b + 2.0 * u_high / b**2 + 2.0 / b**3)
+        grow_left = bool(np.any((left1 > tolerance1) | (left2 + 2.0 * i1 * left1 > tolerance2)))
+        grow_right = bool(np.any((right1 > tolerance1) | (right2 + 2.0 * i1 * right1 > tolerance2)))
         if not (grow_left or grow_right):
             break
         if grow_left:
             span = (low - _GROWTH, low - 1)
-            g1, g2, _, h1, h2 = _nodes_and_midpoints(laplace, span, span)
-            f1, f2 = np.concatenate((g1, f1)), np.concatenate((g2, f2))
-            m1, m2 = np.concatenate((h1, m1)), np.concatenate((h2, m2))
+            g1, g2, _, h1, h2 = source.nodes_and_midpoints(span, span)
+            f1, f2 = np.hstack((g1, f1)), np.hstack((g2, f2))
+            m1, m2 = np.hstack((h1, m1)), np.hstack((h2, m2))
             low -= _GROWTH
         if grow_right:
-            g1, g2, g3, h1, h2 = _nodes_and_midpoints(
-                laplace, (high + 1, high + _GROWTH), (high, high + _GROWTH - 1)
+            g1, g2, g3, h1, h2 = source.nodes_and_midpoints(
+                (high + 1, high + _GROWTH), (high, high + _GROWTH - 1)
             )
-            f1, f2 = np.concatenate((f1, g1)), np.concatenate((f2, g2))
-            m1, m2 = np.concatenate((m1, h1)), np.concatenate((m2, h2))
-            transform = np.concatenate((transform, g3))
+            f1, f2 = np.hstack((f1, g1)), np.hstack((f2, g2))
+            m1, m2 = np.hstack((m1, h1)), np.hstack((m2, h2))
+            transform = np.hstack((transform, g3))
             high += _GROWTH
-    i1, i2 = _STEP * float(np.sum(f1)), _STEP * float(np.sum(f2))
-    sum1, sum2 = float(np.sum(f1)), float(np.sum(f2))
-    step = _STEP
+    i1, i2 = _STEP * f1.sum(axis=1), _STEP * f2.sum(axis=1)
+    sum1, sum2 = f1.sum(axis=1), f2.sum(axis=1)
     cells = _STEP * np.arange(low, high + 0.0)
+    step = _STEP
+    live = np.arange(source.groups)  # the groups whose sums have not settled
+    current = source
     for _ in range(_MAX_HALVINGS):  # halve the step: add the midpoints of the current nodes
         if step == _STEP:  # the first midpoints were evaluated with the nodes
-            g1, g2 = m1, m2
+            g1, g2 = m1.sum(axis=1), m2.sum(axis=1)
         else:
             offsets = step * np.arange(0.5, _STEP / step)
-            g1, g2, _ = _integrands(laplace, (cells[:, None] + offsets[None, :]).ravel())
-        sum1 += float(np.sum(g1))
-        sum2 += float(np.sum(g2))
+            points = (cells[:, None] + offsets[None, :]).ravel()
+            new1, new2, _ = current.integrands(points)
+            g1, g2 = new1.sum(axis=1), new2.sum(axis=1)
+        sum1[live] += g1
+        sum2[live] += g2
         step /= 2.0
-        new1, new2 = step * sum1, step * sum2
-        change = max(abs(new1 - i1), abs((new2 - new1 * new1) - (i2 - i1 * i1)))
-        i1, i2 = new1, new2
-        if change <= _SETTLED * abs(i2 - i1 * i1):
+        new_i1, new_i2 = step * sum1[live], step * sum2[live]
+        old_var = i2[live] - i1[live] * i1[live]
+        change = np.maximum(np.abs(new_i1 - i1[live]), np.abs((new_i2 - new_i1 * new_i1) - old_var))
+        i1[live], i2[live] = new_i1, new_i2
+        settled: BoolArray = change <= _SETTLED * np.abs(new_i2 - new_i1 * new_i1)
+        if bool(settled.all()):
             break
+        kept = np.flatnonzero(~settled)
+        live = live[kept]
+        current = current.subset(kept)
     return i1, i2 - i1 * i1
 
 

@@ -20,11 +20,12 @@ the parts that depend on the group alone (:math:`g(s/2)`, :math:`\lambda(s)`) on
 and summed per group with the multiplicities: one pass over the rows per block of nodes, not
 one call per group (10,000 groups of ten tasks had taken 4.5 s).
 
-The rule is the single group's, with two differences that only add terms below its tolerances:
-every group's nodes span the union of the ranges the groups need (the range grows while the
-bound on any group's neglected tails exceeds :math:`10^{-16}` of its result), and a group's
-step is halved until its own sums settle (:math:`10^{-5}` of its variance, at most four
-times), the groups that settled leaving the passes that follow. The per-task terms are summed
+The rule is the single group's, the same code (:func:`~rankstats.null.reciprocal._quadrature`
+over a row per group). Every group's nodes span the union of the ranges the groups need (the
+range grows while the bound on any group's neglected tails exceeds :math:`10^{-16}` of its
+result), which only adds terms below its tolerances; each group's step is halved until its own
+sums settle (:math:`10^{-5}` of its variance, at most four times), as alone, the groups that
+settled leaving the passes that follow. The per-task terms are summed
 in another order than the single group's (its power-series buckets are not used: they pay off
 for large groups only), so the moments agree with the single group's to a few units in the
 last place of the terms, not to the bit. A group of at least
@@ -36,24 +37,17 @@ row would be evaluated here (four groups of 50,000 tasks with counts up to :math
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
-from rankstats.arrays import BoolArray, FloatArray, IntArray
+from rankstats.arrays import FloatArray, IntArray
 from rankstats.null.interpolation import MIN_DISTINCT
 from rankstats.null.reciprocal import (
     _ARITHMETIC_SERIES,
     _BLOCK_ELEMENTS,
-    _FIRST_HIGH,
-    _FIRST_LOW,
-    _GROWTH,
-    _MAX_HALVINGS,
-    _SETTLED,
     _STEP,
-    _TAIL_TOLERANCE,
     _log_one_minus_exp_ratio,
     _log_sinhc,
+    _quadrature,
     inverse_arithmetic_mean_moments_of,
 )
 from rankstats.null.tasks import Tasks
@@ -117,6 +111,17 @@ class _Rows:
         first = np.repeat(self.starts[chosen] - np.cumsum(lengths) + lengths, lengths)
         return np.arange(int(lengths.sum())) + first, np.repeat(np.arange(chosen.size), lengths)
 
+    def nodes_and_midpoints(
+        self, nodes: tuple[int, int], cells: tuple[int, int]
+    ) -> tuple[FloatArray, ...]:
+        """The integrands at the nodes, then at the midpoints (two calls: each one's ascend).
+
+        As :class:`~rankstats.null.reciprocal._Integrands` gives them.
+        """
+        f1, f2, transform = self.integrands(_STEP * np.arange(nodes[0], nodes[1] + 1.0))
+        m1, m2, _ = self.integrands(_STEP * np.arange(cells[0], cells[1] + 1.0) + 0.5 * _STEP)
+        return f1, f2, transform, m1, m2
+
     def integrands(self, v: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray]:
         r""":math:`u P(u)`, :math:`u (u - 2) P(u)` and :math:`\mathbb{E}[e^{-tX}]`, (groups, nodes).
 
@@ -169,72 +174,6 @@ class _Rows:
         return first, (u[None, :] - 2.0) * first, transform
 
 
-def _reciprocal_moments(rows: _Rows) -> tuple[FloatArray, FloatArray]:
-    r""":math:`I_1` and :math:`\mu^2 \mathbb{V}[1/X]` of every group (as the single group's)."""
-    low, high = _FIRST_LOW, _FIRST_HIGH
-    b = rows.total / rows.mean_sum  # min X / mu: X >= 1
-    coarse = _STEP * np.arange(low, high + 1.0)
-    middle = _STEP * np.arange(low, high + 0.0) + 0.5 * _STEP
-    f1, f2, transform = rows.integrands(coarse)
-    m1, m2, _ = rows.integrands(middle)
-    for _ in range(1000):  # grow the range until no group's tail bounds matter
-        i1, i2 = _STEP * f1.sum(axis=1), _STEP * f2.sum(axis=1)
-        tolerance1 = _TAIL_TOLERANCE * i1
-        tolerance2 = _TAIL_TOLERANCE * np.maximum(i2 - i1 * i1, 0.0)
-        u_low, u_high = math.exp(_STEP * low), math.exp(_STEP * high)
-        left1 = 0.5 * math.exp(u_low) * f1[:, 0]
-        left2 = 2.0 / 3.0 * u_low * math.exp(u_low) * f1[:, 0]
-        right1 = transform[:, -1] / b
-        right2 = transform[:, -1] * (u_high**2 / b + 2.0 * u_high / b**2 + 2.0 / b**3)
-        grow_left = bool(np.any((left1 > tolerance1) | (left2 + 2.0 * i1 * left1 > tolerance2)))
-        grow_right = bool(np.any((right1 > tolerance1) | (right2 + 2.0 * i1 * right1 > tolerance2)))
-        if not (grow_left or grow_right):
-            break
-        if grow_left:
-            g1, g2, _ = rows.integrands(_STEP * np.arange(low - _GROWTH, low + 0.0))
-            h1, h2, _ = rows.integrands(_STEP * np.arange(low - _GROWTH, low + 0.0) + 0.5 * _STEP)
-            f1, f2 = np.hstack((g1, f1)), np.hstack((g2, f2))
-            m1, m2 = np.hstack((h1, m1)), np.hstack((h2, m2))
-            low -= _GROWTH
-        if grow_right:
-            g1, g2, g3 = rows.integrands(_STEP * np.arange(high + 1.0, high + _GROWTH + 1.0))
-            h1, h2, _ = rows.integrands(
-                _STEP * np.arange(high + 0.0, high + _GROWTH + 0.0) + 0.5 * _STEP
-            )
-            f1, f2 = np.hstack((f1, g1)), np.hstack((f2, g2))
-            m1, m2 = np.hstack((m1, h1)), np.hstack((m2, h2))
-            transform = np.hstack((transform, g3))
-            high += _GROWTH
-    i1, i2 = _STEP * f1.sum(axis=1), _STEP * f2.sum(axis=1)
-    sum1, sum2 = f1.sum(axis=1), f2.sum(axis=1)
-    cells = _STEP * np.arange(low, high + 0.0)
-    step = _STEP
-    live = np.arange(rows.groups)  # the groups whose sums have not settled
-    current = rows
-    for _ in range(_MAX_HALVINGS):  # halve the step: add the midpoints of the current nodes
-        if step == _STEP:  # the first midpoints were evaluated with the nodes
-            g1, g2 = m1.sum(axis=1), m2.sum(axis=1)
-        else:
-            offsets = step * np.arange(0.5, _STEP / step)
-            points = (cells[:, None] + offsets[None, :]).ravel()
-            new1, new2, _ = current.integrands(points)
-            g1, g2 = new1.sum(axis=1), new2.sum(axis=1)
-        sum1[live] += g1
-        sum2[live] += g2
-        step /= 2.0
-        new_i1, new_i2 = step * sum1[live], step * sum2[live]
-        old_var = i2[live] - i1[live] * i1[live]
-        change = np.maximum(np.abs(new_i1 - i1[live]), np.abs((new_i2 - new_i1 * new_i1) - old_var))
-        i1[live], i2[live] = new_i1, new_i2
-        settled: BoolArray = change <= _SETTLED * np.abs(new_i2 - new_i1 * new_i1)
-        if bool(settled.all()):
-            break
-        kept = np.flatnonzero(~settled)
-        live = live[kept]
-        current = current.subset(kept)
-    return i1, i2 - i1 * i1
-
-
 def grouped_inverse_arithmetic_moments(
     counts: FloatArray,
     multiplicity: FloatArray,
@@ -281,7 +220,7 @@ def grouped_inverse_arithmetic_moments(
         rows = _Rows(
             counts, multiplicity, np.searchsorted(spread, owner), total[spread], certain[spread]
         )
-        i1, var = _reciprocal_moments(rows)
+        i1, var = _quadrature(rows, rows.total / rows.mean_sum)  # min X / mu: X >= 1
         mu = rows.mean_sum / rows.total
         expected[spread] = (1.0 + i1) / mu
         variance[spread] = np.maximum(var, 0.0) / (mu * mu)
