@@ -606,7 +606,7 @@ class _Builder:
         per group (10,000 groups: 0.9 s had gone to that pass).
         """
         constant = [m for m in looped if _no_closed_form(m)]
-        if not constant or self.null.samples or self._unweighted_candidates(constant) is None:
+        if not constant or self.null.samples or self._unweighted_table() is None:
             return []
         groups = self._groups
         first = int(groups[0])
@@ -645,11 +645,26 @@ class _Builder:
         metrics, without counts, or for weighted input (a row's weight is a sum over tasks whose
         shares differ; those groups keep the pass per group).
         """
-        table = self.data.stats.candidates if metrics else None
-        if table is None or WEIGHT in table.columns:
+        table = self._unweighted_table() if metrics else None
+        if table is None:
             return None
         distinct, inverse = self._distinct_candidates()
         return table, table.columns[GROUP], distinct, inverse
+
+    def _unweighted_table(self) -> Table | None:
+        """The candidate counts' table, unless there is none or the input is weighted."""
+        table = self.data.stats.candidates
+        return None if table is None or WEIGHT in table.columns else table
+
+    def _candidate_rows(
+        self, metrics: Sequence[RankBasedMetric]
+    ) -> tuple[IntArray, IntArray, FloatArray] | None:
+        """Each row of :meth:`_unweighted_candidates`' table: group id, count, number of tasks."""
+        rows = self._unweighted_candidates(metrics)
+        if rows is None:
+            return None
+        table, ids, distinct, inverse = rows
+        return ids, distinct[inverse], self.data.counts(table)
 
     def _geometric_nulls(
         self, metrics: Sequence[RankBasedMetric]
@@ -709,14 +724,12 @@ class _Builder:
         rows, less the sum before each group, had cancelled: 2e-10 on a group of counts 3 and
         110,795 behind groups of counts up to 1e9).
         """
-        rows = self._unweighted_candidates(metrics)
+        rows = self._candidate_rows(metrics)
         if rows is None:
             return {}
         data = self.data
-        table, ids, distinct, inverse = rows
-        candidates = distinct[inverse]
+        ids, candidates, m = rows
         c = candidates.astype(np.float64)
-        m = data.counts(table)
         a = self._shares(ids)
         with np.errstate(divide="ignore", invalid="ignore"):
             one_minus_a = ((data.total - 1.0) / data.total)[ids]
@@ -778,13 +791,11 @@ class _Builder:
         one call per group had taken 4.5 s for 10,000 groups of ten tasks. Weighted inputs keep
         the pass per group (a row's weight is a sum over tasks whose shares differ).
         """
-        rows = self._unweighted_candidates(metrics)
+        rows = self._candidate_rows(metrics)
         if rows is None:
             return {}
         data = self.data
-        table, ids, distinct, inverse = rows
-        counts = distinct[inverse]
-        multiplicity = data.counts(table)
+        ids, counts, multiplicity = rows
         spread = counts > 1
         certain = data._sum(ids, np.where(spread, 0.0, multiplicity))
         expected, variance = grouped_inverse_arithmetic_moments(
