@@ -45,6 +45,7 @@ from rankstats.null.reciprocal import (
     _ARITHMETIC_SERIES,
     _BLOCK_ELEMENTS,
     _STEP,
+    _arithmetic_terms,
     _log_one_minus_exp_ratio,
     _log_sinhc,
     _quadrature,
@@ -157,8 +158,7 @@ class _Rows:
             s_rows = s_group[owner]
             cs = self.c[rows, None] * s_rows
             # each task's terms, then their sums over its group's rows (all of one sign)
-            k_rows = _log_sinhc(0.5 * cs) - half[owner]
-            l_rows = -s_rows + (_log_one_minus_exp_ratio(cs) - ratio[owner])
+            k_rows, l_rows = _arithmetic_terms(cs, s_rows, half[owner], ratio[owner])
             m = self.m[rows, None]
             outside = ~inside[chosen, j0:j1]
             centred[chosen, j0:j1] = np.where(
