@@ -91,6 +91,42 @@ def test_gram_rules_repeat_and_order() -> None:
         assert np.array_equal(w[row], w1[0])
 
 
+def _exact_sum(lo: int, length: int, power: int) -> float:
+    """``sum_{x=lo}^{lo+length-1} ((x - lo) / (length - 1))^power``, exactly (Faulhaber)."""
+    with mp.workdps(60):
+        top = mp.mpf(length)
+        total = (mp.bernpoly(power + 1, top) - mp.bernpoly(power + 1, 0)) / (power + 1)
+        return float(total / mp.mpf(length - 1) ** power)
+
+
+def test_integer_rules_of_several_node_counts() -> None:
+    """Rules of different node counts formed in one batch: each the same, to the bit, as formed
+    alone, with integer nodes (pushed apart on short pieces), exact to degree ``nu - 1``."""
+    nus = np.array([8, 32, 8, 27, 13, 32, 26, 9], dtype=np.int64)
+    lengths = np.array([17, 65, 10**6 + 3, 55, 27, 10**9 + 1, 400, 19], dtype=np.int64)
+    starts = np.arange(lengths.size, dtype=np.int64) * 10**10 + 1
+    with median_rules._GRAM_LOCK:
+        median_rules._INTEGER_CACHE.clear()
+    x, w = median_rules._integer_rules(starts, lengths, nus)
+    offset = 0
+    for start, length, nu in zip(starts.tolist(), lengths.tolist(), nus.tolist(), strict=True):
+        with median_rules._GRAM_LOCK:
+            median_rules._INTEGER_CACHE.clear()
+        x1, w1 = median_rules._integer_rules(np.array([start]), np.array([length]), np.array([nu]))
+        assert np.array_equal(x[offset : offset + nu], x1)
+        assert np.array_equal(w[offset : offset + nu], w1)
+        assert np.all(x1 == np.floor(x1))
+        assert np.all(np.diff(x1) >= 1.0)
+        assert x1[0] >= start
+        assert x1[-1] <= start + length - 1
+        scaled = (x1 - start) / (length - 1)
+        for power in range(nu):
+            got = float(np.sum(w1 * scaled**power))
+            assert got == pytest.approx(_exact_sum(start, length, power), rel=1e-9)
+        offset += nu
+    assert offset == x.size
+
+
 @pytest.mark.parametrize(
     ("lo", "hi", "centre", "width"),
     [

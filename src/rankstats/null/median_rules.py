@@ -448,37 +448,53 @@ _INTEGER_CACHE: dict[tuple[int, int], tuple[FloatArray, FloatArray]] = {}
 
 #: integer rules are formed together in batches of about this many bytes of Chebyshev-Vandermonde
 #: arrays (8 nu (nu + 16) bytes per rule)
-_INTEGER_BATCH_BYTES = 262_144
+_INTEGER_BATCH_BYTES = 1_048_576
 
 
-def _integer_rules_at_zero(lengths: IntArray, nu: int) -> tuple[FloatArray, FloatArray]:
-    """The rules of :func:`_integer_rule` on ``0..length - 1`` for many lengths (each > 2 nu).
+def _integer_rules_at_zero(lengths: IntArray, nus: IntArray) -> list[tuple[FloatArray, FloatArray]]:
+    r"""The rules of :func:`_integer_rule` on ``0..length - 1`` for many lengths (each > 2 nu).
 
-    Returns the nodes and the weights, one row per length.
+    Returns the nodes and the weights of each (length, node count). The rules of every node
+    count are formed together: a rule of :math:`\nu` nodes reads the first :math:`\nu` columns
+    of the Chebyshev-Vandermonde arrays of the largest count; only the solves are per count.
     """
     cheb = np.polynomial.chebyshev.chebvander
-    z = -np.cos(np.pi * (2.0 * np.arange(nu) + 1.0) / (2.0 * nu))
-    out_nodes = np.empty((lengths.size, nu))
-    out_weights = np.empty((lengths.size, nu))
-    batch = max(1, _INTEGER_BATCH_BYTES // (8 * nu * (nu + _NU)))
+    top = int(nus.max())
+    nu = nus[:, None]
+    column = np.arange(top)
+    real = column[None, :] < nu
+    # the Chebyshev points of each row's node count (padding columns at 0)
+    z = np.where(real, -np.cos(np.pi * (2.0 * column + 1.0) / (2.0 * np.maximum(nu, 1))), 0.0)
+    out: list[tuple[FloatArray, FloatArray]] = []
+    batch = max(1, _INTEGER_BATCH_BYTES // (8 * top * (top + _NU)))
     for b0 in range(0, lengths.size, batch):
-        length = lengths[b0 : b0 + batch].astype(np.float64)[:, None]
-        nodes = np.rint((length - 1.0) * (1.0 + z[None, :]) / 2.0)
-        for i in range(1, nu):
-            nodes[:, i] = np.maximum(nodes[:, i], nodes[:, i - 1] + 1.0)
-        nodes[:, -1] = np.minimum(nodes[:, -1], length[:, 0] - 1.0)
-        for i in range(nu - 2, -1, -1):
-            nodes[:, i] = np.minimum(nodes[:, i], nodes[:, i + 1] - 1.0)
-        g_z, g_w = _gram_rules(lengths[b0 : b0 + batch], _NU)
+        sl = slice(b0, b0 + batch)
+        length = lengths[sl].astype(np.float64)[:, None]
+        rows = np.arange(length.shape[0])
+        last = nus[sl] - 1
+        nodes = np.rint((length - 1.0) * (1.0 + z[sl]) / 2.0)
+        # pushed apart where they collide: x_i = max(x_i, x_{i-1} + 1) from the left, then
+        # x_i = min(x_i, x_{i+1} - 1) from the right below the last node, capped at length - 1
+        nodes = np.maximum.accumulate(nodes - column, axis=1) + column
+        nodes[rows, last] = np.minimum(nodes[rows, last], length[:, 0] - 1.0)
+        nodes = np.where(real[sl], nodes, np.inf)
+        nodes = np.minimum.accumulate((nodes - column)[:, ::-1], axis=1)[:, ::-1] + column
+        nodes = np.where(real[sl], nodes, 0.0)
+        g_z, g_w = _gram_rules(lengths[sl], _NU)
         g_x = (length - 1.0) / 2.0 + length * g_z
-        basis = cheb(2.0 * g_x / (length - 1.0) - 1.0, nu - 1)
+        basis = cheb(2.0 * g_x / (length - 1.0) - 1.0, top - 1)
         moments = length * np.einsum("mj,mjk->mk", g_w, basis)
-        vander = cheb(2.0 * nodes / (length - 1.0) - 1.0, nu - 1)
-        out_nodes[b0 : b0 + batch] = nodes
-        out_weights[b0 : b0 + batch] = np.linalg.solve(
-            np.swapaxes(vander, 1, 2), moments[..., None]
-        )[..., 0]
-    return out_nodes, out_weights
+        vander = np.swapaxes(cheb(2.0 * nodes / (length - 1.0) - 1.0, top - 1), 1, 2)
+        weights = np.zeros_like(nodes)
+        for count in np.unique(nus[sl]).tolist():
+            pick = np.flatnonzero(nus[sl] == count)
+            weights[pick, :count] = np.linalg.solve(
+                vander[pick, :count, :count], moments[pick, :count, None]
+            )[..., 0]
+        out += [
+            (nodes[row, :count], weights[row, :count]) for row, count in enumerate(nus[sl].tolist())
+        ]
+    return out
 
 
 def _integer_rules(
@@ -486,10 +502,10 @@ def _integer_rules(
 ) -> tuple[FloatArray, FloatArray]:
     """:func:`_integer_rule` on every piece (start, length, nodes), concatenated in order.
 
-    The rules not yet cached are formed together, one batch per node count.
+    The rules not yet cached are formed together (one batch, a solve per node count).
     """
     rules: list[tuple[FloatArray, FloatArray] | None] = [None] * lengths.size
-    missing: dict[int, list[int]] = {}
+    missing: list[int] = []
     with _GRAM_LOCK:
         for i, (length, nu) in enumerate(zip(lengths.tolist(), nus.tolist(), strict=True)):
             if length <= 2 * nu:
@@ -497,16 +513,16 @@ def _integer_rules(
                 continue
             found = _INTEGER_CACHE.get((length, nu))
             if found is None:
-                missing.setdefault(nu, []).append(i)
+                missing.append(i)
             else:
                 rules[i] = found
-    for nu, index in missing.items():
-        nodes, weights = _integer_rules_at_zero(lengths[index], nu)
+    if missing:
+        formed = _integer_rules_at_zero(lengths[missing], nus[missing])
         with _GRAM_LOCK:
-            if len(_INTEGER_CACHE) + len(index) > _GRAM_CACHE_SIZE:
+            if len(_INTEGER_CACHE) + len(missing) > _GRAM_CACHE_SIZE:
                 _INTEGER_CACHE.clear()
-            for row, i in enumerate(index):
-                rules[i] = _INTEGER_CACHE[(int(lengths[i]), nu)] = (nodes[row], weights[row])
+            for i, rule in zip(missing, formed, strict=True):
+                rules[i] = _INTEGER_CACHE[(int(lengths[i]), int(nus[i]))] = rule
     parts = [rule for rule in rules if rule is not None]
     sizes = [rule[0].size for rule in parts]
     x = np.concatenate([rule[0] for rule in parts]) + np.repeat(starts, sizes)
