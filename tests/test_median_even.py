@@ -181,3 +181,47 @@ def test_rules_on_count_free_windows_match_every_rank(
     monkeypatch.setattr(median_even, "_RATIO_UNCLIPPED", 0.0)
     for got, expected in zip(ruled, moments(), strict=True):
         assert got == pytest.approx(expected, rel=5e-14)
+
+
+@pytest.mark.parametrize(
+    "counts",
+    [
+        np.array([3] * 500 + [10**9] * 500),
+        np.array([1] * 20 + [10**6] * 20),
+        np.array([1_000] * 30 + [10**9] * 30),
+        np.array([2] * 30 + [50] * 20 + [90] * 18),
+    ],
+    ids=lambda c: f"n={c.size}",
+)
+def test_the_probe_of_a_few_pieces_decides_as_the_full_check(
+    counts: np.ndarray, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where a few pieces' nodes already fail the smoothness check, every piece's nodes fail it
+    too, and the integer nodes are taken at once: the same moments, to the bit, as when every
+    piece's nodes are built and checked."""
+    from rankstats.null import median_even
+
+    cands = _Candidates(*np.unique(counts, return_counts=True))
+    probed: list[bool] = []
+    real_probe, real_check = median_even._may_continue, median_even.continues
+
+    def spy(*args: object) -> bool:
+        probed.append(real_probe(*args))  # type: ignore[arg-type]
+        return probed[-1]
+
+    monkeypatch.setattr(median_even, "_may_continue", spy)
+    fast = even_moments(cands)
+    assert probed == [False]
+    full: list[bool] = []
+
+    def check(*args: object) -> bool:
+        full.append(real_check(*args))  # type: ignore[arg-type]
+        return full[-1]
+
+    monkeypatch.setattr(median_even, "_may_continue", lambda *args: True)
+    monkeypatch.setattr(median_even, "continues", check)
+    slow = even_moments(cands)
+    assert full == [False]
+    assert fast is not None
+    assert slow is not None
+    assert np.array_equal(np.array(fast), np.array(slow))

@@ -271,10 +271,11 @@ def even_moments(cands: _Candidates) -> Moments | None:
     # count lies within the kernel's reach), else integer nodes, where both are exact
     starts, lengths = _pieces(v_lo, hi_b, breaks, piece)
     smooth = np.minimum(window_scale(v_lo, hi_b), starts.astype(np.float64))
-    v, wv, _ = _piece_nodes(starts, lengths, smooth)
     terms = None
-    if continues(cands.values, cands.counts, cands.below, a, v - 1.0, _GAP_TOLERANCE):
-        terms = _pair_terms(cands, evaluator, kernel, a, v, wv, float(c0))
+    if _may_continue(cands, a, starts, lengths, smooth, in_window):
+        v, wv, _ = _piece_nodes(starts, lengths, smooth)
+        if continues(cands.values, cands.counts, cands.below, a, v - 1.0, _GAP_TOLERANCE):
+            terms = _pair_terms(cands, evaluator, kernel, a, v, wv, float(c0))
     if terms is None:
         v, wv = integer_nodes(v_lo, hi_b, breaks, piece, window_scale(v_lo, hi_b))
         terms = _pair_terms(cands, evaluator, kernel, a, v, wv, float(c0))
@@ -285,6 +286,28 @@ def even_moments(cands: _Candidates) -> Moments | None:
     e_inv += terms[2]
     m2_inv += terms[3]
     return c0 + shift, m2 - shift * shift, 1.0 / c0 + e_inv, m2_inv - e_inv * e_inv
+
+
+def _may_continue(
+    cands: _Candidates,
+    a: int,
+    starts: IntArray,
+    lengths: IntArray,
+    smooth: FloatArray,
+    in_window: IntArray,
+) -> bool:
+    """Whether the Gram nodes may pass :func:`continues`, judged on a few pieces' nodes.
+
+    The first and last pieces and those starting just above a count in the window: where the
+    kernel's reach from their nodes covers :math:`x = 1` or a count, it does so from the full
+    set of nodes too (each node's reach is its own, and the check looks for a count between the
+    lowest reach and the highest node), so :func:`continues` would fail after building every
+    piece's nodes. ``True`` means only that the full check must decide.
+    """
+    probe = np.flatnonzero(np.isin(starts, in_window + 1))
+    probe = np.unique(np.concatenate(([0, starts.size - 1], probe)))
+    v, _, _ = _piece_nodes(starts[probe], lengths[probe], smooth[probe])
+    return continues(cands.values, cands.counts, cands.below, a, v - 1.0, _GAP_TOLERANCE)
 
 
 def _pair_terms(
