@@ -419,15 +419,15 @@ def _rare_law(cands: _Candidates, start: int, x: FloatArray, size: int, terms: i
     log_none = -((q_sums / orders[:, None])[::-1]).sum(axis=0)
     k = np.arange(1, min(size, terms + 1))
     choose = special.comb(orders[None, :] - 1, k[:, None] - 1)  # 0 where m < k
-    r_sums = choose @ q_sums
+    # (-1)^(k-1) R_k: the signs are exact, so each product is the one of the identities
+    signed = np.where(k % 2 == 1, 1.0, -1.0)[:, None] * (choose @ q_sums)
     elementary = np.zeros((size, x.size))
     elementary[0] = 1.0
     for j in range(1, size):
         kk = min(j, k.size)
-        signs = np.where(np.arange(1, kk + 1) % 2 == 1, 1.0, -1.0)
         # e_{j-1}, e_{j-2}, ..., e_{j-kk} against R_1 .. R_kk
         previous = elementary[j - kk : j][::-1]
-        elementary[j] = (signs[:, None] * previous * r_sums[:kk]).sum(axis=0) / j
+        elementary[j] = (previous * signed[:kk]).sum(axis=0) / j
     law = np.zeros((size + 1, x.size))
     law[:size] = np.exp(log_none) * elementary
     return law
@@ -788,9 +788,15 @@ def _several(
         logs = not np.all(recur)
         ratio = q / p
         term_recur = np.exp(np.where(recur, start, 0.0))
-        for j in range(min(degree, size - 1) + 1):
+        last = min(degree, size - 1)
+        # the steps (k - j + 1) / j of every j at once, row j - 1 for j
+        js = np.arange(1.0, last + 1.0)[:, np.newaxis]
+        steps = np.maximum(k[np.newaxis, :] - (js - 1.0), 0.0) / js
+        every = bool(np.all(inside))
+        fewest = float(k.min()) if k.size else 0.0
+        for j in range(last + 1):
             if j:
-                step = np.maximum(k - (j - 1), 0.0) / j
+                step = steps[j - 1]
                 term_recur = term_recur * (step[:, np.newaxis] * ratio)
                 if logs:
                     # log C(k, j) = log C(k, j - 1) + log((k - j + 1) / j); -inf once j > k
@@ -800,7 +806,10 @@ def _several(
                 log_term = np.exp(log_choose[:, np.newaxis] + j * log_q + (kk - j) * log_p)
                 term = np.where(recur, term_recur, log_term)
             # where p = 0 (every task certain) or j > k there is no mass
-            term = np.where(inside & (j <= kk), term, 0.0)
+            if j > fewest:
+                term = np.where(inside & (j <= kk), term, 0.0)
+            elif not every:
+                term = np.where(inside, term, 0.0)
             out[:, j] = term
             band += term
     if degree == size:
