@@ -806,6 +806,7 @@ class _OneGroup:
     """The integrands of one transform as rows of one group, for :func:`_quadrature`."""
 
     groups = 1
+    offsets = None
 
     def __init__(self, laplace: _Laplace) -> None:
         self.laplace = laplace
@@ -837,6 +838,10 @@ class _Integrands(Protocol):
 
     groups: int
 
+    @property
+    def offsets(self) -> FloatArray | None:
+        """Per group, the offset of its nodes from the nominal ones (``None``: none)."""
+
     def nodes_and_midpoints(
         self, nodes: tuple[int, int], cells: tuple[int, int]
     ) -> tuple[FloatArray, ...]: ...
@@ -862,19 +867,29 @@ def _quadrature(source: _Integrands, b: FloatArray) -> tuple[FloatArray, FloatAr
     together (:mod:`rankstats.null.reciprocal_groups`): the range grows while any group's bound
     on a neglected tail exceeds :math:`10^{-16}` of its result (``b``, each group's
     :math:`\min X / \mu`, bounds the right one), then each group's step is halved until its
-    own sums settle, the groups that settled leaving the passes that follow.
+    own sums settle, the groups that settled leaving the passes that follow. A source whose
+    ``offsets`` are not ``None`` evaluates group :math:`g` at :math:`v + \varphi_g` for each
+    nominal node :math:`v` (the tail bounds are taken at those nodes).
     """
     low, high = _FIRST_LOW, _FIRST_HIGH
+    shifts = source.offsets
     # the integrands at the nodes of step _STEP (f) and at their midpoints (m)
     f1, f2, transform, m1, m2 = source.nodes_and_midpoints((low, high), (low, high - 1))
     for _ in range(1000):  # grow the range until the bounds on both tails are negligible
         i1, i2 = _STEP * f1.sum(axis=1), _STEP * f2.sum(axis=1)
         tolerance1 = _TAIL_TOLERANCE * i1
         tolerance2 = _TAIL_TOLERANCE * np.maximum(i2 - i1 * i1, 0.0)
-        u_low, u_high = math.exp(_STEP * low), math.exp(_STEP * high)
+        u_low: float | FloatArray
+        u_high: float | FloatArray
+        if shifts is None:
+            u_low, u_high = math.exp(_STEP * low), math.exp(_STEP * high)
+            exp_low: float | FloatArray = math.exp(u_low)
+        else:  # each group's nodes are shifted by its offset
+            u_low, u_high = np.exp(_STEP * low + shifts), np.exp(_STEP * high + shifts)
+            exp_low = np.exp(u_low)
         # left: K is convex with K(0) = K'(0) = 0, so P(u) <= (u / u_low) (e^{K(u_low)} - 1)
-        left1 = 0.5 * math.exp(u_low) * f1[:, 0]
-        left2 = 2.0 / 3.0 * u_low * math.exp(u_low) * f1[:, 0]
+        left1 = 0.5 * exp_low * f1[:, 0]
+        left2 = 2.0 / 3.0 * u_low * exp_low * f1[:, 0]
         # right: E[exp(-tX)] <= E[exp(-TX)] exp(-(t - T) min X)
         right1 = transform[:, -1] / b
         right2 = transform[:, -1] * (u_high**2 / b + 2.0 * u_high / b**2 + 2.0 / b**3)

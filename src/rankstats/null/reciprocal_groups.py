@@ -59,6 +59,9 @@ __all__ = ["grouped_inverse_arithmetic_moments"]
 class _Rows:
     """The table's rows with more than one candidate, sorted by group, and each group's sums."""
 
+    #: the nodes are the nominal ones
+    offsets = None
+
     def __init__(
         self,
         counts: FloatArray,
