@@ -1,6 +1,6 @@
 """The harmonic mean rank's null moments for many groups at once.
 
-:func:`~rankstats.null.harmonic_groups.grouped_harmonic_moments` runs the single group's
+:func:`~rankstats.null.reciprocal_groups.grouped_harmonic_moments` runs the single group's
 quadrature for every group together, each group's nodes shifted so that its arguments fall on a
 grid shared by all, where the transforms are tabulated once per table count. Checked against
 exact enumeration of all rank tuples (rationals), against the single group's function on groups
@@ -17,10 +17,10 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-import rankstats.null.harmonic_groups as groups_module
 import rankstats.null.reciprocal as single_module
-from rankstats.null.harmonic_groups import grouped_harmonic_moments
+import rankstats.null.reciprocal_groups as groups_module
 from rankstats.null.reciprocal import harmonic_mean_moments
+from rankstats.null.reciprocal_groups import grouped_harmonic_moments
 from test_reciprocal_groups import _rows
 
 
@@ -56,13 +56,15 @@ def _shapes(seed: int) -> list[np.ndarray]:
         if g % 5 == 0:
             tasks[: n // 2] = 1
         groups.append(tasks)
+    # groups of a dataset's filtered counts: hundreds of distinct counts in all, folded in log C
+    groups += [rng.integers(13_541, 14_542, size=10) for _ in range(30)]
     groups += [
         np.array([2, 10**12]),
         np.full(3000, 9),
         np.concatenate((np.full(2000, 2), rng.integers(1, 10**9, size=50))),
         np.array([1, 1, 1, 10**12]),
         np.array([3] * 50 + [10**9] * 50),
-        # the counts of a dataset's filtered candidates: a thousand distinct counts, folded
+        # a thousand distinct counts in one group: the single group's function
         rng.integers(13_541, 14_542, size=1_500),
         np.concatenate((np.ones(30, dtype=np.int64), rng.integers(2, 10**12, size=400))),
     ]
@@ -91,13 +93,13 @@ def test_every_halving_and_both_growths(monkeypatch: pytest.MonkeyPatch, settled
     monkeypatch.setattr(single_module, "_FIRST_HIGH", 2)
     monkeypatch.setattr(single_module, "_SETTLED", settled)
     calls: list[tuple[np.ndarray, int]] = []
-    original = groups_module._HarmonicRows.integrands
+    original = groups_module._GridRows.integrands
 
-    def counted(self: groups_module._HarmonicRows, v: np.ndarray) -> tuple[np.ndarray, ...]:
+    def counted(self: groups_module._GridRows, v: np.ndarray) -> tuple[np.ndarray, ...]:
         calls.append((v, self.groups))
         return original(self, v)
 
-    monkeypatch.setattr(groups_module._HarmonicRows, "integrands", counted)
+    monkeypatch.setattr(groups_module._GridRows, "integrands", counted)
     expected, variance = grouped_harmonic_moments(*_rows(groups))
     assert min(float(v.min()) for v, _ in calls) < -2 * single_module._STEP  # grew left
     sizes = [size for _, size in calls]
@@ -114,6 +116,7 @@ def test_every_halving_and_both_growths(monkeypatch: pytest.MonkeyPatch, settled
 def test_integrands_at_the_shifted_nodes_against_the_single_groups() -> None:
     """Each group's nodes are shifted onto the shared grid; there its integrands are the
     single group's at the shifted nodes, at every step of the rule."""
+    from rankstats.null.lattice import FLOOR
     from rankstats.null.reciprocal import _HarmonicTask, _integrands, _Laplace
     from rankstats.null.tasks import Tasks
     from rankstats.weighting import pairwise_dot
@@ -129,8 +132,9 @@ def test_integrands_at_the_shifted_nodes_against_the_single_groups() -> None:
     )
     mean = _HarmonicTask(distinct).distinct_mean[inverse.reshape(-1)]
     spread_sum = np.bincount(local, weights=multiplicity * mean, minlength=spread.size)
-    batch = groups_module._HarmonicRows(
-        groups_module._Tables(tables), weights, spread_sum, certain[spread]
+    evaluate = _HarmonicTask(tables).tabulate
+    batch = groups_module._GridRows(
+        groups_module._Tables(evaluate, tables.size, FLOOR), weights, spread_sum, certain[spread]
     )
     assert np.all((batch.offsets >= 0.0) & (batch.offsets < 8 * groups_module.GRID))
     v = groups_module.GRID * np.arange(-600.0, 300.0, 5.0)

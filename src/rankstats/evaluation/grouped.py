@@ -19,8 +19,8 @@ share their group's exponent). Derived metrics (adjusted,
 z-scored) transform their base's columns element-wise, for the groups read only
 (:class:`~rankstats.evaluation.group_rows.Elementwise`): a scale per group is all they store.
 The reciprocal-of-mean metrics (the inverse arithmetic and the harmonic mean rank) run the single
-group's quadrature for every group together (:mod:`rankstats.null.reciprocal_groups`,
-:mod:`rankstats.null.harmonic_groups`; unweighted inputs). Only metrics without such a form (the
+group's quadrature for every group together (:mod:`rankstats.null.reciprocal_groups`;
+unweighted inputs). Only metrics without such a form (the
 median's null moments, weighted input, Monte-Carlo estimates) take a pass per group, through the
 same code as a single cell.
 
@@ -112,9 +112,11 @@ from rankstats.metrics.dispersion import (
     Variance,
 )
 from rankstats.null.grouping import distinct_inverse
-from rankstats.null.harmonic_groups import grouped_harmonic_moments
 from rankstats.null.powers import log_moment_terms
-from rankstats.null.reciprocal_groups import grouped_inverse_arithmetic_moments
+from rankstats.null.reciprocal_groups import (
+    grouped_harmonic_moments,
+    grouped_inverse_arithmetic_moments,
+)
 from rankstats.progress import progress_bar
 
 __all__ = ["Column", "LazyGroups", "group_columns", "macro_rows"]
@@ -795,7 +797,7 @@ class _Builder:
         :func:`~rankstats.null.reciprocal.inverse_arithmetic_mean_moments` runs for all groups
         together over the candidate counts' rows
         (:func:`~rankstats.null.reciprocal_groups.grouped_inverse_arithmetic_moments`,
-        :func:`~rankstats.null.harmonic_groups.grouped_harmonic_moments`), where one call per
+        :func:`~rankstats.null.reciprocal_groups.grouped_harmonic_moments`), where one call per
         group had taken 4.5 s (IAMR) and 10 s (HMR) for 10,000 groups of ten tasks. Weighted
         inputs keep the pass per group (a row's weight is a sum over tasks whose shares differ).
         """
