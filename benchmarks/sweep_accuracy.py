@@ -9,7 +9,10 @@ to 1e12, wildly separated such as (1, 1e12), all ones, ones and twos; no weights
 log-spread and a few huge or tiny weights; Hits@k with k in 1, 3, 10 and beyond every count) it
 compares ``expected_value``, ``variance`` and ``moments`` of every metric in the registry with a
 closed form, and the values of the derived metrics (and their bases) on drawn ranks, with the
-references of ``sweep_reference.py`` (mpmath, independent of rankstats). It prints the worst
+references of ``sweep_reference.py`` (mpmath, independent of rankstats); then the unweighted
+cases, a dozen at a time, as the groups of one grouped ``evaluate`` (whose vectorised null
+moments, rankstats.evaluation.grouped and rankstats.null.reciprocal_groups, the per-case checks
+do not reach), each group's null moments against its case's references. It prints the worst
 error per metric and quantity, then the peak memory (tracemalloc) of every closed form at
 C = 1e15 and at n = 1e6 with C up to 1e9, against the same inputs with small C.
 
@@ -437,12 +440,22 @@ def _call(function: Callable[[], object]) -> tuple[object | None, str]:
             return None, f"{type(error).__name__}: {str(error)[:160]}"
 
 
+#: each case's references, kept for the grouped evaluation of the same cases
+_REFERENCES: dict[str, _Reference] = {}
+
+
+def _reference_of(case: Case) -> _Reference:
+    if case.label not in _REFERENCES:
+        _REFERENCES[case.label] = _Reference(case)
+    return _REFERENCES[case.label]
+
+
 def check_case(
     case: Case, metrics: Sequence[rankstats.RankBasedMetric] | None = None
 ) -> Iterator[Result]:
     """Compare every closed form (and derived value) of every metric on one case."""
     candidates, weights, ranks = case.arrays()
-    reference = _Reference(case)
+    reference = _reference_of(case)
     with mp.workdps(DPS):
         for metric in metrics if metrics is not None else registry_metrics(case.k):
             name = metric_name(metric)
@@ -507,6 +520,58 @@ def check_case(
                 shown = (mp.nstr(mean, 17), mp.nstr(var, 17)) if ref is None else mp.nstr(ref, 17)
                 note = "" if error <= TOLERANCE else f"got {got!r}, reference {shown}"
                 yield Result(name, quantity, case.label, error, note)
+
+
+#: the bases whose null moments ``evaluate(..., groups=...)`` computes for all groups at once
+GROUPED = ("mr", "mrr", "hits@10", "gmr", "igmr", "iamr", "hmr", "variance")
+
+
+def check_grouped(
+    cases: Sequence[Case], size: int = 12, keys: Sequence[str] = GROUPED
+) -> Iterator[Result]:
+    """Each group's null moments from one grouped ``evaluate`` against its case's references.
+
+    The unweighted cases, ``size`` at a time, each case a group of one table (Hits@k at k = 10
+    for every group): the vectorised paths of :mod:`rankstats.evaluation.grouped` and
+    :mod:`rankstats.null.reciprocal_groups`, which the per-case checks do not reach.
+    """
+    plain = [case for case in cases if not case.weighted]
+    for begin in range(0, len(plain), size):
+        table = plain[begin : begin + size]
+        arrays = [case.arrays() for case in table]
+        candidates = np.concatenate([a[0] for a in arrays])
+        ranks = np.concatenate([a[2] for a in arrays])
+        labels = np.repeat(np.arange(len(table)), [a[0].size for a in arrays])
+        results, failure = _call(
+            lambda c=candidates, r=ranks, g=labels: rankstats.evaluate(
+                r, c, groups=g, metrics=list(keys)
+            )
+        )
+        if failure:
+            yield Result("grouped", "evaluate", table[0].label, math.inf, failure)
+            continue
+        assert isinstance(results, rankstats.EvaluationResults)
+        metrics = [rankstats.metric_resolver.make(key) for key in keys]
+        with mp.workdps(DPS):
+            for group, case in enumerate(table):
+                rows = results.by_group[group].rows
+                for key, metric in zip(keys, metrics, strict=True):
+                    name = f"grouped {type(metric).__name__}"
+                    row = next(row for row in rows if row.metric == metric)
+                    if key == "hits@10":
+                        mean, var = base_moments("hits", case.rows, 10)
+                    else:
+                        found = _reference_of(case).moments(key)
+                        if found is None:
+                            continue
+                        mean, var = found
+                    for quantity, got, ref in (
+                        ("E", row.expected_value, mean),
+                        ("V", row.variance, var),
+                    ):
+                        error = math.inf if got is None else _relative(got, ref)
+                        note = "" if error <= TOLERANCE else f"got {got!r}, {mp.nstr(ref, 17)}"
+                        yield Result(name, quantity, case.label, error, note)
 
 
 # --- memory -------------------------------------------------------------------------------------
@@ -634,6 +699,12 @@ def main(argv: Sequence[str] | None = None) -> int:
                     f"{result.error:.3g} {result.note}",
                     flush=True,
                 )
+    grouped = list(check_grouped(cases))
+    counted += len(grouped)
+    results.extend(grouped)
+    for result in grouped:
+        if result.error > TOLERANCE:
+            print(f"MISS {result.metric} {result.quantity} {result.case}: {result.error:.3g}")
     print(f"\n{counted} comparisons on {len(cases)} cases in {time.perf_counter() - start:.0f} s")
     print("reference seconds:", {k: round(v, 1) for k, v in REFERENCE_SECONDS.items()})
     print(f"\n{'metric':45} {'quantity':9} {'worst error':>12}  case")

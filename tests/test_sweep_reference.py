@@ -8,7 +8,9 @@ sweep's fixed edge cases (C = 1 and 2, counts (1, 1e12), expected values within 
 the best, Hits@k with counts at k and k + 1, ...) and seeded random cases over n up to 1e6,
 counts up to 1e12 and every kind of weights, and inputs with an exact median law (n up to 60,
 up to 12 distinct counts, even and odd n). The reciprocal-of-mean metrics (IAMR, HMR), whose
-references are slow quadratures, are checked on a few of them.
+references are slow quadratures, are checked on a few of them. The unweighted inputs are also
+evaluated as the groups of one grouped ``evaluate``, whose vectorised null moments are checked
+against the same references.
 """
 
 from __future__ import annotations
@@ -75,6 +77,33 @@ def test_reciprocal_of_mean_metrics_match_the_quadrature_references(
     case: sweep.Case, metrics: list
 ) -> None:
     assert _misses(case, metrics) == []
+
+
+def _grouped_misses(cases: list[sweep.Case], keys: tuple[str, ...]) -> list[str]:
+    results = list(sweep.check_grouped(cases, keys=keys))
+    assert {r.metric.split()[0] for r in results} == {"grouped"}
+    assert len(results) >= 2 * len(cases)
+    return [
+        f"{r.metric} {r.quantity} {r.case}: {r.error:.3g}"
+        for r in results
+        if r.error > sweep.TOLERANCE
+    ]
+
+
+def test_grouped_null_moments_match_the_references() -> None:
+    """One grouped evaluation of unweighted edge and median cases (each a group): every
+    group's null moments of the bases with vectorised group paths, against its references."""
+    cases = [case for case in EDGES + MEDIAN if not case.weighted]
+    fast = tuple(key for key in sweep.GROUPED if key not in ("iamr", "hmr"))
+    assert _grouped_misses(cases, fast) == []
+
+
+def test_grouped_reciprocal_moments_match_the_quadrature_references() -> None:
+    """The reciprocal-of-mean metrics' grouped quadrature, on the cheaper references."""
+    # (their references, computed by the test above, are kept)
+    cases = [case for case, metrics in RECIPROCAL if not case.weighted and HMR in metrics]
+    cases += [case for case in EDGES if case.label in ("edge:n=1,C=2", "edge:n=1,C=3")]
+    assert _grouped_misses(cases, ("iamr", "hmr")) == []
 
 
 def test_the_references_match_enumeration() -> None:
