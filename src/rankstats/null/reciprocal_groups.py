@@ -47,7 +47,7 @@ function, whose power-series buckets and folded pairs serve it better.
 *Agreement.* The moments are the single group's computation's up to the quadrature's nodes
 (shifted by less than :math:`8\delta`), the folding of the counts and the order of the sums:
 the expectation to about 1e-15 relative and the variance to about 1e-14
-(``tests/test_reciprocal_groups.py``, ``tests/test_harmonic_groups.py``), and exact
+(``tests/test_reciprocal_groups.py``), and exact
 enumeration in rationals on small groups to the same. Weighted groups keep the computation
 per group (their tasks' shares differ, and so do their arguments).
 """
