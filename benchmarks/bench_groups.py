@@ -250,7 +250,11 @@ group's arguments ``log s`` fall on one grid, where the transforms are tabulated
 count (17 tables for this data's thousand distinct counts, folded in log C) and each group's
 sums are a sparse product of its weights on the tables. The inverse arithmetic mean rank's
 grouped quadrature, which had evaluated every row at every node, now takes the same path:
-0.32 -> 0.08 s. The median's null moments still take a call per group."""
+0.32 -> 0.08 s. The median's null moments still take a call per group.
+
+In the run of the whole table that followed (nothing in the default metrics' path changed):
+micro 3.33 and macro 3.27 times one group in the fresh process (8.2-8.3 ms against 2.5 ms),
+2.59 and 2.63 after 16 MB freed. The target is not met in the fresh process."""
 
 from __future__ import annotations
 
