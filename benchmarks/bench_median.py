@@ -51,9 +51,8 @@ What is left of the separated row is spread over many small calls: the split ban
 to four nodes where both counts are uncertain (about 1.2 ms a call, two calls), the kernel sums
 from the upper middle rank (5 ms), the integer rules and the windows' bisections.
 
-Then (a later session of 2026-11-27) four changes took the separated row from 9.5-11.4 ms to
-8.1-8.5 ms (ratio 9.2-9.7 over five runs, under the line), the moments the same to the bit
-except the last change's (within 3.5e-16):
+Then (a later session of 2026-11-27) three changes took the separated row from 9.5-11.4 ms to
+8.1-8.5 ms (ratio 9.2-9.7 over five runs, under the line), the moments the same to the bit:
 
 - every node count's integer rules formed in one batch (the Chebyshev-Vandermonde arrays of the
   largest count, a solve per count; collisions pushed apart by running maxima and minima):
@@ -62,12 +61,14 @@ except the last change's (within 3.5e-16):
   first, the last and those above a count), whose failure implies the full check's: the full
   set of nodes is built only where the few pass (0.9 -> 0.6 ms here, where they fail);
 - Newton's identities of the unlikely tasks' law with the signs folded into the power sums once,
-  and the binomial terms' steps of every order at once (8.8 -> 8.1 ms);
-- the product-form path's pairs of panels formed 32,768 at a time, not 8,192: n = 4 with
-  C = 1e12 from 6.8 to 6.2 ms (ratio 9.1-9.3 -> 8.7-8.9).
+  and the binomial terms' steps of every order at once (8.8 -> 8.1 ms).
 
 In the run of the whole table that followed: n = 1000 with counts 3 and 1e9 at 9.33, counts in
-1..1e9 at 9.07, n = 4 with C = 1e12 at 8.83; every row met its target.
+1..1e9 at 9.07; every row met its target. Tried and not kept: the product-form path's pairs of
+panels formed 32,768 at a time rather than 8,192 (n = 4 with C = 1e12 from 6.8 to 6.2 ms, ratio
+9.1-9.3 -> 8.7-8.9), because its block arrays then take 2 MB at C = 1e15 against 0.02 MB at
+small C, which the accuracy sweep's memory table flags as growth with C (at 8,192 they stay
+under its 1 MiB allowance).
 """
 
 from __future__ import annotations

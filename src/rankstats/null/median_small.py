@@ -96,7 +96,7 @@ _RESCALE = 8
 _NU_T = 32
 #: pairs (u, v) in different panels formed at a time, and panels whose pairs within are formed
 #: at a time (both grow with the panels, log C)
-_PAIR_BLOCK = 32_768
+_PAIR_BLOCK = 8_192
 _PANELS_PER_BLOCK = 8
 #: a geometric ladder from this value on cuts the panels ...
 _LADDER_START = 32
