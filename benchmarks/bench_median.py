@@ -52,7 +52,7 @@ to four nodes where both counts are uncertain (about 1.2 ms a call, two calls), 
 from the upper middle rank (5 ms), the integer rules and the windows' bisections.
 
 Then (a later session of 2026-11-27) three changes took the separated row from 9.5-11.4 ms to
-8.1-8.5 ms (ratio 9.2-9.7 over five runs, under the line), the moments the same to the bit:
+7.9-8.1 ms (ratio 9.2-9.3 over four runs, under the line), the moments the same to the bit:
 
 - every node count's integer rules formed in one batch (the Chebyshev-Vandermonde arrays of the
   largest count, a solve per count; collisions pushed apart by running maxima and minima):
