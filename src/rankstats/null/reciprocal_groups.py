@@ -65,6 +65,7 @@ from rankstats.null.interpolation import MIN_DISTINCT, count_intervals
 from rankstats.null.lattice import FLOOR, LOWEST, _interval_basis
 from rankstats.null.reciprocal import (
     _BLOCK_ELEMENTS,
+    _EM_START,
     _STEP,
     _ArithmeticTask,
     _HarmonicTask,
@@ -89,50 +90,48 @@ Evaluator = Callable[[FloatArray, IntArray], tuple[FloatArray, FloatArray]]
 class _Tables:
     r""":math:`F_C` and :math:`E_C` of the table counts at grid points :math:`j \delta`.
 
-    Filled as they are asked for, and shared by a table's groups and their subsets. Below
-    ``floor`` (in :math:`\log s`) both functions are taken as constant (for :math:`1/r`, whose
-    next series terms there are :math:`O(s)` relative).
+    Filled as they are asked for, and shared by a table's groups and their subsets: one column
+    per grid point asked for (``keys``, sorted), so that memory follows the points the groups
+    use, not the span between them. Below ``floor`` (in :math:`\log s`) both functions are
+    taken as constant (for :math:`1/r`, whose next series terms there are :math:`O(s)`
+    relative).
     """
 
     def __init__(self, evaluate: Evaluator, tables: int, floor: float) -> None:
         self._evaluate = evaluate
         self._rows = np.arange(tables)
         self._floor = floor
-        self.low = 0
+        self.keys = np.zeros(0, dtype=np.int64)
         self.centred = np.zeros((tables, 0))
         self.linear = np.zeros((tables, 0))
-        self._filled = np.zeros(0, dtype=bool)
 
     def ensure(self, indices: IntArray) -> None:
         """Tabulate the grid points ``indices`` (integers) not tabulated yet."""
-        low, high = int(indices.min()), int(indices.max())
-        if self._filled.size == 0:
-            self._resize(low, high)
-        elif low < self.low or high >= self.low + self._filled.size:
-            self._resize(min(low, self.low), max(high, self.low + self._filled.size - 1))
-        missing = np.unique(indices[~self._filled[indices - self.low]])
+        missing = np.setdiff1d(indices, self.keys)
         if not missing.size:
             return
         sigma = np.maximum(missing * GRID, self._floor)
-        columns = missing - self.low
-        rows = max(1, _BLOCK_ELEMENTS // (16 * missing.size))
+        centred = np.empty((self._rows.size, missing.size))
+        linear = np.empty((self._rows.size, missing.size))
+        # as many values at a time as the single group's blocks evaluate (an Euler-Maclaurin
+        # value costs about 4 _EM_START terms)
+        rows = max(1, _BLOCK_ELEMENTS // (4 * _EM_START * missing.size))
         for begin in range(0, self._rows.size, rows):
             part = self._rows[begin : begin + rows]
             s = np.broadcast_to(np.exp(sigma), (part.size, missing.size)).copy()
             k, ell = self._evaluate(s, part)
-            self.centred[part[:, None], columns[None, :]] = k * np.exp(-2.0 * sigma)
-            self.linear[part[:, None], columns[None, :]] = ell * np.exp(-sigma)
-        self._filled[columns] = True
+            centred[part] = k * np.exp(-2.0 * sigma)
+            linear[part] = ell * np.exp(-sigma)
+        keys = np.concatenate((self.keys, missing))
+        order = np.argsort(keys, kind="stable")
+        self.keys = keys[order]
+        self.centred = np.concatenate((self.centred, centred), axis=1)[:, order]
+        self.linear = np.concatenate((self.linear, linear), axis=1)[:, order]
 
-    def _resize(self, low: int, high: int) -> None:
-        width = high - low + 1
-        shift = self.low - low
-        centred = np.zeros((self._rows.size, width))
-        linear = np.zeros((self._rows.size, width))
-        filled = np.zeros(width, dtype=bool)
-        kept = slice(shift, shift + self._filled.size)
-        centred[:, kept], linear[:, kept], filled[kept] = self.centred, self.linear, self._filled
-        self.low, self.centred, self.linear, self._filled = low, centred, linear, filled
+    def columns(self, indices: IntArray) -> IntArray:
+        """The columns of the grid points ``indices`` (all tabulated)."""
+        found: IntArray = np.searchsorted(self.keys, indices)
+        return found
 
 
 class _GridRows:
@@ -204,7 +203,7 @@ class _GridRows:
         ends = np.append(starts[1:], order.size)
         for shift, begin, end in zip(shifts.tolist(), starts.tolist(), ends.tolist(), strict=True):
             chosen = order[begin:end]
-            columns = shift + step - tables.low
+            columns = tables.columns(shift + step)
             weights = self.weights[chosen]
             out_k[chosen] = weights @ tables.centred[:, columns]
             out_e[chosen] = weights @ tables.linear[:, columns]
