@@ -286,22 +286,10 @@ class _ArithmeticTask:
 
     def __call__(self, s: FloatArray, rows: IntArray) -> tuple[FloatArray, FloatArray]:
         """``(K, ell)`` at ``s`` of shape (len(rows), nodes)."""
-        return _arithmetic_terms(
-            self.c[rows][:, None] * s, s, _log_sinhc(0.5 * s), _log_one_minus_exp_ratio(s)
-        )
-
-
-def _arithmetic_terms(
-    cs: FloatArray, s: FloatArray, half: FloatArray, ratio: FloatArray
-) -> tuple[FloatArray, FloatArray]:
-    r""":math:`K_C(s) = g(Cs/2) - g(s/2)` and :math:`\ell_C(s) = -s + \lambda(Cs) - \lambda(s)`.
-
-    From ``cs`` :math:`= Cs`, ``s``, and the parts that depend on :math:`s` alone, ``half``
-    :math:`= g(s/2)` and ``ratio`` :math:`= \lambda(s)` (which many tasks may share).
-    """
-    centred = _log_sinhc(0.5 * cs) - half
-    log_transform = -s + (_log_one_minus_exp_ratio(cs) - ratio)
-    return centred, log_transform
+        cs = self.c[rows][:, None] * s
+        centred = _log_sinhc(0.5 * cs) - _log_sinhc(0.5 * s)
+        log_transform = -s + (_log_one_minus_exp_ratio(cs) - _log_one_minus_exp_ratio(s))
+        return centred, log_transform
 
 
 #: the powers m = 2.._SERIES_TERMS of the series
