@@ -160,6 +160,13 @@ _NO_VALUES: FloatArray = np.zeros(0)
 _MEDIANS = (MedianRank, InverseMedianRank, MedianAbsoluteDeviation)
 
 
+#: the reciprocal-of-mean metrics' null moments for every group at once (unweighted input)
+_GROUPED_RECIPROCAL: dict[type[RankBasedMetric], Callable[..., tuple[FloatArray, FloatArray]]] = {
+    InverseArithmeticMeanRank: grouped_inverse_arithmetic_moments,
+    HarmonicMeanRank: grouped_harmonic_moments,
+}
+
+
 def _no_closed_form(metric: RankBasedMetric) -> bool:
     """Whether the metric's class defines no closed-form null moments at all (the MAD)."""
     kind = type(metric)
@@ -573,10 +580,10 @@ class _Builder:
         self._nulls.update(
             self._variance_nulls([m for m in bases if m not in self._nulls and type(m) is Variance])
         )
-        for kind in (InverseArithmeticMeanRank, HarmonicMeanRank):
+        for kind, moments in _GROUPED_RECIPROCAL.items():
             self._nulls.update(
                 self._reciprocal_nulls(
-                    [m for m in bases if m not in self._nulls and type(m) is kind]
+                    [m for m in bases if m not in self._nulls and type(m) is kind], moments
                 )
             )
         looped = [m for m in bases if m not in self._nulls]
@@ -788,12 +795,15 @@ class _Builder:
         }
 
     def _reciprocal_nulls(
-        self, metrics: Sequence[RankBasedMetric]
+        self,
+        metrics: Sequence[RankBasedMetric],
+        moments: Callable[..., tuple[FloatArray, FloatArray]],
     ) -> dict[RankBasedMetric, NullColumn]:
         r"""The null moments of the inverse arithmetic or the harmonic mean rank in every group.
 
-        ``metrics`` are of one of the two kinds.
-        Unweighted, each task of group :math:`g` has the share :math:`1/n_g`: the quadrature of
+        ``metrics`` are of one of the two kinds, and ``moments`` its grouped function
+        (:data:`_GROUPED_RECIPROCAL`). Unweighted, each task of group :math:`g` has the share
+        :math:`1/n_g`: the quadrature of
         :func:`~rankstats.null.reciprocal.inverse_arithmetic_mean_moments` runs for all groups
         together over the candidate counts' rows
         (:func:`~rankstats.null.reciprocal_groups.grouped_inverse_arithmetic_moments`,
@@ -804,11 +814,6 @@ class _Builder:
         rows = self._candidate_rows(metrics)
         if rows is None:
             return {}
-        moments = (
-            grouped_harmonic_moments
-            if type(metrics[0]) is HarmonicMeanRank
-            else grouped_inverse_arithmetic_moments
-        )
         data = self.data
         ids, counts, multiplicity = rows
         spread = counts > 1
