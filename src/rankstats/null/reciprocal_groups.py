@@ -154,6 +154,10 @@ class _GridRows:
         log_sum = np.log(self.mean_sum)
         self.shift = _ALIGN * np.ceil(-log_sum / (_ALIGN * GRID)).astype(np.int64)
         self.offsets: FloatArray = np.asarray(self.shift * GRID + log_sum, dtype=np.float64)
+        #: the groups by shift: the distinct shifts, and each one's groups (bounds in `_order`)
+        self._order = np.argsort(self.shift, kind="stable")
+        self._shifts, starts = np.unique(self.shift[self._order], return_index=True)
+        self._bounds = np.append(starts, self._order.size)
 
     def subset(self, chosen: IntArray) -> _GridRows:
         """The groups ``chosen`` (sorted), numbered from 0."""
@@ -176,7 +180,7 @@ class _GridRows:
         grid), as :func:`~rankstats.null.reciprocal._integrands` for each group.
         """
         step = np.rint(v / GRID).astype(np.int64)
-        self.tables.ensure(np.unique(np.add.outer(np.unique(self.shift), step)))
+        self.tables.ensure(np.unique(np.add.outer(self._shifts, step)))
         folded_k, folded_e = self._weighted(step)
         s = np.exp((self.shift[:, None] + step[None, :]) * GRID)
         centred = folded_k * (s * s)
@@ -198,11 +202,9 @@ class _GridRows:
         tables = self.tables
         out_k = np.empty((self.groups, step.size))
         out_e = np.empty((self.groups, step.size))
-        order = np.argsort(self.shift, kind="stable")
-        shifts, starts = np.unique(self.shift[order], return_index=True)
-        ends = np.append(starts[1:], order.size)
-        for shift, begin, end in zip(shifts.tolist(), starts.tolist(), ends.tolist(), strict=True):
-            chosen = order[begin:end]
+        bounds = self._bounds.tolist()
+        for shift, begin, end in zip(self._shifts.tolist(), bounds[:-1], bounds[1:], strict=True):
+            chosen = self._order[begin:end]
             columns = tables.columns(shift + step)
             weights = self.weights[chosen]
             out_k[chosen] = weights @ tables.centred[:, columns]
