@@ -8,6 +8,8 @@ import numpy as np
 import pytest
 
 from rankstats import Ranks, evaluate
+from rankstats.chance import condition_threshold
+from rankstats.evaluation import grouped
 from rankstats.evaluation.grouped import LazyGroups
 from rankstats.evaluation.labels import encode_groups
 
@@ -688,6 +690,25 @@ def test_micro_screen_misses_no_group_the_macro_average_flags(seed: int) -> None
     for label in found[0]:
         for key in keys:
             assert repr(found[0][label][key]) == repr(found[1][label][key]), (label, key)
+
+
+def test_screen_bound_is_above_every_threshold() -> None:
+    """The bound that picks the groups whose thresholds are computed (``_Builder._bound``) is
+    above both the macro average's threshold and the micro average's wider screen, at every
+    magnitude of E and its gap, so that picking first flags the groups comparing every group
+    flagged. It fails without the bound's margin (a factor of 2**-8 alone)."""
+    rng = np.random.default_rng(5)
+    expected = np.concatenate(
+        [10.0 ** rng.uniform(-300, 300, 20_000), [1.0, 2.0**-1000, 3.0, 1e12, 5e-324]]
+    )
+    gap = np.concatenate(
+        [expected[:10_000], 10.0 ** rng.uniform(-300, 300, expected.size - 10_000)]
+    )
+    bound = np.abs(expected) * grouped._SCREEN_BOUND
+    for gaps in (gap, expected):  # with 1 - M computed directly, and without
+        threshold = condition_threshold(expected, gaps)
+        assert np.all(threshold <= bound)
+        assert np.all(grouped._widened(threshold, expected) <= bound)
 
 
 def test_metrics_without_closed_forms_say_so_in_every_group() -> None:

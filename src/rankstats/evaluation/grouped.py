@@ -201,7 +201,7 @@ class _Builder:
         self._differences_of: dict[tuple[RankBasedMetric, str], Values] = {}
         #: a base's terms, E and 1 - E, and the thresholds below which |M - E| is suspect
         self._screens: dict[RankBasedMetric, tuple[ChanceTerms, FloatArray, FloatArray] | None] = {}
-        self._thresholds: dict[tuple[RankBasedMetric, bool, bool], FloatArray] = {}
+        self._bounds: dict[RankBasedMetric, FloatArray] = {}
         #: per table of ranks (by id): whether sums of multiples of 1/2 over it are exact
         self._integral: dict[int, bool] = {}
         self._values: dict[tuple[RankBasedMetric, str], FloatArray] = {}
@@ -1050,17 +1050,22 @@ class _Builder:
             limit = condition_threshold(chance, float(gap[0]) if known_gaps is not None else chance)
             if not abs(float(values[0]) - chance) <= _widened(float(limit), chance):
                 return None
-        wide = self._threshold(base, known_gaps is not None, screen=True)
         with np.errstate(invalid="ignore"):
-            suspect = np.flatnonzero(np.abs(values - expected) <= wide)
+            # the groups within the base's bound of chance, then those within the screen's own
+            # threshold (element-wise at those only: the same values as over every group)
+            suspect = np.flatnonzero(np.abs(values - expected) <= self._bound(base))
+            mean, null_gap = expected[suspect], gap[suspect]
+            threshold = condition_threshold(mean, null_gap if known_gaps is not None else mean)
+            near = np.abs(values[suspect] - mean) <= _widened(threshold, mean)
+            suspect, mean, null_gap, threshold = (
+                array[near] for array in (suspect, mean, null_gap, threshold)
+            )
             if not suspect.size:
                 return None
-            value, mean, null_gap = (array[suspect] for array in (values, expected, gap))
+            value = values[suspect]
             value_gap = 1.0 - value if known_gaps is None else known_gaps[suspect]
             direct = self._direct[base][suspect]
             difference = chance_difference(value, mean, value_gap, null_gap, direct)
-            # the comparison's threshold at the suspects only (element-wise: the same values)
-            threshold = condition_threshold(mean, null_gap if known_gaps is not None else mean)
             lost = np.abs(difference) < threshold
             groups = self._still_lost(
                 base, rank_type, suspect[lost], difference[lost], threshold[lost]
@@ -1129,10 +1134,13 @@ class _Builder:
             screen = self._screen(base)
             if screen is None:
                 return found
-            # ill_conditioned, with its threshold computed once per base
-            threshold = self._threshold(base, known_gaps is not None)
-            lost = np.flatnonzero(np.abs(found) < threshold)
-            lost = self._still_lost(base, rank_type, lost, found[lost], threshold[lost])
+            # ill_conditioned: the groups within the base's bound, then its threshold at those
+            lost = np.flatnonzero(np.abs(found) < self._bound(base))
+            _, expected_at, gap_at = screen
+            mean = expected_at[lost]
+            threshold = condition_threshold(mean, gap_at[lost] if known_gaps is not None else mean)
+            kept = np.abs(found[lost]) < threshold
+            lost = self._still_lost(base, rank_type, lost[kept], found[lost[kept]], threshold[kept])
         if lost.size:
             found[lost] = self._exact_sums(base, rank_type, lost)
         return found
@@ -1197,35 +1205,21 @@ class _Builder:
         self._screens[base] = found
         return found
 
-    def _threshold(
-        self, base: RankBasedMetric, known_gaps: bool, screen: bool = False
-    ) -> FloatArray:
-        r"""The threshold of :math:`|M - E|` of a base, below which it may have lost digits.
+    def _bound(self, base: RankBasedMetric) -> FloatArray:
+        r"""A bound of :math:`|M - E|` of a base, below which a group may have lost digits.
 
-        :func:`~rankstats.chance.condition_threshold`. Without 1 - M computed directly
-        (``known_gaps`` false: the expectation over ties, a base of no adjusted or z-scored
-        metric), the gaps' form is no better than M - E itself: the threshold is
-        :math:`|E| / L`.
-
-        With ``screen``, the threshold of the rounded :math:`M - E` that screens the groups
-        before their rounded difference (in the form it takes) is compared with the threshold
-        itself: wider by the roundings of :math:`M` and :math:`E` (:math:`2^{-44} |E|`, up to
-        256 units of :math:`2^{-53}` of each, the longest sum in sequence being 128 rows) and by
-        as much of the threshold (:math:`2^{-20}`) as the difference in the gaps' form may
-        differ from it, so that no group the comparison flags escapes the screen (the macro
-        average, which compares every group, flags the same).
+        :math:`|E| \, 2^{-8} (1 + 2^{-18})`, computed once per base: above every threshold the
+        groups are compared with, :func:`~rankstats.chance.condition_threshold` (at most
+        :math:`|E| / L`, :math:`L` = :data:`~rankstats.chance.CONDITION_LIMIT` = 256) and the
+        micro average's screen of it (:func:`_widened`: wider by :math:`2^{-20}` of itself and
+        :math:`2^{-44} |E|`), with room for their roundings. Only the few groups within it
+        take those thresholds, element-wise: they flag the groups they flagged over all groups.
         """
-        key = (base, known_gaps, screen)
-        found = self._thresholds.get(key)
+        found = self._bounds.get(base)
         if found is None:
-            found_screen = self._screen(base)
-            assert found_screen is not None
-            _, expected, gap = found_screen
-            found = condition_threshold(expected, gap if known_gaps else expected)
-            if screen:  # the comparison's own threshold is not kept (read at suspects only)
-                with np.errstate(invalid="ignore"):
-                    found = _widened(found, expected)
-            self._thresholds[key] = found
+            screen = self._screen(base)
+            assert screen is not None
+            found = self._bounds[base] = np.abs(screen[1]) * _SCREEN_BOUND
         return found
 
     def _derived(self, metric: DerivedRankBasedMetric) -> DerivedColumn:
@@ -1342,8 +1336,20 @@ def _nan(value: float | None) -> float:
 
 
 def _widened(threshold: Any, expected: Any) -> Any:
-    """The screen's threshold from the comparison's (:meth:`_Builder._threshold`)."""
+    r"""The micro average's screen of :math:`|M - E|` from the comparison's threshold.
+
+    Wider by the roundings of :math:`M` and :math:`E` (:math:`2^{-44} |E|`, up to 256 units of
+    :math:`2^{-53}` of each, the longest sum in sequence being 128 rows) and by as much of the
+    threshold (:math:`2^{-20}`) as the difference in the gaps' form may differ from it, so that
+    no group the comparison flags escapes the screen (the macro average, which compares every
+    group, flags the same).
+    """
     return threshold * (1.0 + 2.0**-20) + 2.0**-44 * abs(expected)
+
+
+#: :meth:`_Builder._bound`'s factor of :math:`|E|`: above :func:`_widened`'s of
+#: :math:`|E| / 256` (:math:`2^{-8} (1 + 2^{-20}) + 2^{-44}`) by more than its roundings
+_SCREEN_BOUND = 2.0**-8 * (1.0 + 2.0**-18)
 
 
 def _total(sums: FloatArray) -> FloatArray:
