@@ -51,7 +51,7 @@ import numpy as np
 from rankstats.arrays import BoolArray, FloatArray, IntArray
 from rankstats.base import RankBasedMetric
 from rankstats.chance import CONDITION_LIMIT, EXACT_SUMS_LIMIT, ChanceTerms, condition_threshold
-from rankstats.evaluation.cells import NO_CANDIDATES, NullModels, base_value, base_value_gap
+from rankstats.evaluation.cells import NO_CANDIDATES, NullModels, base_value
 from rankstats.evaluation.chance_rows import (
     exact_group_differences,
     has_exact_difference,
@@ -532,30 +532,6 @@ class _Builder:
             means = iter(found[rank_type])
             for target, entries in ((self._values, values), (self._value_gaps, gaps)):
                 target.update(((metric, rank_type), next(means)) for metric, _, _ in entries)
-
-    def value_gap(self, metric: RankBasedMetric, rank_type: str) -> FloatArray:
-        """``1 - M`` of a base metric in every group, computed directly where it can be."""
-        key = (metric, rank_type)
-        if key not in self._value_gaps:
-            self._value_gaps[key] = self._compute_value_gap(metric, rank_type)
-        found = self._value_gaps[key]
-        return 1.0 - self.value(metric, rank_type) if found is None else found
-
-    def _compute_value_gap(self, metric: RankBasedMetric, rank_type: str) -> FloatArray | None:
-        """``1 - M`` computed directly, or ``None`` where no group has such a form."""
-        if rank_type == RANK_EXPECTED:
-            return None
-        terms_of = value_gap_terms(metric)
-        if terms_of is not None:
-            return self._means(rank_type, [], [(metric, *terms_of)])[0]
-        if value_terms(metric) is not None or type(metric) in (Count, Variance, StandardDeviation):
-            return None  # vectorised values without a gap form
-        gaps = np.full(self.size, math.nan)
-        for g in self._groups:
-            gaps[g] = _nan(base_value_gap(metric, self.data.cell(int(g)), rank_type))
-        missing = np.isnan(gaps)  # 1 - M where a group's metric has no direct form
-        gaps[missing] = 1.0 - self.value(metric, rank_type)[missing]
-        return gaps
 
     # --- null moments ------------------------------------------------------------------------
 
