@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from rankstats import Ranks, evaluate
+from rankstats.base import RankBasedMetric
 from rankstats.chance import condition_threshold
 from rankstats.evaluation import grouped
 from rankstats.evaluation.grouped import LazyGroups
@@ -732,3 +733,32 @@ def test_metrics_without_closed_forms_say_so_in_every_group() -> None:
     estimates = {sampled.by_group[label].rows[0].expected_value for label in np.unique(labels)}
     assert None not in estimates
     assert len(estimates) > 1
+
+
+@pytest.mark.parametrize("average", ["micro", "macro"])
+def test_value_gaps_computed_only_where_a_group_reads_them(
+    monkeypatch: pytest.MonkeyPatch, average: str
+) -> None:
+    """1 - M of a base is summed only where some group takes M - E from the gaps: not for the
+    MRR and Hits@10 against a million candidates (|E| <= |1 - E| in every group), but for the
+    mean rank (E >= 1) and, with two candidates per task, for Hits@10 (E = 1)."""
+    asked: list[str] = []
+    original = grouped.value_gap_terms
+
+    def recorded(metric: RankBasedMetric) -> object:
+        asked.append(type(metric).__name__)
+        return original(metric)
+
+    monkeypatch.setattr(grouped, "value_gap_terms", recorded)
+    rng = np.random.default_rng(3)
+    keys = ["amrr", "adjusted_hits_at_10", "amri"]
+    labels = rng.integers(0, 20, size=500)
+    ranks = rng.integers(1, 1000, size=500)
+    evaluate(ranks, 10**6, groups=labels, metrics=keys, average=average)
+    assert set(asked) == {"ArithmeticMeanRank"}
+    asked.clear()
+    few = evaluate(ranks % 2 + 1, 2, groups=labels, metrics=keys, average=average)
+    # E = 3/4 for the MRR, 1 for Hits@10
+    assert set(asked) == {"ArithmeticMeanRank", "HitsAtK", "InverseHarmonicMeanRank"}
+    alone = evaluate((ranks % 2 + 1)[labels == 0], 2, metrics=keys)
+    assert repr(few.by_group[0].to_flat_dict()) == repr(alone.to_flat_dict())

@@ -492,7 +492,14 @@ class _Builder:
 
     def prefetch(self, plan: Plan) -> None:
         """The values (and gaps ``1 - M``) of every mean-type base metric: one batch per type."""
-        gapped = {m.base for _, ms in plan for m in ms if isinstance(m, DerivedRankBasedMetric)}
+        # the bases of adjusted and z-scored metrics whose M - E some group takes from the gaps
+        # 1 - M and 1 - E: only those need 1 - M computed directly
+        gapped = {
+            m.base
+            for _, ms in plan
+            for m in ms
+            if isinstance(m, DerivedRankBasedMetric) and self._reads_value_gaps(m.base)
+        }
         # the counts first: the pairs' sums may release the tables' group ids they read
         for rank_type, chosen in plan:
             for metric in chosen:
@@ -1065,9 +1072,7 @@ class _Builder:
         if found is None:
             expected = self.null_column(base)[0]
             gap = self._base_gap(base)
-            direct = self._direct.get(base)
-            if direct is None:  # which form of M - E each group takes, for every rank type
-                direct = self._direct[base] = takes_difference(expected, gap)
+            direct = self._direct_form(base)
             # 1 - M where computed directly (for the bases of adjusted and z-scored metrics),
             # else by subtraction (and the screen's threshold is |E| alone)
             values = self.value(base, rank_type)
@@ -1093,6 +1098,28 @@ class _Builder:
                     found = Elementwise(_exact_difference, (*moments, exact))
             self._differences_of[key] = found
         return found
+
+    def _direct_form(self, base: RankBasedMetric) -> BoolArray:
+        """Where a base's :math:`M - E` is taken directly, not from the gaps (every rank type)."""
+        direct = self._direct.get(base)
+        if direct is None:
+            expected = self.null_column(base)[0]
+            direct = self._direct[base] = takes_difference(expected, self._base_gap(base))
+        return direct
+
+    def _reads_value_gaps(self, base: RankBasedMetric) -> bool:
+        r"""Whether some group takes a base's :math:`M - E` from the gaps of M and E.
+
+        :func:`~rankstats.metrics.derived.chance_difference` takes :math:`M - E` itself where
+        :math:`|E| \le |1 - E|` (the MRR and Hits@k against many candidates), and NaN where the
+        gap :math:`1 - E` is NaN: where every group does one or the other, :math:`1 - M` is not
+        read, and is not computed (nor are the screens' thresholds changed:
+        :math:`\min(|E|, |1 - E|) = |E|` there).
+        """
+        if not self.data.has_candidates:
+            return True
+        with np.errstate(invalid="ignore"):
+            return bool(np.any(~self._direct_form(base) & ~np.isnan(self._base_gap(base))))
 
     def _eager_difference(
         self,
