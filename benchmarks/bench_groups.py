@@ -352,8 +352,8 @@ def run(rounds: int = 15) -> list[Row]:
     ranks, labels = _inputs()
     for metrics, label, count in (
         (CLOSED_FORMS, "GMR, IGMR, AGMRI, z-GMR, variance", max(3, rounds // 3)),
-        (["iamr"], "IAMR (quadrature per group)", 3),
-        (["hmr"], "HMR (quadrature per group)", 3),
+        (["iamr"], "IAMR (one quadrature for all groups)", 3),
+        (["hmr"], "HMR (one quadrature for all groups)", 3),
     ):
         best = interleaved_best_times(
             {
