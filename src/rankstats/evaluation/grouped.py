@@ -1030,13 +1030,16 @@ class _Builder:
         values = self.value(base, rank_type)
         if values.size == 1:  # one group (the micro average's): the screen in Python's floats
             chance = float(expected[0])
-            limit = condition_threshold(chance, float(gap[0]) if known_gaps is not None else chance)
-            if not abs(float(values[0]) - chance) <= _widened(float(limit), chance):
+            limit = _float_threshold(chance, float(gap[0]) if known_gaps is not None else chance)
+            if not abs(float(values[0]) - chance) <= _widened(limit, chance):
                 return None
+        # the groups within the base's bound of chance (M and E finite or NaN: no warning),
+        # then those within the screen's own threshold (element-wise at those only: the same
+        # values as over every group)
+        suspect = np.flatnonzero(np.abs(values - expected) <= self._bound(base))
+        if not suspect.size:
+            return None
         with np.errstate(invalid="ignore"):
-            # the groups within the base's bound of chance, then those within the screen's own
-            # threshold (element-wise at those only: the same values as over every group)
-            suspect = np.flatnonzero(np.abs(values - expected) <= self._bound(base))
             mean, null_gap = expected[suspect], gap[suspect]
             threshold = condition_threshold(mean, null_gap if known_gaps is not None else mean)
             near = np.abs(values[suspect] - mean) <= _widened(threshold, mean)
@@ -1139,6 +1142,8 @@ class _Builder:
                 return found
             # ill_conditioned: the groups within the base's bound, then its threshold at those
             lost = np.flatnonzero(np.abs(found) < self._bound(base))
+            if not lost.size:
+                return found
             _, expected_at, gap_at = screen
             mean = expected_at[lost]
             threshold = condition_threshold(mean, gap_at[lost] if known_gaps is not None else mean)
@@ -1336,6 +1341,13 @@ def _affine_value(value: FloatArray, scale: FloatArray, offset: FloatArray) -> F
 
 def _nan(value: float | None) -> float:
     return math.nan if value is None else value
+
+
+def _float_threshold(mean: float, gap: float) -> float:
+    """:func:`~rankstats.chance.condition_threshold` of one group, in Python's floats."""
+    if math.isnan(mean) or math.isnan(gap):
+        return math.nan
+    return min(abs(mean), abs(gap)) / CONDITION_LIMIT
 
 
 def _widened(threshold: Any, expected: Any) -> Any:
