@@ -195,6 +195,7 @@ class _Builder:
         self._base_gaps: dict[RankBasedMetric, FloatArray] = {}
         #: per base metric: where M - E is taken directly, not from the gaps
         self._direct: dict[RankBasedMetric, BoolArray] = {}
+        self._forms: dict[RankBasedMetric, BoolArray | bool] = {}
         #: whether every group's columns are read (the macro average): then the derived
         #: metrics share one array of M - E per base and rank type
         self.eager = False
@@ -1081,9 +1082,7 @@ class _Builder:
             values = self.value(base, rank_type)
             known_gaps = self._value_gaps.get(key)
             if self.eager:  # every group's rounded M - E, then exact where it lost digits
-                found = self._eager_difference(
-                    base, rank_type, values, expected, known_gaps, gap, direct
-                )
+                found = self._eager_difference(base, rank_type, values, expected, known_gaps, gap)
             else:
                 moments = (
                     values,
@@ -1110,6 +1109,19 @@ class _Builder:
             direct = self._direct[base] = takes_difference(expected, self._base_gap(base))
         return direct
 
+    def _one_form(self, base: RankBasedMetric) -> BoolArray | bool:
+        """:meth:`_direct_form`, or the one form every group takes, found once per base.
+
+        :func:`~rankstats.metrics.derived.chance_difference` takes a bool for every element:
+        it then need not look through the array again for each rank type.
+        """
+        found = self._forms.get(base)
+        if found is None:
+            direct = self._direct_form(base)
+            every = bool(direct.all())
+            found = self._forms[base] = every if every or not direct.any() else direct
+        return found
+
     def _reads_value_gaps(self, base: RankBasedMetric) -> bool:
         r"""Whether some group takes a base's :math:`M - E` from the gaps of M and E.
 
@@ -1132,18 +1144,18 @@ class _Builder:
         expected: FloatArray,
         known_gaps: FloatArray | None,
         gap: FloatArray,
-        direct: BoolArray,
     ) -> FloatArray:
         """:meth:`_difference` as an array: the rounded difference is its own screen."""
+        # differences and comparisons of finite or NaN values: no warning
+        found = chance_difference(values, expected, known_gaps, gap, self._one_form(base))
+        screen = self._screen(base)
+        if screen is None:
+            return found
+        # ill_conditioned: the groups within the base's bound, then its threshold at those
+        lost = np.flatnonzero(np.abs(found) < self._bound(base))
+        if not lost.size:
+            return found
         with np.errstate(invalid="ignore"):
-            found = chance_difference(values, expected, known_gaps, gap, direct)
-            screen = self._screen(base)
-            if screen is None:
-                return found
-            # ill_conditioned: the groups within the base's bound, then its threshold at those
-            lost = np.flatnonzero(np.abs(found) < self._bound(base))
-            if not lost.size:
-                return found
             _, expected_at, gap_at = screen
             mean = expected_at[lost]
             threshold = condition_threshold(mean, gap_at[lost] if known_gaps is not None else mean)
