@@ -581,13 +581,18 @@ def test_narrow_tables_give_the_same_results(average: str, largest: int) -> None
     assert repr(found[True]) == repr(found[False])  # NaN-aware, to the bit
 
 
-def test_closed_form_null_models_of_every_group_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("weighted", [False, True])
+def test_closed_form_null_models_of_every_group_at_once(
+    monkeypatch: pytest.MonkeyPatch, weighted: bool
+) -> None:
     """GMR, IGMR and the ranks' variance: the closed forms of every group from one pass.
 
     The same as each group alone, in every rank type (GMR's expectation over ties too).
 
     Groups of one to 60 tasks, counts from 1 to 1e9 (the expansions for large counts too),
     a group of single-candidate tasks (E = 1, V = 0). No group takes a pass of its own.
+    Weighted: each task's own share w / W_g (tasks of weight 0, tasks holding nearly all of
+    their group's weight, whose 1 - a is summed from the others, a group of weight 0).
     """
     from rankstats.evaluation import grouped
 
@@ -617,12 +622,21 @@ def test_closed_form_null_models_of_every_group_at_once(monkeypatch: pytest.Monk
         return original_value(*args)  # type: ignore[arg-type]
 
     monkeypatch.setattr(grouped, "base_value", value_spy)
-    results = evaluate(ranks, metrics=metrics, groups=labels)
+    weights = None
+    if weighted:
+        weights = rng.choice([0.0, 0.5, 1.0, 3.0, 1e6], size=n)
+        weights[labels == 4] = 0.0
+    results = evaluate(ranks, metrics=metrics, groups=labels, weights=weights)
     assert looped == []
     assert values_of_one == []  # no value group by group either (GMR and S^2 over ties)
+    assert (4 in results.by_group) is not weighted  # weight 0: left out
     for label, group in results.by_group.items():
         rows = labels == label
-        alone = evaluate(_subset(ranks, rows), metrics=metrics)
+        alone = evaluate(
+            _subset(ranks, rows),
+            metrics=metrics,
+            weights=None if weights is None else weights[rows],
+        )
         for key in group:
             _same_row(group.row(key), alone.row(key))
     single = results.by_group[1].row("both.optimistic.gmr")
@@ -762,3 +776,34 @@ def test_value_gaps_computed_only_where_a_group_reads_them(
     assert set(asked) == {"ArithmeticMeanRank", "HitsAtK", "InverseHarmonicMeanRank"}
     alone = evaluate((ranks % 2 + 1)[labels == 0], 2, metrics=keys)
     assert repr(few.by_group[0].to_flat_dict()) == repr(alone.to_flat_dict())
+
+
+def test_weighted_variance_null_with_a_dominant_task_against_exact_values() -> None:
+    """Groups where one task holds nearly all of the weight, with equal counts within each
+    group (every offset d is 0): E[S^2] = sigma^2 sum a (1 - a) rests on the 1 - a of the
+    dominant task, which must not be taken by subtraction (it would lose up to 12 digits).
+    Against exact rational values."""
+    from fractions import Fraction
+
+    counts = np.array([1000, 1000, 7, 7, 7, 10**9, 10**9])
+    weights = np.array([1e6, 0.5, 3.0, 1e9, 0.25, 1e12, 1.0])
+    labels = np.array([0, 0, 1, 1, 1, 2, 2])
+    ranks = np.ones(counts.size, dtype=np.int64)
+    found = evaluate(ranks, counts, weights=weights, groups=labels, metrics=["variance"])
+    for label in range(3):
+        rows = labels == label
+        c = Fraction(int(counts[rows][0]))
+        sigma2 = (c * c - 1) / 12
+        v = (c * c - 1) * (c * c - 4) / 180
+        w = [Fraction(float(x)) for x in weights[rows]]
+        a = [x / sum(w) for x in w]
+        expected = sigma2 * sum(x * (1 - x) for x in a)
+        variance = sum(x * x * (1 - x) ** 2 for x in a) * v + 2 * sum(
+            a[i] ** 2 * a[j] ** 2 * sigma2 * sigma2
+            for i in range(len(a))
+            for j in range(len(a))
+            if i != j
+        )
+        row = found.by_group[label].row("variance")
+        assert row.expected_value == pytest.approx(float(expected), rel=1e-14)
+        assert row.variance == pytest.approx(float(variance), rel=1e-13)

@@ -74,7 +74,7 @@ from rankstats.evaluation.group_rows import (
 from rankstats.evaluation.group_sums import GroupSums, TieSplit, offsets, stacked, value_range
 from rankstats.evaluation.results import ResultRow
 from rankstats.evaluation.scores import RANK_EXPECTED
-from rankstats.evaluation.tables import GROUP, WEIGHT, SideStatistics, Table
+from rankstats.evaluation.tables import GROUP, WEIGHT, WEIGHT_SQUARED, SideStatistics, Table
 from rankstats.evaluation.terms import (
     Transform,
     identity,
@@ -299,18 +299,41 @@ class _Builder:
         deviation = np.abs(ranks - medians[ids])
         return MAD_NORMAL_SCALE * group_medians(ids, deviation, counts, self.size)
 
-    def _unweighted_pairs(self) -> tuple[IntArray, IntArray, IntArray, FloatArray] | None:
-        """The pairs' group ids, optimistic and pessimistic ranks (int64) and counts.
+    def _pair_shares(self) -> tuple[IntArray, IntArray, IntArray, FloatArray, FloatArray] | None:
+        r"""The pairs' group ids, optimistic and pessimistic ranks (int64), counts and shares.
 
-        The rows of the expectation over ties (:meth:`GroupSums.distinct_rows`), for those whose
-        tasks share their group's :math:`1/n_g`: ``None`` without pairs or for weighted input
-        (as :meth:`_unweighted_candidates`).
+        The rows of the expectation over ties, with :math:`m` tasks each of the share :math:`a`
+        of its group: unweighted, the rows of :meth:`GroupSums.distinct_rows` and
+        :math:`a = 1/n_g`; weighted, the rows that keep each task's weight (``tie_pairs``, as
+        a single group's rule takes them: :func:`~rankstats.evaluation.ties.tie_expectation`)
+        and :math:`a = w / W_g`, :math:`W_g = \sum m w` over the group's rows. ``None``
+        without pairs, or for weighted input without each task's weight.
         """
-        table = self.data.stats.pairs
-        if table is None or WEIGHT in table.columns:
+        stats = self.data.stats
+        if stats.pairs is None:
             return None
-        ids, (low, high), _, counts = self.data.distinct_rows(RANK_EXPECTED)
-        return ids, low, high, counts
+        if WEIGHT not in stats.pairs.columns:
+            ids, (low, high), _, counts = self.data.distinct_rows(RANK_EXPECTED)
+            return ids, low, high, counts, self._shares(ids)
+        table = stats.tie_pairs
+        if table is None:
+            return None
+        ids = table.columns[GROUP]
+        m = table.count.astype(np.float64)
+        weights = table.columns[WEIGHT]
+        shares = self._task_shares(ids, m, weights)
+        low = table.columns["optimistic"].astype(np.int64, copy=False)
+        high = table.columns["pessimistic"].astype(np.int64, copy=False)
+        return ids, low, high, m, shares
+
+    def _task_shares(self, ids: IntArray, m: FloatArray, weights: FloatArray) -> FloatArray:
+        r"""Each row's tasks' share of their group, :math:`w / W_g`, :math:`W_g = \sum m w`.
+
+        0 in a group of weight 0 (left out of the results), where it would be NaN.
+        """
+        totals = self.data._sum(ids, m * weights)[ids]
+        shares: FloatArray = np.divide(weights, totals, out=np.zeros(ids.size), where=totals > 0.0)
+        return shares
 
     def _shares(self, ids: IntArray) -> FloatArray:
         """Each row's share of its group, :math:`1/n_g` (unweighted; its group has tasks)."""
@@ -324,16 +347,16 @@ class _Builder:
         :math:`\exp \sum m \ln \mathbb{E}[r^{\pm 1/n_g}]` over each group's rows, :math:`r`
         uniform on the row's ranks (:func:`~rankstats.evaluation.ties.log_power_mean`, one
         exponent per row): the rule of a single group, for all groups at once (10,000 groups had
-        taken 0.63 s, one call each). ``None`` for weighted input (a row's weight is a sum over
-        tasks whose exponents differ), which keeps the pass per group.
+        taken 0.63 s, one call each); weighted, with the exponents :math:`\pm w / W_g`
+        (:meth:`_pair_shares`). ``None`` where there are no such rows.
         """
-        pairs = self._unweighted_pairs()
+        pairs = self._pair_shares()
         if pairs is None:
             return None
         data = self.data
-        ids, low, high, counts = pairs
+        ids, low, high, counts, shares = pairs
         sign = 1.0 if type(metric) is GeometricMeanRank else -1.0
-        terms = log_power_mean(low, high, sign * self._shares(ids))
+        terms = log_power_mean(low, high, sign * shares)
         values: FloatArray = np.exp(data._sum(ids, counts * terms))
         values[data.total == 0.0] = math.nan
         return values
@@ -344,15 +367,14 @@ class _Builder:
         The rule of :mod:`rankstats.evaluation.ties` with :math:`a = 1/n_g`: a tied rank
         uniform on :math:`o..p` has mean :math:`(o + p)/2` and variance :math:`(L^2 - 1)/12`,
         so :math:`\sum m (a - a^2) (L^2 - 1)/12 + \sum m a (\bar r - \bar{\bar r})^2` over each
-        group's rows. ``None`` for weighted input (a row's weight is a sum over tasks), which
-        keeps the pass per group.
+        group's rows, :math:`a` each task's share (:meth:`_pair_shares`, weighted too). ``None``
+        where there are no such rows.
         """
-        pairs = self._unweighted_pairs()
+        pairs = self._pair_shares()
         if pairs is None:
             return None
         data = self.data
-        ids, low, high, m = pairs
-        a = self._shares(ids)
+        ids, low, high, m, a = pairs
         mean = 0.5 * (low + high).astype(np.float64)
         length = (high - low + 1).astype(np.float64)
         spread = (length * length - 1.0) / 12.0
@@ -650,6 +672,27 @@ class _Builder:
         distinct, inverse = self._distinct_candidates()
         return table, table.columns[GROUP], distinct, inverse
 
+    def _weighted_candidates(
+        self, metrics: Sequence[RankBasedMetric]
+    ) -> tuple[IntArray, IntArray, FloatArray, FloatArray] | None:
+        r"""Weighted input: each candidate-count row's group id, count, tasks and their share.
+
+        The rows of weighted input keep each task's weight :math:`w` (a key column, the tasks
+        of equal count and weight one row of :math:`m` tasks), so each task's share of its
+        group, :math:`w / W_g` with :math:`W_g = \sum m w` over the group's rows, is known per
+        row: the exponents of the geometric means' closed forms
+        (:func:`~rankstats.null.powers.log_moment_terms`). ``None`` without metrics, without
+        counts, for unweighted input, or where the table keeps the sums of the weights per
+        count only (no task's own weight).
+        """
+        table = self.data.stats.candidates if metrics else None
+        if table is None or WEIGHT not in table.columns or WEIGHT_SQUARED in table.columns:
+            return None
+        ids = table.columns[GROUP]
+        weights = table.columns[WEIGHT]
+        m = table.count.astype(np.float64)
+        return ids, table.columns["num_candidates"], m, self._task_shares(ids, m, weights)
+
     def _unweighted_table(self) -> Table | None:
         """The candidate counts' table, unless there is none or the input is weighted."""
         table = self.data.stats.candidates
@@ -680,19 +723,26 @@ class _Builder:
         keep the pass per group: a table row's weight is a sum over tasks, whose exponents
         :math:`w_i / W_g` differ.
         """
-        rows = self._unweighted_candidates(metrics)
-        if rows is None:
-            return {}
         data = self.data
-        table, ids, distinct, inverse = rows
-        # the terms depend on the count and the group's size only: one per distinct pair (a
-        # thousand counts and a few dozen sizes, where the rows of 10,000 groups are 1e5)
-        sizes = data.total.astype(np.int64)
-        radix = int(sizes.max()) + 1
-        pairs, row_pair = distinct_inverse(inverse.astype(np.int64) * radix + sizes[ids])
-        count_of, size_of = np.divmod(pairs, radix)
-        terms = log_moment_terms(distinct[count_of].astype(np.float64), 1.0 / size_of)
-        sums = data.weighted_sums(ids, data.counts(table), terms, row_pair)
+        rows = self._unweighted_candidates(metrics)
+        if rows is not None:
+            table, ids, distinct, inverse = rows
+            # the terms depend on the count and the group's size only: one per distinct pair (a
+            # thousand counts and a few dozen sizes, where the rows of 10,000 groups are 1e5)
+            sizes = data.total.astype(np.int64)
+            radix = int(sizes.max()) + 1
+            pairs, row_pair = distinct_inverse(inverse.astype(np.int64) * radix + sizes[ids])
+            count_of, size_of = np.divmod(pairs, radix)
+            terms = log_moment_terms(distinct[count_of].astype(np.float64), 1.0 / size_of)
+            sums = data.weighted_sums(ids, data.counts(table), terms, row_pair)
+        else:
+            weighted = self._weighted_candidates(metrics)
+            if weighted is None:
+                return {}
+            # each row's tasks take their own exponent w / W_g: the terms one per row
+            ids, candidates, m, shares = weighted
+            terms = log_moment_terms(candidates.astype(np.float64), shares)
+            sums = data.weighted_sums(ids, m, terms)
         methods = np.full(self.size, CODE_EXACT, dtype=np.int8)
         methods.flags.writeable = False
         empty = data.total == 0.0
@@ -715,23 +765,29 @@ class _Builder:
         r"""The null moments of the ranks' variance in every group, from sums over the rows.
 
         The closed form of :func:`~rankstats.null.dispersion.weighted_variance_moments`, with
-        :math:`a = 1/n_g` (unweighted input: weighted rows are sums over tasks whose shares
-        differ, and keep the pass per group): each of its sums over tasks becomes a sum over
-        each group's rows (a distinct count, :math:`m` tasks), the offsets :math:`d` taken from
+        :math:`a = 1/n_g` (unweighted input) or :math:`a = w / W_g` (weighted input whose rows
+        keep each task's weight, :meth:`_weighted_candidates`): each of its sums over tasks
+        becomes a sum over each group's rows (a distinct count, :math:`m` tasks), the offsets
+        :math:`d` taken from
         an integer near each group's mean count, and :math:`\sum_{i \ne j} u_i u_j` as
         :math:`\sum_i u_i` times the others' sum, nonnegative terms only (prefix sums over all
         rows, less the sum before each group, had cancelled: 2e-10 on a group of counts 3 and
         110,795 behind groups of counts up to 1e9).
         """
-        rows = self._candidate_rows(metrics)
-        if rows is None:
-            return {}
         data = self.data
-        ids, candidates, m = rows
+        rows = self._candidate_rows(metrics)
+        if rows is not None:
+            ids, candidates, m = rows
+            a = self._shares(ids)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                one_minus_a = ((data.total - 1.0) / data.total)[ids]
+        else:
+            weighted = self._weighted_candidates(metrics)
+            if weighted is None:
+                return {}
+            ids, candidates, m, a = weighted
+            one_minus_a = self._other_shares(ids, m, a)
         c = candidates.astype(np.float64)
-        a = self._shares(ids)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            one_minus_a = ((data.total - 1.0) / data.total)[ids]
         share = m * a
         sigma2 = (c - 1.0) * (c + 1.0) / 12.0
         var_x2 = sigma2 * ((c - 2.0) * (c + 2.0) / 15.0)
@@ -764,6 +820,25 @@ class _Builder:
             + 4.0 * data._sum(ids, mu * d2)
         )
         return self._exact_columns(metrics, expected, variance)
+
+    def _other_shares(self, ids: IntArray, m: FloatArray, a: FloatArray) -> FloatArray:
+        r""":math:`1 - a` of each row's tasks, weighted input (:meth:`_weighted_candidates`).
+
+        By subtraction, but for the one task of a group whose share exceeds one half, where
+        it would cancel: there the sum of the group's other weights over :math:`W_g`, as
+        :func:`~rankstats.null.dispersion.weighted_variance_moments` takes it.
+        """
+        table = self.data.stats.candidates
+        assert table is not None
+        one_minus_a = 1.0 - a
+        dominant = a > 0.5  # a row of one task: the shares of a group add up to one
+        if dominant.any():
+            row_weights = m * table.columns[WEIGHT]
+            totals = self.data._sum(ids, row_weights)
+            others = self.data._sum(ids, np.where(dominant, 0.0, row_weights))
+            groups = ids[dominant]  # each of positive weight
+            one_minus_a[dominant] = others[groups] / totals[groups]
+        return one_minus_a
 
     def _exact_columns(
         self, metrics: Sequence[RankBasedMetric], expected: FloatArray, variance: FloatArray
