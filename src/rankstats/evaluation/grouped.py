@@ -14,15 +14,16 @@ batch (:mod:`rankstats.evaluation.group_sums`): an untied pair of optimistic and
 ranks has one rank for every rank type, so the untied rows are summed once for all four and the
 few tied rows apart. The ranks' variance takes two such passes. The geometric mean rank's and
 its inverse's null moments are exponentials of such sums (of :math:`K_C(\pm 1/n_g)` over each
-group's rows, :func:`~rankstats.null.powers.log_moment_terms`; unweighted inputs, whose tasks
-share their group's exponent). Derived metrics (adjusted,
+group's rows, :func:`~rankstats.null.powers.log_moment_terms`; weighted, of
+:math:`K_C(\pm w / W_g)`, each task at its own share, the tables keeping each task's weight).
+Derived metrics (adjusted,
 z-scored) transform their base's columns element-wise, for the groups read only
 (:class:`~rankstats.evaluation.group_rows.Elementwise`): a scale per group is all they store.
 The reciprocal-of-mean metrics (the inverse arithmetic and the harmonic mean rank) run the single
 group's quadrature for every group together (:mod:`rankstats.null.reciprocal_groups`;
 unweighted inputs). Only metrics without such a form (the
-median's null moments, weighted input, Monte-Carlo estimates) take a pass per group, through the
-same code as a single cell.
+median's null moments, the reciprocal-of-mean metrics' for weighted input, Monte-Carlo
+estimates) take a pass per group, through the same code as a single cell.
 
 The micro average (all groups as one) sums the groups' sums: no second pass over the tables for
 the mean-type metrics, whose sums then differ from the ungrouped evaluation's by rounding only
@@ -663,8 +664,8 @@ class _Builder:
         """The candidate counts' table, its group ids, distinct counts and each row's index.
 
         For the closed forms whose tasks share their group's :math:`1/n_g`: ``None`` without
-        metrics, without counts, or for weighted input (a row's weight is a sum over tasks whose
-        shares differ; those groups keep the pass per group).
+        metrics, without counts, or for weighted input (:meth:`_weighted_candidates` has those
+        rows, each with its tasks' share).
         """
         table = self._unweighted_table() if metrics else None
         if table is None:
@@ -719,9 +720,9 @@ class _Builder:
         :func:`~rankstats.null.powers.log_moment_terms`, both signs at once): the closed forms of
         :func:`~rankstats.null.powers.geometric_mean_moments`, for every group in one pass over
         the rows, not one call per group (464 groups of 50 tasks: 115 ms had gone to that loop).
-        The same sums as a single group's, to a few ulps (pairwise per group). Weighted inputs
-        keep the pass per group: a table row's weight is a sum over tasks, whose exponents
-        :math:`w_i / W_g` differ.
+        The same sums as a single group's, to a few ulps (pairwise per group). Weighted, each
+        row's tasks take their own exponent :math:`\pm w / W_g` (:meth:`_weighted_candidates`):
+        the terms one per row, not per distinct pair.
         """
         data = self.data
         rows = self._unweighted_candidates(metrics)
@@ -868,7 +869,8 @@ class _Builder:
         (:func:`~rankstats.null.reciprocal_groups.grouped_inverse_arithmetic_moments`,
         :func:`~rankstats.null.reciprocal_groups.grouped_harmonic_moments`), where one call per
         group had taken 4.5 s (IAMR) and 10 s (HMR) for 10,000 groups of ten tasks. Weighted
-        inputs keep the pass per group (a row's weight is a sum over tasks whose shares differ).
+        inputs keep the pass per group: their tasks' shares differ within a group, so no grid of
+        shifted nodes serves all of a group's tasks at once.
         """
         rows = self._candidate_rows(metrics)
         if rows is None:
