@@ -17,6 +17,7 @@ import math
 import numpy as np
 
 from rankstats.arrays import FloatArray, IntArray
+from rankstats.evaluation.tables import _run_starts
 
 __all__ = ["group_medians"]
 
@@ -55,10 +56,7 @@ def group_medians(ids: IntArray, values: FloatArray, counts: FloatArray, size: i
     group = ids[order]
     value = values[order]
     cumulative = np.cumsum(counts[order])
-    new = np.empty(group.size, dtype=np.bool_)
-    new[0] = True
-    np.not_equal(group[1:], group[:-1], out=new[1:])
-    starts = np.flatnonzero(new)
+    starts = _run_starts(group)
     ends = np.append(starts[1:], group.size) - 1
     before = np.where(starts > 0, cumulative[starts - 1], 0.0)
     half = before + 0.5 * (cumulative[ends] - before)
