@@ -1451,9 +1451,10 @@ def _widened(threshold: Any, expected: Any) -> Any:
     return threshold * (1.0 + 2.0**-20) + 2.0**-44 * abs(expected)
 
 
-#: :meth:`_Builder._bound`'s factor of :math:`|E|`: above :func:`_widened`'s of
-#: :math:`|E| / 256` (:math:`2^{-8} (1 + 2^{-20}) + 2^{-44}`) by more than its roundings
-_SCREEN_BOUND = 2.0**-8 * (1.0 + 2.0**-18)
+#: :meth:`_Builder._bound`'s factor of :math:`|E|`: above :func:`_widened`'s, at most
+#: :math:`(1 + 2^{-20}) / L + 2^{-44}` (:math:`L` = :data:`~rankstats.chance.CONDITION_LIMIT`,
+#: 256), by more than its roundings
+_SCREEN_BOUND = (1.0 + 2.0**-18) / CONDITION_LIMIT
 
 
 def _total(sums: FloatArray) -> FloatArray:
