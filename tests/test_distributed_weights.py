@@ -11,7 +11,14 @@ import numpy as np
 import pytest
 
 from rankstats import RankAccumulator, Ranks, evaluate
-from rankstats.evaluation.weight_sums import add_limbs, align, rounded_sums, weight_limbs
+from rankstats.evaluation import weight_sums
+from rankstats.evaluation.weight_sums import (
+    add_limbs,
+    align,
+    rounded_sums,
+    row_sums,
+    weight_limbs,
+)
 
 METRICS = ["mrr", "hits@1", "hits@10", "mr", "gmr", "median_rank", "variance", "amri", "zmrr"]
 NO_TIES = ["optimistic", "realistic", "pessimistic"]
@@ -189,6 +196,68 @@ def test_vectorised_rounding_of_short_sums_is_exact(seed: int) -> None:
         exact[key] = exact.get(key, Fraction(0)) + Fraction(w) * c
     for key, value in zip(rows["key"].tolist(), sums.tolist(), strict=True):
         assert value == float(exact[key]), key
+
+
+def _row_weights(seed: int, n: int, rows: int) -> tuple[np.ndarray, np.ndarray]:
+    """Row ids and weights of one of six kinds: narrow, spread, near ties, zeros, extremes."""
+    rng = np.random.default_rng(seed)
+    index = rng.integers(0, rows, size=n)
+    kind = seed % 6
+    if kind == 0:  # one binade or two, as most weights are
+        weights = rng.uniform(0.5, 2.0, size=n)
+    elif kind == 1:  # spread over 2**-80 .. 2**80: several limbs, the dense grid still
+        mantissas = rng.integers(1, 2**53, size=n).astype(np.float64)
+        weights = np.ldexp(mantissas, rng.integers(-132, 28, n))
+    elif kind == 2:  # few bits each: sums at or next to a tie between two floats
+        weights = np.ldexp(rng.integers(1, 8, size=n).astype(np.float64), rng.integers(-5, 60, n))
+    elif kind == 3:  # zeros beside positive weights, and rows of zeros only
+        weights = np.where(rng.random(n) < 0.5, 0.0, rng.exponential(size=n))
+    elif kind == 4:  # subnormal to huge: too wide for the dense grid (the sorted limbs)
+        weights = rng.choice([5e-324, 2.2250738585072014e-308, 1e-300, 1.0, 1e300, 3.0], size=n)
+    else:  # one row holding most weights, beside rows of one
+        index = np.where(rng.random(n) < 0.9, 0, index)
+        weights = rng.exponential(size=n) * 2.0 ** rng.integers(-10, 10, n)
+    return index, weights
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_row_sums_are_correctly_rounded(seed: int) -> None:
+    """Each row's sum from the dense grid is the float nearest the exact sum (ties to even)."""
+    rows = [1, 7, 300][seed % 3]
+    index, weights = _row_weights(seed, 3000, rows)
+    sums = row_sums(index, rows + 2, weights)  # two rows without weights
+    assert sums.shape == (rows + 2,)
+    for row in range(rows + 2):
+        exact = sum((Fraction(w) for w in weights[index == row].tolist()), Fraction(0))
+        assert sums[row] == float(exact), (row, sums[row], float(exact))
+    # the same numbers as the sorted limbs of the accumulator
+    table = weight_limbs({"row": index}, weights, np.ones(index.size, dtype=np.int64))
+    found, limb_sums = rounded_sums(table, ["row"])
+    assert sums[found["row"]].tolist() == limb_sums.tolist()
+
+
+def test_row_sums_take_the_dense_grid_unless_the_weights_spread_too_far(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    calls: list[int] = []
+    original = weight_sums.weight_limbs
+
+    def counted(*args: object, **kwargs: object) -> object:
+        calls.append(1)
+        return original(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(weight_sums, "weight_limbs", counted)
+    index, weights = _row_weights(1, 500, 20)  # 2**-132 .. 2**80
+    row_sums(index, 20, weights)
+    assert not calls
+    index, weights = _row_weights(4, 500, 20)  # 5e-324 .. 1e300
+    row_sums(index, 20, weights)
+    assert calls
+
+
+def test_overflowing_row_sums_are_refused() -> None:
+    with pytest.raises(ValueError, match="largest float64"):
+        row_sums(np.zeros(2, dtype=np.int64), 1, np.array([1.7e308, 1.7e308]))
 
 
 def test_overflowing_sums_are_refused_at_compute() -> None:
