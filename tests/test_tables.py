@@ -135,6 +135,32 @@ def test_half_integer_columns_take_the_integer_path_with_the_same_result() -> No
     assert thirds.count.tolist() == [2, 1]
 
 
+@pytest.mark.parametrize("seed", range(4))
+def test_float_key_columns_take_the_integer_path_with_the_same_result(seed: int) -> None:
+    """Task weights as a key column: coded by their rank among the distinct weights."""
+    rng = np.random.default_rng(seed)
+    n = 3000
+    columns = {
+        "group": rng.integers(0, 40, size=n),
+        "optimistic": rng.integers(1, 30, size=n),
+        "weight": rng.choice([0.0, 1e-300, 0.1, 1 / 3, 2.5, 1e300], size=n)
+        * rng.integers(1, 3, size=n),
+    }
+    if seed % 2:
+        columns["pessimistic"] = columns["optimistic"] + rng.integers(0, 2, size=n)
+    count = rng.integers(1, 5, size=n) if seed >= 2 else np.ones(n, dtype=np.int64)
+    fast = Table.build(columns, count if seed >= 2 else None)
+    keys, (summed,) = group_sum(list(columns.values()), [count])  # an indirect sort
+    for name, key in zip(columns, keys, strict=True):
+        np.testing.assert_array_equal(fast.columns[name], key)
+        assert fast.columns[name].dtype == key.dtype
+    np.testing.assert_array_equal(fast.count, summed)
+    # a negative zero is taken as zero: one row
+    zeros = Table.build({"weight": np.array([-0.0, 0.0, -0.0])})
+    assert zeros.count.tolist() == [3]
+    assert str(zeros.columns["weight"][0]) == "0.0"
+
+
 @pytest.mark.parametrize("total_bits", [30, 31, 32, 33])
 @pytest.mark.parametrize("counted", [False, True])
 def test_build_across_the_32_bit_packing_boundary(total_bits: int, counted: bool) -> None:

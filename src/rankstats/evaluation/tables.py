@@ -314,17 +314,30 @@ class Table:
         """
         names = list(columns)
         if count is None or np.issubdtype(count.dtype, np.integer):
-            # half-integer ranks (realistic ranks) count as integers: twice their value
+            # half-integer ranks (realistic ranks) count as integers: twice their value; other
+            # float columns (task weights) as the rank of each value among the column's
+            # distinct values, decoded by indexing them (one sort of a packed integer key, not
+            # an indirect sort over every column); -0.0 is taken as 0.0
             halves = {name for name in names if _is_half_integer(columns[name])}
-            integers = [
-                (2.0 * columns[name]).astype(np.int64) if name in halves else columns[name]
-                for name in names
-            ]
-            fast = _count_integer_rows(integers, count, narrow and not halves)
+            distinct: dict[str, FloatArray] = {}
+            integers = []
+            for name in names:
+                column = columns[name]
+                if name in halves:
+                    column = (2.0 * column).astype(np.int64)
+                elif column.dtype.kind == "f" and column.size:
+                    distinct[name], column = np.unique(column + 0.0, return_inverse=True)
+                    column = column.reshape(-1).astype(np.int64, copy=False)
+                integers.append(column)
+            fast = _count_integer_rows(integers, count, narrow and not halves and not distinct)
             if fast is not None:
                 keys, counts = fast
                 decoded = [
-                    0.5 * key.astype(np.float64) if name in halves else key
+                    0.5 * key.astype(np.float64)
+                    if name in halves
+                    else distinct[name][key]
+                    if name in distinct
+                    else key
                     for name, key in zip(names, keys, strict=True)
                 ]
                 return cls(dict(zip(names, decoded, strict=True)), counts)
