@@ -524,12 +524,10 @@ class _Builder:
         """The values (and gaps ``1 - M``) of every mean-type base metric: one batch per type."""
         # the bases of adjusted and z-scored metrics whose M - E some group takes from the gaps
         # 1 - M and 1 - E: only those need 1 - M computed directly
-        gapped = {
-            m.base
-            for _, ms in plan
-            for m in ms
-            if isinstance(m, DerivedRankBasedMetric) and self._reads_value_gaps(m.base)
-        }
+        derived_bases = dict.fromkeys(
+            m.base for _, ms in plan for m in ms if isinstance(m, DerivedRankBasedMetric)
+        )
+        gapped = {base for base in derived_bases if self._reads_value_gaps(base)}
         # the counts first: the pairs' sums may release the tables' group ids they read
         for rank_type, chosen in plan:
             for metric in chosen:
