@@ -335,7 +335,9 @@ def row_sums(index: IntArray, size: int, weights: FloatArray) -> FloatArray:
     """The float64 nearest the exact sum of the weights of each row (``index[i]``: ``i``'s row).
 
     The same numbers as :func:`weight_limbs` and :func:`rounded_sums` give (each sum correctly
-    rounded, ties to even), without sorting: each weight's three digits are added into a dense
+    rounded, ties to even), without sorting. A row of one weight sums to that weight (a zero of
+    either sign to 0.0), taken directly where such rows hold a quarter of the weights or more
+    (many groups). The other rows' weights have their three digits added into a dense
     grid of ``int64`` (rows by limbs, from the lowest limb any weight reaches) by
     :func:`numpy.add.at`, exact while a row holds fewer than :math:`2^{31}` weights, then carried
     into :math:`[0, 2^{32})` and rounded as :func:`rounded_sums` rounds the limbs of a table.
@@ -360,6 +362,22 @@ def row_sums(index: IntArray, size: int, weights: FloatArray) -> FloatArray:
     >>> row_sums(np.array([1, 0, 1]), 3, np.array([0.1, 0.5, 0.2])).tolist()
     [0.5, 0.30000000000000004, 0.0]
     """
+    held = np.bincount(index, minlength=size)
+    if 4 * int(np.count_nonzero(held == 1)) < index.size:
+        return _grid_sums(index, size, weights)  # few rows of one weight: not worth the split
+    sums = np.zeros(size)
+    alone = held[index] == 1
+    sums[index[alone]] = weights[alone] + 0.0  # -0.0 + 0.0 is 0.0, as a sum of no limbs
+    if not alone.all():
+        shared = held > 1
+        rest = ~alone
+        position = np.cumsum(shared) - 1  # each row of several weights among those rows
+        sums[shared] = _grid_sums(position[index[rest]], int(position[-1]) + 1, weights[rest])
+    return sums
+
+
+def _grid_sums(index: IntArray, size: int, weights: FloatArray) -> FloatArray:
+    """:func:`row_sums` on the dense grid of limbs (or the sorted limbs: wide spreads)."""
     sums = np.zeros(size)
     live = weights > 0.0
     if not np.any(live):
