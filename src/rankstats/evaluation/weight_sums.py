@@ -55,6 +55,8 @@ __all__ = [
 LIMB = "limb"
 #: bits per limb
 _BITS = 32
+#: a grid position's limb is the position shifted right by this (2**5 = _BITS)
+_LIMB_SHIFT = 5
 _MASK = (1 << _BITS) - 1
 #: the highest limb a table of limbs may hold (a float64 reaches limb 67, carries of sums of up to
 #: 2**63 of them a few more); states are checked against it
@@ -126,13 +128,24 @@ def _limb_pieces(weights: FloatArray) -> tuple[IntArray, tuple[IntArray, IntArra
     :math:`\lfloor p / 32 \rfloor` and the two above. A weight of zero has digits of zero.
     """
     mantissa, exponent = np.frexp(weights)
-    digits = (mantissa * 2.0**53).astype(np.int64)
-    position = exponent.astype(np.int64) - 53 + _OFFSET
-    limb, shift = np.divmod(position, _BITS)
-    room = _BITS - shift  # the bits of M that fit the lowest limb
-    low = (digits & ((np.int64(1) << room) - 1)) << shift
-    rest = digits >> room
-    return limb, (low, rest & _MASK, rest >> _BITS)
+    mantissa *= 2.0**53
+    digits = mantissa.astype(np.int64)
+    del mantissa
+    # p >= 0 for every float64 (E >= -1073): the limb and the shift by shifts and masks, in
+    # place, in the exponents' int32 (arrays of the weights' size are the cost here)
+    position = exponent.astype(np.int64)
+    position += _OFFSET - 53
+    limb = position >> _LIMB_SHIFT
+    shift = np.bitwise_and(position, _BITS - 1, out=position)
+    # the lowest limb's digit: the low 32 bits of M << shift (the shift wraps in int64 above
+    # bit 63, which the mask drops); the rest: M >> (32 - shift)
+    low = np.left_shift(digits, shift)
+    low &= _MASK
+    np.subtract(_BITS, shift, out=shift)
+    rest = np.right_shift(digits, shift, out=digits)
+    top = rest >> _BITS
+    rest &= _MASK
+    return limb, (low, rest, top)
 
 
 def _limb_table(rows: Mapping[str, AnyArray], codes: IntArray, digits: IntArray) -> Table:
