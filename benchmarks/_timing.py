@@ -112,3 +112,18 @@ class Row:
         if self.max_ratio is not None and self.ratio is None and self.max_seconds is None:
             return "not measured"
         return "yes" if self.met() else "NO"
+
+
+def cpu_ratio_row(
+    case: str,
+    ours: Callable[[], Any],
+    baseline: str,
+    theirs: Callable[[], Any],
+    rounds: int = 7,
+) -> Row:
+    """One row from the best CPU times of two single-threaded calls, interleaved round by round
+    (:func:`interleaved_best_times` with :func:`time.process_time`)."""
+    best = interleaved_best_times(
+        {"ours": ours, "theirs": theirs}, rounds=rounds, timer=time.process_time
+    )
+    return Row(case, best["ours"], baseline, best["theirs"])

@@ -286,7 +286,7 @@ from typing import Any
 
 import numpy as np
 
-from _timing import Row, interleaved_best_times
+from _timing import Row, cpu_ratio_row, interleaved_best_times
 from bench_evaluate import make_side
 from rankstats import evaluate
 
@@ -366,22 +366,13 @@ def run(rounds: int = 15) -> list[Row]:
         (["iamr"], "IAMR (one quadrature for all groups)", 3, None),
         (["hmr"], "HMR (one quadrature for all groups)", 3, None),
     ):
-        best = interleaved_best_times(
-            {
-                "one group": lambda m=metrics, w=weighted: evaluate(ranks, metrics=m, weights=w),
-                "groups": lambda m=metrics, w=weighted: evaluate(
-                    ranks, metrics=m, weights=w, groups=labels
-                ),
-            },
-            rounds=count,
-            timer=time.process_time,
-        )
         rows.append(
-            Row(
+            cpu_ratio_row(
                 f"evaluate: {NUM_GROUPS:,} groups, {label} (CPU s)",
-                best["groups"],
+                lambda m=metrics, w=weighted: evaluate(ranks, metrics=m, weights=w, groups=labels),
                 "the same ranks as one group",
-                best["one group"],
+                lambda m=metrics, w=weighted: evaluate(ranks, metrics=m, weights=w),
+                count,
             )
         )
     return rows

@@ -20,11 +20,9 @@ Run ``python benchmarks/run.py weighted``.
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 
-from _timing import Row, interleaved_best_times
+from _timing import Row, cpu_ratio_row
 from bench_evaluate import make_side
 from rankstats import evaluate
 from rankstats.evaluation.tables import distinct_rows
@@ -39,24 +37,16 @@ def run(rounds: int = 7) -> list[Row]:
     ranks = make_side(rng, NUM_RANKS)
     labels = rng.integers(0, NUM_GROUPS, size=NUM_RANKS)
     weights = np.random.default_rng(2).uniform(0.5, 2.0, size=NUM_RANKS)
-    rows = []
-    for groups, label in ((None, "one group"), (labels, f"{NUM_GROUPS:,} groups, micro")):
-        best = interleaved_best_times(
-            {
-                "weighted": lambda g=groups: evaluate(ranks, weights=weights, groups=g),
-                "unweighted": lambda g=groups: evaluate(ranks, groups=g),
-            },
-            rounds=rounds,
-            timer=time.process_time,
+    rows = [
+        cpu_ratio_row(
+            f"evaluate: default table, 1e5 tasks, a weight each, {label} (CPU s)",
+            lambda g=groups: evaluate(ranks, weights=weights, groups=g),
+            "the same call unweighted",
+            lambda g=groups: evaluate(ranks, groups=g),
+            rounds,
         )
-        rows.append(
-            Row(
-                f"evaluate: default table, 1e5 tasks, a weight each, {label} (CPU s)",
-                best["weighted"],
-                "the same call unweighted",
-                best["unweighted"],
-            )
-        )
+        for groups, label in ((None, "one group"), (labels, f"{NUM_GROUPS:,} groups, micro"))
+    ]
     ones = np.ones(NUM_RANKS, dtype=np.int64)
     for groups, label in (
         (np.zeros(NUM_RANKS, dtype=np.int64), "one group"),
@@ -65,20 +55,13 @@ def run(rounds: int = 7) -> list[Row]:
         keys = {"group": groups, "num_candidates": ranks.num_candidates}
         _, index = distinct_rows(keys)
         size = int(index.max()) + 1
-        best = interleaved_best_times(
-            {
-                "dense": lambda i=index, s=size: row_sums(i, s, weights),
-                "sorted": lambda k=keys: rounded_sums(weight_limbs(k, weights, ones), list(k)),
-            },
-            rounds=rounds,
-            timer=time.process_time,
-        )
         rows.append(
-            Row(
+            cpu_ratio_row(
                 f"exact weight sums per candidate-count row, 1e5 tasks, {label} (CPU s)",
-                best["dense"],
+                lambda i=index, s=size: row_sums(i, s, weights),
                 "sorted limbs (the same sums)",
-                best["sorted"],
+                lambda k=keys: rounded_sums(weight_limbs(k, weights, ones), list(k)),
+                rounds,
             )
         )
     return rows
