@@ -159,6 +159,10 @@ def test_float_key_columns_take_the_integer_path_with_the_same_result(seed: int)
     zeros = Table.build({"weight": np.array([-0.0, 0.0, -0.0])})
     assert zeros.count.tolist() == [3]
     assert str(zeros.columns["weight"][0]) == "0.0"
+    # also where the keys are too wide to pack (an indirect sort)
+    wide = Table.build({"key": np.array([0, 2**62, 0]), "weight": np.array([-0.0, 1.0, 0.0])})
+    assert wide.count.tolist() == [2, 1]
+    assert [str(w) for w in wide.columns["weight"]] == ["0.0", "1.0"]
 
 
 @pytest.mark.parametrize("total_bits", [30, 31, 32, 33])

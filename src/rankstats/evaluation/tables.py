@@ -343,7 +343,11 @@ class Table:
                 return cls(dict(zip(names, decoded, strict=True)), counts)
         if count is None:
             count = np.ones(columns[names[0]].size, dtype=np.int64)
-        keys, (summed,) = group_sum([columns[name] for name in names], [count])
+        # -0.0 taken as 0.0 here too (float keys compare equal but would keep either sign)
+        keys, (summed,) = group_sum(
+            [c + 0.0 if c.dtype.kind == "f" else c for c in (columns[name] for name in names)],
+            [count],
+        )
         return cls(dict(zip(names, keys, strict=True)), summed)
 
     @classmethod
