@@ -319,28 +319,30 @@ class _Builder:
         table = stats.tie_pairs
         if table is None:
             return None
-        ids = table.columns[GROUP]
-        m = table.count.astype(np.float64)
-        weights = table.columns[WEIGHT]
-        shares, _ = self._task_shares(ids, m, weights)
+        ids, m, _, shares, _ = self._weighted_rows(table)
         low = table.columns["optimistic"].astype(np.int64, copy=False)
         high = table.columns["pessimistic"].astype(np.int64, copy=False)
         return ids, low, high, m, shares
 
-    def _task_shares(
-        self, ids: IntArray, m: FloatArray, weights: FloatArray
-    ) -> tuple[FloatArray, FloatArray]:
-        r"""Each row's tasks' share of their group, :math:`w / W_g`, and each group's :math:`W_g`.
+    def _weighted_rows(
+        self, table: Table
+    ) -> tuple[IntArray, FloatArray, FloatArray, FloatArray, FloatArray]:
+        r"""A table that keeps each task's weight: its rows' group ids, tasks, weights, shares.
 
-        :math:`W_g = \sum m w` over the group's rows. The share is 0 in a group of weight 0
-        (left out of the results), where it would be NaN.
+        Each row holds :math:`m` tasks of weight :math:`w`, each with the share
+        :math:`w / W_g` of its group, :math:`W_g = \sum m w` over the group's rows (last, per
+        group). The share is 0 in a group of weight 0 (left out of the results), where it
+        would be NaN.
         """
+        ids = table.columns[GROUP]
+        m = table.count.astype(np.float64)
+        weights = table.columns[WEIGHT]
         totals = self.data._sum(ids, m * weights)
         at_rows = totals[ids]
         shares: FloatArray = np.divide(
             weights, at_rows, out=np.zeros(ids.size), where=at_rows > 0.0
         )
-        return shares, totals
+        return ids, m, weights, shares, totals
 
     def _shares(self, ids: IntArray) -> FloatArray:
         """Each row's share of its group, :math:`1/n_g` (unweighted; its group has tasks)."""
@@ -679,8 +681,8 @@ class _Builder:
 
     def _weighted_candidates(
         self, metrics: Sequence[RankBasedMetric]
-    ) -> tuple[IntArray, IntArray, FloatArray, FloatArray, FloatArray] | None:
-        r"""Weighted input: each candidate-count row's group id, count, tasks and their share.
+    ) -> tuple[IntArray, IntArray, FloatArray, FloatArray, FloatArray, FloatArray] | None:
+        r"""Weighted input: each candidate-count row's group id, count, tasks, weight and share.
 
         The rows of weighted input keep each task's weight :math:`w` (a key column, the tasks
         of equal count and weight one row of :math:`m` tasks), so each task's share of its
@@ -688,16 +690,14 @@ class _Builder:
         row: the exponents of the geometric means' closed forms
         (:func:`~rankstats.null.powers.log_moment_terms`). ``None`` without metrics, without
         counts, for unweighted input, or where the table keeps the sums of the weights per
-        count only (no task's own weight). Last, each group's total weight :math:`W_g`.
+        count only (no task's own weight). Last, each group's total weight :math:`W_g`
+        (:meth:`_weighted_rows`).
         """
         table = self.data.stats.candidates if metrics else None
         if table is None or WEIGHT not in table.columns or WEIGHT_SQUARED in table.columns:
             return None
-        ids = table.columns[GROUP]
-        weights = table.columns[WEIGHT]
-        m = table.count.astype(np.float64)
-        shares, totals = self._task_shares(ids, m, weights)
-        return ids, table.columns["num_candidates"], m, shares, totals
+        ids, m, weights, shares, totals = self._weighted_rows(table)
+        return ids, table.columns["num_candidates"], m, weights, shares, totals
 
     def _unweighted_table(self) -> Table | None:
         """The candidate counts' table, unless there is none or the input is weighted."""
@@ -746,7 +746,7 @@ class _Builder:
             if weighted is None:
                 return {}
             # each row's tasks take their own exponent w / W_g: the terms one per row
-            ids, candidates, m, shares, _ = weighted
+            ids, candidates, m, _, shares, _ = weighted
             terms = log_moment_terms(candidates.astype(np.float64), shares)
             sums = data.weighted_sums(ids, m, terms)
         methods = np.full(self.size, CODE_EXACT, dtype=np.int8)
@@ -791,8 +791,8 @@ class _Builder:
             weighted = self._weighted_candidates(metrics)
             if weighted is None:
                 return {}
-            ids, candidates, m, a, totals = weighted
-            one_minus_a = self._other_shares(ids, m, a, totals)
+            ids, candidates, m, weights, a, totals = weighted
+            one_minus_a = self._other_shares(ids, m, weights, a, totals)
         c = candidates.astype(np.float64)
         share = m * a
         sigma2 = (c - 1.0) * (c + 1.0) / 12.0
@@ -828,20 +828,19 @@ class _Builder:
         return self._exact_columns(metrics, expected, variance)
 
     def _other_shares(
-        self, ids: IntArray, m: FloatArray, a: FloatArray, totals: FloatArray
+        self, ids: IntArray, m: FloatArray, weights: FloatArray, a: FloatArray, totals: FloatArray
     ) -> FloatArray:
         r""":math:`1 - a` of each row's tasks, weighted input (:meth:`_weighted_candidates`).
 
         By subtraction, but for the one task of a group whose share exceeds one half, where
-        it would cancel: there the sum of the group's other weights over :math:`W_g`
-        (``totals``), as :func:`~rankstats.null.dispersion.weighted_variance_moments` takes it.
+        it would cancel: there the sum of the group's other rows' weights :math:`m w` over
+        :math:`W_g` (``totals``), as
+        :func:`~rankstats.null.dispersion.weighted_variance_moments` takes it.
         """
-        table = self.data.stats.candidates
-        assert table is not None
         one_minus_a = 1.0 - a
         dominant = a > 0.5  # a row of one task: the shares of a group add up to one
         if dominant.any():
-            row_weights = m * table.columns[WEIGHT]
+            row_weights = m * weights
             others = self.data._sum(ids, np.where(dominant, 0.0, row_weights))
             groups = ids[dominant]  # each of positive weight
             one_minus_a[dominant] = others[groups] / totals[groups]
