@@ -10,9 +10,10 @@ log-spread and a few huge or tiny weights; Hits@k with k in 1, 3, 10 and beyond 
 compares ``expected_value``, ``variance`` and ``moments`` of every metric in the registry with a
 closed form, and the values of the derived metrics (and their bases) on drawn ranks, with the
 references of ``sweep_reference.py`` (mpmath, independent of rankstats); then the unweighted
-cases, a dozen at a time, as the groups of one grouped ``evaluate`` (whose vectorised null
-moments, rankstats.evaluation.grouped and rankstats.null.reciprocal_groups, the per-case checks
-do not reach), each group's null moments against its case's references. It prints the worst
+cases and the weighted ones, a dozen at a time, as the groups of one grouped ``evaluate``
+(whose vectorised null moments, rankstats.evaluation.grouped and
+rankstats.null.reciprocal_groups, the per-case checks do not reach), each group's null moments
+against its case's references. It prints the worst
 error per metric and quantity, then the peak memory (tracemalloc) of every closed form at
 C = 1e15 and at n = 1e6 with C up to 1e9, against the same inputs with small C.
 
@@ -531,20 +532,29 @@ def check_grouped(
 ) -> Iterator[Result]:
     """Each group's null moments from one grouped ``evaluate`` against its case's references.
 
-    The unweighted cases, ``size`` at a time, each case a group of one table (Hits@k at k = 10
-    for every group): the vectorised paths of :mod:`rankstats.evaluation.grouped` and
-    :mod:`rankstats.null.reciprocal_groups`, which the per-case checks do not reach.
+    The unweighted cases, then the weighted ones, ``size`` at a time, each case a group of one
+    table (Hits@k at k = 10 for every group): the vectorised paths of
+    :mod:`rankstats.evaluation.grouped` and :mod:`rankstats.null.reciprocal_groups` (weighted:
+    the geometric means' and the variance's, each task at its share of its group), which the
+    per-case checks do not reach.
     """
-    plain = [case for case in cases if not case.weighted]
-    for begin in range(0, len(plain), size):
-        table = plain[begin : begin + size]
+    batches = [
+        kind[begin : begin + size]
+        for kind in (
+            [case for case in cases if not case.weighted],
+            [case for case in cases if case.weighted],
+        )
+        for begin in range(0, len(kind), size)
+    ]
+    for table in batches:
         arrays = [case.arrays() for case in table]
         candidates = np.concatenate([a[0] for a in arrays])
         ranks = np.concatenate([a[2] for a in arrays])
+        weights = np.concatenate([a[1] for a in arrays]) if table[0].weighted else None
         labels = np.repeat(np.arange(len(table)), [a[0].size for a in arrays])
         results, failure = _call(
-            lambda c=candidates, r=ranks, g=labels: rankstats.evaluate(
-                r, c, groups=g, metrics=list(keys)
+            lambda c=candidates, r=ranks, w=weights, g=labels: rankstats.evaluate(
+                r, c, weights=w, groups=g, metrics=list(keys)
             )
         )
         if failure:

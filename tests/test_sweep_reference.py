@@ -98,6 +98,15 @@ def test_grouped_null_moments_match_the_references() -> None:
     assert _grouped_misses(cases, fast) == []
 
 
+def test_weighted_grouped_null_moments_match_the_references() -> None:
+    """The same for the weighted edge cases: each task at its own share of its group (the
+    geometric means' and the variance's closed forms for all groups at once)."""
+    cases = [case for case in EDGES if case.weighted]
+    assert len(cases) >= 4
+    fast = tuple(key for key in sweep.GROUPED if key not in ("iamr", "hmr"))
+    assert _grouped_misses(cases, fast) == []
+
+
 def test_grouped_reciprocal_moments_match_the_quadrature_references() -> None:
     """The reciprocal-of-mean metrics' grouped quadrature, on the cheaper references."""
     # (their references, computed by the test above, are kept)
