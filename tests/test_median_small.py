@@ -423,3 +423,37 @@ def test_product_form_memory_does_not_grow_with_the_counts(n: int) -> None:
         finally:
             tracemalloc.stop()
     assert peaks[1] < 5e6
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_pairs_of_panels_one_panel_at_a_time_match_the_masked_sums(
+    seed: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The pairs of distinct panels, panel by panel with each block scaled on its own (the path
+    for masses spanning more than ``_SPAN_MAX`` binary orders), give the moments of the masked
+    sums over all nodes at once, on counts from equal to spread over 1..1e12."""
+    rng = np.random.default_rng(seed)
+    n = int(rng.choice([4, 10, 16, 24, 40, 56]))
+    top = 10 ** int(rng.integers(2, 13))
+    candidates = [
+        np.full(n, top),
+        rng.integers(top // 2, top, size=n) + 1,
+        np.exp(rng.uniform(0.0, np.log(float(top)), size=n)).astype(np.int64) + 1,
+        np.concatenate(
+            (rng.integers(1, 5, size=n // 2), rng.integers(top // 10, top, size=n // 2))
+        ),
+    ][seed % 4]
+    together = small_moments(candidates)
+    blocks = []
+    real = small_module._Centred.add_product
+
+    def spy(self: small_module._Centred, *args: object) -> None:
+        blocks.append(args)
+        real(self, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(small_module, "_SPAN_MAX", -1)
+    monkeypatch.setattr(small_module._Centred, "add_product", spy)
+    apart = small_moments(candidates)
+    assert blocks  # the panel-by-panel path ran
+    for got, wanted in zip(apart, together, strict=True):
+        assert got == pytest.approx(wanted, rel=5e-15, abs=0.0)
