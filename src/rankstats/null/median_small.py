@@ -384,21 +384,12 @@ def _cross_pairs(moments: _Centred, lower: _Side, upper: _Side) -> None:
     b_mant, b_expo = (w_v * g[0])[order_v], g[1][order_v]
     if not (panel_u.size and panel_v.size):
         return
-    # mantissas in [1/2, 1) (the factors' own may hold powers of two), exponents beside them
-    a_mant, carry = np.frexp(a_mant)
-    a_expo = a_expo + carry
-    b_mant, carry = np.frexp(b_mant)
-    b_expo = b_expo + carry
-    if _span(a_mant, a_expo) <= _SPAN_MAX and _span(b_mant, b_expo) <= _SPAN_MAX:
+    a_mant, a_expo = _normalised(a_mant, a_expo)
+    b_mant, b_expo = _normalised(b_mant, b_expo)
+    if _span(a_expo) <= _SPAN_MAX and _span(b_expo) <= _SPAN_MAX:
         cut = np.searchsorted(panel_u, panel_v, side="left")
-        moments.add_columns(
-            np.ldexp(a_mant, a_expo - int(a_expo.max())),
-            x_u,
-            b_mant,
-            b_expo + int(a_expo.max()),
-            x_v,
-            cut,
-        )
+        shift = int(a_expo.max())
+        moments.add_columns(np.ldexp(a_mant, a_expo - shift), x_u, b_mant, b_expo + shift, x_v, cut)
         return
     first = np.flatnonzero(np.concatenate(([True], panel_v[1:] != panel_v[:-1])))
     last = np.append(first[1:], panel_v.size)
@@ -419,10 +410,23 @@ def _cross_pairs(moments: _Centred, lower: _Side, upper: _Side) -> None:
         )
 
 
-def _span(mant: FloatArray, expo: IntArray) -> int:
-    """How many binary orders the nonzero values ``mant * 2**expo`` (``mant`` in [1/2, 1)) span."""
-    live = expo[mant > 0.0]
-    return int(live.max() - live.min()) if live.size else 0
+def _normalised(mant: FloatArray, expo: IntArray) -> tuple[FloatArray, IntArray]:
+    """The values ``mant * 2**expo`` with mantissas in [1/2, 1), zeros at the least exponent.
+
+    The factors' own mantissas may hold powers of two; a zero takes the smallest exponent of the
+    others, so that no zero sets a scale.
+    """
+    mant, carry = np.frexp(mant)
+    expo = expo + carry
+    live = mant > 0.0
+    if np.any(live) and not np.all(live):
+        expo[~live] = expo[live].min()
+    return mant, expo
+
+
+def _span(expo: IntArray) -> int:
+    """How many binary orders values of these exponents (mantissas in [1/2, 1)) span."""
+    return int(expo.max() - expo.min()) if expo.size else 0
 
 
 class _Centred:
@@ -533,7 +537,7 @@ class _Centred:
         inside = np.arange(x.size)[None, :] < cuts[:, None]
         weights = np.where(inside, a[None, :], 0.0)
         sums = weights.sum(axis=1)
-        x_mean = (weights @ x) / sums
+        x_mean = matmul(weights, x[:, None])[:, 0] / sums
         dev = x[None, :] - x_mean[:, None]
         x_m2 = (weights * (dev * dev)).sum(axis=1) / sums
         m_mean = 0.5 * (x_mean[back] + y)
