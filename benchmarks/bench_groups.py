@@ -277,12 +277,14 @@ the rows that keep each task's weight, in one pass for all groups.
 
 The last row (no target) shows what is left of the class: the median's and the inverse
 median's null moments still take a call per group, 1,000 groups of about ten tasks over 1e4
-ranks in 1.2 s against 0.9 ms for one group (2026-11-27, after the few-task path's pairs of
-panels went without pair indices: the even groups' calls 0.55-0.65 times as long). Batching
-the groups would not close it: the inverse median's pairs of panels alone are about 30,000
-kernel terms a group of ten (half a million entries of work per group at n = 10, flops, not
-Python), so 10,000 groups take seconds however they are arranged; a separable form of
-1/(u + v) over the pairs is what the row waits for."""
+ranks in 1.2-1.3 s against 0.9-1.2 ms for one group (two runs on 2026-11-27, after the
+few-task path's pairs of panels went without pair indices: the even groups' calls 0.55-0.65
+times as long). Batching the groups would not close it. A group of ten costs about 0.7 ms
+whatever its counts (about a thousand numpy calls) and 1.3 ms more that grows with its nodes
+(about 240 a side; the inverse median's kernel over some 30,000 pairs of them). Even with
+nodes shared by all groups, so that the kernel is one matrix product for all of them, an
+estimate gives 3-4 s for 10,000 groups: the target needs sums over the pairs that cost
+O(nodes), not O(nodes^2)."""
 
 from __future__ import annotations
 
