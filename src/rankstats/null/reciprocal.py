@@ -72,6 +72,9 @@ _TAIL_TOLERANCE = 1e-16
 _BLOCK_ELEMENTS = 1 << 18
 #: rows per block when the series coefficients are set up
 _INIT_ROWS = 1 << 14
+#: ... and counts per block of their central moments (each takes 25 x 25 binomial terms: a
+#: block of 16,384 counts had peaked at 180 MB)
+_MOMENT_ROWS = 1 << 10
 #: sum the harmonic transform through lattice tables (rankstats.null.lattice) from this many
 #: distinct pairs (C, a) up, where that is estimated to cost less than pair by pair
 _LATTICE_PAIRS = 1024
@@ -380,8 +383,8 @@ class _HarmonicTask:
                 for m in range(2, size):
                     moment_series[m, small] = signs[m] * np.add.reduceat(power, starts) / c[small]
                     power *= deviation
-            for begin in range(small.size, c.size, _INIT_ROWS):  # the rest, in blocks of rows
-                part = slice(begin, begin + _INIT_ROWS)
+            for begin in range(small.size, c.size, _MOMENT_ROWS):  # the rest, in blocks of rows
+                part = slice(begin, begin + _MOMENT_ROWS)
                 moment_series[:, part] = self._central_moments(c[part], mean[part]) * signs[:, None]
             moment_series[:2] = 0.0
             self._moment_series = moment_series
