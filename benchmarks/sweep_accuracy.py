@@ -535,7 +535,8 @@ def check_grouped(
     The unweighted cases, then the weighted ones, ``size`` at a time, each case a group of one
     table (Hits@k at k = 10 for every group): the vectorised paths of
     :mod:`rankstats.evaluation.grouped` and :mod:`rankstats.null.reciprocal_groups` (weighted:
-    the geometric means' and the variance's, each task at its share of its group), which the
+    the geometric means' and the variance's, each task at its share of its group, and
+    :mod:`rankstats.null.reciprocal_weighted` for the reciprocal-of-mean metrics), which the
     per-case checks do not reach.
     """
     batches = [
