@@ -173,3 +173,28 @@ def test_series_of_many_distinct_counts_in_bounded_memory() -> None:
     finally:
         tracemalloc.stop()
     assert peak < 40e6
+
+
+@pytest.mark.parametrize("harmonic", [True, False])
+def test_groups_integrated_in_parts(harmonic: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A few groups at a time (bounded memory) give each group's moments as all at once, for
+    weighted and unweighted groups: each part's range follows its own groups' tails."""
+    import rankstats.null.reciprocal as single_module
+    from rankstats.null.reciprocal_groups import (
+        grouped_harmonic_moments,
+        grouped_inverse_arithmetic_moments,
+    )
+
+    groups = _shapes(4)
+    weighted = _rows(groups)
+    rng = np.random.default_rng(4)
+    owner = np.repeat(np.arange(50), 6)
+    counts = rng.integers(2, 10**6, size=owner.size).astype(np.float64)
+    plain = (counts, np.ones(owner.size), owner, np.full(50, 6.0), np.zeros(50))
+    unweighted = grouped_harmonic_moments if harmonic else grouped_inverse_arithmetic_moments
+    together = weighted_grouped_moments(harmonic, *weighted, len(groups)), unweighted(*plain)
+    monkeypatch.setattr(single_module, "GROUPS_PER_PASS", 7)
+    apart = weighted_grouped_moments(harmonic, *weighted, len(groups)), unweighted(*plain)
+    for got, wanted in zip(apart, together, strict=True):
+        np.testing.assert_allclose(got[0], wanted[0], rtol=2e-14)
+        np.testing.assert_allclose(got[1], wanted[1], rtol=2e-14)

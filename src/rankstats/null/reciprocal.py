@@ -70,6 +70,8 @@ _FIRST_LOW, _FIRST_HIGH, _GROWTH = -32, 16, 8
 _TAIL_TOLERANCE = 1e-16
 #: float64 elements per block of (rows, nodes) evaluated at once
 _BLOCK_ELEMENTS = 1 << 18
+#: groups integrated together at most (:func:`quadrature_by_parts`)
+GROUPS_PER_PASS = 2_048
 #: rows per block when the series coefficients are set up
 _INIT_ROWS = 1 << 14
 #: ... and counts per block of their central moments (each takes 25 x 25 binomial terms: a
@@ -849,6 +851,23 @@ def _reciprocal_moments(laplace: _Laplace, b: float) -> tuple[float, float]:
     """
     i1, variance = _quadrature(_OneGroup(laplace), np.array([b]))
     return float(i1[0]), float(variance[0])
+
+
+def quadrature_by_parts(source: _Integrands, b: FloatArray) -> tuple[FloatArray, FloatArray]:
+    """:func:`_quadrature` for at most :data:`GROUPS_PER_PASS` groups at a time.
+
+    Its arrays are (groups, nodes), about a hundred nodes and several arrays: 10,000 groups at
+    once had peaked at 72 MB. The parts share the source's tables; each part's range is decided
+    by its own groups' tails, as a single group's is by its own.
+    """
+    if source.groups <= GROUPS_PER_PASS:
+        return _quadrature(source, b)
+    i1 = np.empty(source.groups)
+    variance = np.empty(source.groups)
+    for begin in range(0, source.groups, GROUPS_PER_PASS):
+        chosen = np.arange(begin, min(begin + GROUPS_PER_PASS, source.groups))
+        i1[chosen], variance[chosen] = _quadrature(source.subset(chosen), b[chosen])
+    return i1, variance
 
 
 def _quadrature(source: _Integrands, b: FloatArray) -> tuple[FloatArray, FloatArray]:

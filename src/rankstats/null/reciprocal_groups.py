@@ -69,9 +69,9 @@ from rankstats.null.reciprocal import (
     _STEP,
     _ArithmeticTask,
     _HarmonicTask,
-    _quadrature,
     harmonic_mean_moments_of,
     inverse_arithmetic_mean_moments_of,
+    quadrature_by_parts,
 )
 from rankstats.null.tasks import Tasks
 
@@ -293,7 +293,7 @@ def _grouped_moments(
         spread_sum.astype(np.float64),
         certain[spread],
     )
-    i1, var = _quadrature(rows, (lowest + certain[spread]) / rows.mean_sum)
+    i1, var = quadrature_by_parts(rows, (lowest + certain[spread]) / rows.mean_sum)
     mu = rows.mean_sum / total[spread]
     expected[spread] = (1.0 + i1) / mu
     variance[spread] = np.maximum(var, 0.0) / (mu * mu)

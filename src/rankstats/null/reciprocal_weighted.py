@@ -49,7 +49,7 @@ from rankstats.null.reciprocal import (
     _STEP,
     _ArithmeticTask,
     _HarmonicTask,
-    _quadrature,
+    quadrature_by_parts,
 )
 
 __all__ = ["PAIRS_MAX", "weighted_grouped_moments"]
@@ -224,7 +224,7 @@ def weighted_grouped_moments(
         lowest = np.ones(chosen.size)  # min X: every rank 1, and the shares sum to 1
     mu = _sums(local, weights * mean, chosen.size) + shifted
     source = _PairRows(evaluate, cost, np.arange(c.size), (a, m, local), shifted, mu)
-    i1, var = _quadrature(source, lowest / mu)
+    i1, var = quadrature_by_parts(source, lowest / mu)
     expected[chosen] = (1.0 + i1) / mu
     variance[chosen] = np.maximum(var, 0.0) / (mu * mu)
     return expected, variance, done
