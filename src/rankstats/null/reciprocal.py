@@ -262,6 +262,12 @@ _ARITHMETIC_SERIES = tuple(
 )
 
 
+#: ``evaluate(s, rows) -> (K, ell)`` of the pairs (or table counts) ``rows`` at the arguments
+#: ``s`` of shape (rows, points): a task's transforms (:class:`_ArithmeticTask`, or
+#: :meth:`_HarmonicTask.tabulate`)
+Evaluator = Callable[[FloatArray, IntArray], tuple[FloatArray, FloatArray]]
+
+
 class _ArithmeticTask:
     r"""Transforms of :math:`r \sim \mathcal{U}\{1..C\}`, one row per pair.
 
@@ -765,34 +771,50 @@ class _Laplace:
 
 
 # --- quadrature ---------------------------------------------------------------------------------
-def _integrands(laplace: _Laplace, v: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray]:
-    r""":math:`u P(u)`, :math:`u (u - 2) P(u)` and :math:`\mathbb{E}[e^{-tX}]` at :math:`u = e^v`.
+def integrand_values(
+    u: FloatArray, centred: FloatArray, log_transform: FloatArray
+) -> tuple[FloatArray, FloatArray, FloatArray]:
+    r""":math:`u P(u)`, :math:`u (u - 2) P(u)` and :math:`\mathbb{E}[e^{-tX}]` from the sums.
 
-    :math:`P(u) = e^{-u} (M(u/\mu) - 1) = \mathbb{E}[e^{-tX}] (1 - e^{-K(t)})`.
+    :math:`P(u) = e^{-u} (M(u/\mu) - 1) = \mathbb{E}[e^{-tX}] (1 - e^{-K(t)})`, from the centred
+    CGF :math:`K` and the log-transform :math:`\ell` at :math:`t = u / \mu` (one group, or a row
+    per group).
     """
-    u = np.exp(v)
-    centred, log_transform = laplace(u)
     transform = np.exp(log_transform)
     first = u * transform * -np.expm1(-centred)
     return first, (u - 2.0) * first, transform
 
 
-def _nodes_and_midpoints(
-    laplace: _Laplace, nodes: tuple[int, int], cells: tuple[int, int]
-) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray, FloatArray]:
+def _integrands(laplace: _Laplace, v: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """:func:`integrand_values` of one transform at the nodes :math:`u = e^v`."""
+    u = np.exp(v)
+    return integrand_values(u, *laplace(u))
+
+
+def nodes_and_midpoints(
+    integrands: Callable[[FloatArray], tuple[FloatArray, ...]],
+    nodes: tuple[int, int],
+    cells: tuple[int, int],
+) -> tuple[FloatArray, ...]:
     r"""The integrands at the nodes :math:`v = hk` and at the midpoints :math:`v = h(k + 1/2)`.
 
     ``nodes`` and ``cells`` are the first and last :math:`k` of each (:math:`h` = ``_STEP``).
     The first halving of the step always follows, so the midpoints are evaluated in the same
-    call as the nodes: every value is that of a call of its own, and the transforms' fixed cost
-    is paid once. Returns the integrands and transform at the nodes, then the two integrands at
-    the midpoints.
+    call as the nodes (``integrands(v)``, values along the last axis): every value is that of a
+    call of its own, and the transforms' fixed cost is paid once. Returns the integrands and
+    transform at the nodes, then the two integrands at the midpoints.
     """
     coarse = _STEP * np.arange(nodes[0], nodes[1] + 1.0)
     middle = _STEP * np.arange(cells[0], cells[1] + 1.0) + 0.5 * _STEP
-    first, second, transform = _integrands(laplace, np.concatenate((coarse, middle)))
+    first, second, transform = integrands(np.concatenate((coarse, middle)))
     split = coarse.size
-    return first[:split], second[:split], transform[:split], first[split:], second[split:]
+    return (
+        first[..., :split],
+        second[..., :split],
+        transform[..., :split],
+        first[..., split:],
+        second[..., split:],
+    )
 
 
 class _OneGroup:
@@ -807,8 +829,8 @@ class _OneGroup:
     def nodes_and_midpoints(
         self, nodes: tuple[int, int], cells: tuple[int, int]
     ) -> tuple[FloatArray, ...]:
-        """:func:`_nodes_and_midpoints`, each as a row."""
-        return tuple(part[None, :] for part in _nodes_and_midpoints(self.laplace, nodes, cells))
+        """:func:`nodes_and_midpoints`, each as a row."""
+        return nodes_and_midpoints(self.integrands, nodes, cells)
 
     def integrands(self, v: FloatArray) -> tuple[FloatArray, ...]:
         """:func:`_integrands`, each as a row."""

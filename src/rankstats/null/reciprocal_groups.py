@@ -55,7 +55,6 @@ per group (their tasks' shares differ, and so do their arguments).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 
 import numpy as np
 from scipy import sparse
@@ -67,10 +66,13 @@ from rankstats.null.reciprocal import (
     _BLOCK_ELEMENTS,
     _EM_START,
     _STEP,
+    Evaluator,
     _ArithmeticTask,
     _HarmonicTask,
     harmonic_mean_moments_of,
+    integrand_values,
     inverse_arithmetic_mean_moments_of,
+    nodes_and_midpoints,
     quadrature_by_parts,
 )
 from rankstats.null.tasks import Tasks
@@ -82,9 +84,6 @@ GRID = _STEP / 16.0
 #: the groups' grid shifts are multiples of this many grid steps (the spacing of the first
 #: nodes and midpoints), so that those of all groups fall on few grid points
 _ALIGN = 8
-
-#: ``evaluate(s, rows) -> (K, ell)`` for the table counts ``rows``, ``s`` of shape (rows, points)
-Evaluator = Callable[[FloatArray, IntArray], tuple[FloatArray, FloatArray]]
 
 
 class _Tables:
@@ -168,10 +167,8 @@ class _GridRows:
     def nodes_and_midpoints(
         self, nodes: tuple[int, int], cells: tuple[int, int]
     ) -> tuple[FloatArray, ...]:
-        """The integrands at the nodes, then at the midpoints, as ``_Integrands`` gives them."""
-        f1, f2, transform = self.integrands(_STEP * np.arange(nodes[0], nodes[1] + 1.0))
-        m1, m2, _ = self.integrands(_STEP * np.arange(cells[0], cells[1] + 1.0) + 0.5 * _STEP)
-        return f1, f2, transform, m1, m2
+        """The integrands at the nodes, then at the midpoints, in one evaluation."""
+        return nodes_and_midpoints(self.integrands, nodes, cells)
 
     def integrands(self, v: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray]:
         r""":math:`u P(u)`, :math:`u (u - 2) P(u)` and :math:`\mathbb{E}[e^{-tX}]`, (groups, nodes).
@@ -189,10 +186,7 @@ class _GridRows:
         linear = s * self.spread_sum[:, None]
         log_transform = np.where(centred <= 0.5 * linear, centred - linear, folded_e * s)
         log_transform -= self.certain[:, None] * s
-        u = np.exp(v[None, :] + self.offsets[:, None])
-        transform = np.exp(log_transform)
-        first = u * transform * -np.expm1(-centred)
-        return first, (u - 2.0) * first, transform
+        return integrand_values(np.exp(v[None, :] + self.offsets[:, None]), centred, log_transform)
 
     def _weighted(self, step: IntArray) -> tuple[FloatArray, FloatArray]:
         r""":math:`\sum_t W_{g,t} F_t` and :math:`\sum_t W_{g,t} E_t` at each group's grid points.

@@ -38,17 +38,17 @@ the transforms: here each pair's argument is its own.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import numpy as np
 from scipy import sparse
 
 from rankstats.arrays import BoolArray, FloatArray, IntArray
 from rankstats.null.reciprocal import (
     _BLOCK_ELEMENTS,
-    _STEP,
+    Evaluator,
     _ArithmeticTask,
     _HarmonicTask,
+    integrand_values,
+    nodes_and_midpoints,
     quadrature_by_parts,
 )
 
@@ -56,9 +56,6 @@ __all__ = ["PAIRS_MAX", "weighted_grouped_moments"]
 
 #: groups of at most this many distinct pairs (C, a) with C > 1 are summed together
 PAIRS_MAX = 64
-
-#: ``evaluate(s, rows) -> (K, ell)`` of the pairs ``rows`` at the arguments ``s`` (rows, nodes)
-Evaluator = Callable[[FloatArray, IntArray], tuple[FloatArray, FloatArray]]
 
 
 class _PairRows:
@@ -103,17 +100,7 @@ class _PairRows:
         self, nodes: tuple[int, int], cells: tuple[int, int]
     ) -> tuple[FloatArray, ...]:
         """The integrands at the nodes, then at the midpoints, in one evaluation."""
-        coarse = _STEP * np.arange(nodes[0], nodes[1] + 1.0)
-        middle = _STEP * np.arange(cells[0], cells[1] + 1.0) + 0.5 * _STEP
-        first, second, transform = self.integrands(np.concatenate((coarse, middle)))
-        split = coarse.size
-        return (
-            first[:, :split],
-            second[:, :split],
-            transform[:, :split],
-            first[:, split:],
-            second[:, split:],
-        )
+        return nodes_and_midpoints(self.integrands, nodes, cells)
 
     def integrands(self, v: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray]:
         r""":math:`u P(u)`, :math:`u (u - 2) P(u)` and :math:`\mathbb{E}[e^{-tX}]`, (groups, nodes).
@@ -145,9 +132,7 @@ class _PairRows:
             )
             centred[low:high] += into @ k
             log_transform[low:high] += into @ ell
-        transform = np.exp(log_transform)
-        first = u[None, :] * transform * -np.expm1(-centred)
-        return first, (u[None, :] - 2.0) * first, transform
+        return integrand_values(u[None, :], centred, log_transform)
 
 
 def _sums(owner: IntArray, values: FloatArray, size: int) -> FloatArray:
