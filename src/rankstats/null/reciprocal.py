@@ -817,7 +817,25 @@ def nodes_and_midpoints(
     )
 
 
-class _OneGroup:
+class Rows:
+    """A source of :func:`_quadrature`, its nodes and midpoints in one evaluation.
+
+    Subclasses give :meth:`integrands` (and ``groups``, ``offsets``, ``subset``, as
+    :class:`_Integrands` asks); :meth:`nodes_and_midpoints` evaluates it once for both.
+    """
+
+    def integrands(self, v: FloatArray) -> tuple[FloatArray, ...]:
+        """The integrands at the nodes ``v``, a row per group."""
+        raise NotImplementedError
+
+    def nodes_and_midpoints(
+        self, nodes: tuple[int, int], cells: tuple[int, int]
+    ) -> tuple[FloatArray, ...]:
+        """:func:`nodes_and_midpoints` of :meth:`integrands`."""
+        return nodes_and_midpoints(self.integrands, nodes, cells)
+
+
+class _OneGroup(Rows):
     """The integrands of one transform as rows of one group, for :func:`_quadrature`."""
 
     groups = 1
@@ -825,12 +843,6 @@ class _OneGroup:
 
     def __init__(self, laplace: _Laplace) -> None:
         self.laplace = laplace
-
-    def nodes_and_midpoints(
-        self, nodes: tuple[int, int], cells: tuple[int, int]
-    ) -> tuple[FloatArray, ...]:
-        """:func:`nodes_and_midpoints`, each as a row."""
-        return nodes_and_midpoints(self.integrands, nodes, cells)
 
     def integrands(self, v: FloatArray) -> tuple[FloatArray, ...]:
         """:func:`_integrands`, each as a row."""

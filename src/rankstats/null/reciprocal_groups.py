@@ -67,12 +67,12 @@ from rankstats.null.reciprocal import (
     _EM_START,
     _STEP,
     Evaluator,
+    Rows,
     _ArithmeticTask,
     _HarmonicTask,
     harmonic_mean_moments_of,
     integrand_values,
     inverse_arithmetic_mean_moments_of,
-    nodes_and_midpoints,
     quadrature_by_parts,
 )
 from rankstats.null.tasks import Tasks
@@ -133,7 +133,7 @@ class _Tables:
         return found
 
 
-class _GridRows:
+class _GridRows(Rows):
     """Each group's weights on the tables, grid shift and sums, as rows for the quadrature."""
 
     def __init__(
@@ -163,12 +163,6 @@ class _GridRows:
         return _GridRows(
             self.tables, self.weights[chosen], self.spread_sum[chosen], self.certain[chosen]
         )
-
-    def nodes_and_midpoints(
-        self, nodes: tuple[int, int], cells: tuple[int, int]
-    ) -> tuple[FloatArray, ...]:
-        """The integrands at the nodes, then at the midpoints, in one evaluation."""
-        return nodes_and_midpoints(self.integrands, nodes, cells)
 
     def integrands(self, v: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray]:
         r""":math:`u P(u)`, :math:`u (u - 2) P(u)` and :math:`\mathbb{E}[e^{-tX}]`, (groups, nodes).

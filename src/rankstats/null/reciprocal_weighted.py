@@ -45,10 +45,10 @@ from rankstats.arrays import BoolArray, FloatArray, IntArray
 from rankstats.null.reciprocal import (
     _BLOCK_ELEMENTS,
     Evaluator,
+    Rows,
     _ArithmeticTask,
     _HarmonicTask,
     integrand_values,
-    nodes_and_midpoints,
     quadrature_by_parts,
 )
 
@@ -58,7 +58,7 @@ __all__ = ["PAIRS_MAX", "weighted_grouped_moments"]
 PAIRS_MAX = 64
 
 
-class _PairRows:
+class _PairRows(Rows):
     r"""The integrands of many groups, each pair :math:`(C, a)` at its own argument.
 
     ``rows`` index the pairs into the task's arrays (a subset keeps the task, and its rows),
@@ -95,12 +95,6 @@ class _PairRows:
             self.certain[chosen],
             self.mu[chosen],
         )
-
-    def nodes_and_midpoints(
-        self, nodes: tuple[int, int], cells: tuple[int, int]
-    ) -> tuple[FloatArray, ...]:
-        """The integrands at the nodes, then at the midpoints, in one evaluation."""
-        return nodes_and_midpoints(self.integrands, nodes, cells)
 
     def integrands(self, v: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray]:
         r""":math:`u P(u)`, :math:`u (u - 2) P(u)` and :math:`\mathbb{E}[e^{-tX}]`, (groups, nodes).
