@@ -504,30 +504,43 @@ def _integer_rules(
 
     The rules not yet cached are formed together (one batch, a solve per node count).
     """
-    rules: list[tuple[FloatArray, FloatArray] | None] = [None] * lengths.size
-    missing: list[int] = []
-    with _GRAM_LOCK:
-        for i, (length, nu) in enumerate(zip(lengths.tolist(), nus.tolist(), strict=True)):
-            if length <= 2 * nu:
-                rules[i] = (np.arange(length, dtype=np.float64), np.ones(length))
-                continue
-            found = _INTEGER_CACHE.get((length, nu))
-            if found is None:
-                missing.append(i)
-            else:
-                rules[i] = found
-    if missing:
-        formed = _integer_rules_at_zero(lengths[missing], nus[missing])
+    short = lengths <= 2 * nus  # enumerated: every integer, weight one
+    sizes = np.where(short, lengths, nus)
+    ends = np.cumsum(sizes)
+    begins = ends - sizes
+    x = np.empty(int(ends[-1]) if ends.size else 0)
+    w = np.empty(x.size)
+    # the enumerated pieces' nodes 0..length - 1 (vectorised: they are most pieces)
+    offsets = np.arange(x.size) - np.repeat(begins, sizes)
+    x[:] = offsets
+    w[:] = 1.0
+    long = np.flatnonzero(~short)
+    if long.size:
+        rules: list[tuple[FloatArray, FloatArray] | None] = [None] * long.size
+        missing: list[int] = []
         with _GRAM_LOCK:
-            if len(_INTEGER_CACHE) + len(missing) > _GRAM_CACHE_SIZE:
-                _INTEGER_CACHE.clear()
-            for i, rule in zip(missing, formed, strict=True):
-                rules[i] = _INTEGER_CACHE[(int(lengths[i]), int(nus[i]))] = rule
-    parts = [rule for rule in rules if rule is not None]
-    sizes = [rule[0].size for rule in parts]
-    x = np.concatenate([rule[0] for rule in parts]) + np.repeat(starts, sizes)
-    w = np.concatenate([rule[1] for rule in parts])
-    return x.astype(np.float64), w
+            for j, (length, nu) in enumerate(
+                zip(lengths[long].tolist(), nus[long].tolist(), strict=True)
+            ):
+                found = _INTEGER_CACHE.get((length, nu))
+                if found is None:
+                    missing.append(j)
+                else:
+                    rules[j] = found
+        if missing:
+            picked = long[missing]
+            formed = _integer_rules_at_zero(lengths[picked], nus[picked])
+            with _GRAM_LOCK:
+                if len(_INTEGER_CACHE) + len(missing) > _GRAM_CACHE_SIZE:
+                    _INTEGER_CACHE.clear()
+                for j, i, rule in zip(missing, picked.tolist(), formed, strict=True):
+                    rules[j] = _INTEGER_CACHE[(int(lengths[i]), int(nus[i]))] = rule
+        for i, held in zip(long.tolist(), rules, strict=True):
+            assert held is not None
+            x[begins[i] : ends[i]] = held[0]
+            w[begins[i] : ends[i]] = held[1]
+    x += np.repeat(starts, sizes)
+    return x, w
 
 
 #: integer nodes per panel where a sum needs integer nodes (kernel sums exact there): at most
