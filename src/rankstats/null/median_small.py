@@ -105,7 +105,7 @@ from rankstats.null.median_rules import (
 )
 from rankstats.null.median_tails import _Candidates
 
-__all__ = ["EVEN_N", "SMALL_N", "small_moments", "two_tasks"]
+__all__ = ["EVEN_N", "SMALL_N", "gram_nodes", "panel_ladder", "small_moments", "two_tasks"]
 
 #: the product-form path is used up to this many tasks
 SMALL_N = 16
@@ -150,23 +150,36 @@ def _binomials(n: int) -> FloatArray:
 
 
 class _Tasks:
-    """The counts of a few tasks and the point masses of their order statistics at any nodes."""
+    """The counts of a few tasks and the point masses of their order statistics at any nodes.
+
+    ``counts`` is one group's counts, shape ``(n,)``, or several groups' of one size, shape
+    ``(groups, n)``; with several, each method takes ``rows``, the group of each node
+    (:mod:`rankstats.null.median_small_groups`).
+    """
 
     def __init__(self, counts: IntArray) -> None:
-        self.c = np.sort(counts.astype(np.float64))
-        self.n = int(counts.size)
+        self.c = np.sort(counts.astype(np.float64), axis=-1)
+        self.n = int(counts.shape[-1])
         self.binom = _binomials(self.n)
         # suffix products of 1 / C_i (mantissas) and suffix sums of exponents over sorted counts
         mant, expo = np.frexp(self.c)
-        self._inv_mant = np.ones(self.n + 1)
-        self._inv_mant[:-1] = np.cumprod((1.0 / mant)[::-1])[::-1]
-        self._expo = np.zeros(self.n + 1, dtype=np.int64)
-        self._expo[:-1] = np.cumsum(expo[::-1])[::-1]
+        self._scales = 1.0 / mant, expo  # of 1 / C_i, mantissa and (negated) exponent
+        self._inv_mant = np.ones((*self.c.shape[:-1], self.n + 1))
+        self._inv_mant[..., :-1] = np.cumprod((1.0 / mant)[..., ::-1], axis=-1)[..., ::-1]
+        self._expo = np.zeros((*self.c.shape[:-1], self.n + 1), dtype=np.int64)
+        self._expo[..., :-1] = np.cumsum(expo[..., ::-1], axis=-1)[..., ::-1]
 
-    def _above(self, x: FloatArray) -> tuple[BoolArray, FloatArray, IntArray]:
+    def _counts(self, rows: IntArray | None) -> FloatArray:
+        """The sorted counts of each node's group, one row per node (or one row for all)."""
+        return self.c[None, :] if rows is None else self.c[rows]
+
+    def _above(
+        self, x: FloatArray, rows: IntArray | None
+    ) -> tuple[BoolArray, FloatArray, IntArray]:
         r"""Mask of :math:`C_i \ge x`, the values :math:`C_i - x` there, and :math:`|A(x)|`."""
-        mask: BoolArray = self.c[None, :] >= x[:, None]
-        z: FloatArray = np.where(mask, self.c[None, :] - x[:, None], 0.0)
+        c = self._counts(rows)
+        mask: BoolArray = c >= x[:, None]
+        z: FloatArray = np.where(mask, c - x[:, None], 0.0)
         size: IntArray = mask.sum(axis=1).astype(np.int64)
         return mask, z, size
 
@@ -193,21 +206,27 @@ class _Tasks:
                 expo += shift
         return e, expo
 
-    def _scale(self, mask: BoolArray) -> tuple[FloatArray, IntArray]:
+    def _scale(self, mask: BoolArray, rows: IntArray | None) -> tuple[FloatArray, IntArray]:
         r""":math:`1 / \prod_{A(x)} C_i` as ``(mantissa, exponent)``."""
-        mant, expo = np.frexp(self.c)
+        inv_mant, expo = self._scales
+        if rows is None:
+            inv_mant, expo = inv_mant[None, :], expo[None, :]
+        else:
+            inv_mant, expo = inv_mant[rows], expo[rows]
         return (
-            np.asarray(np.where(mask, 1.0 / mant[None, :], 1.0).prod(axis=1)),
-            -np.where(mask, expo[None, :], 0).sum(axis=1).astype(np.int64),
+            np.asarray(np.where(mask, inv_mant, 1.0).prod(axis=1)),
+            -np.where(mask, expo, 0).sum(axis=1).astype(np.int64),
         )
 
-    def window_mass(self, u: FloatArray, lower: int, upper: int) -> FloatArray:
+    def window_mass(
+        self, u: FloatArray, lower: int, upper: int, rows: IntArray | None = None
+    ) -> FloatArray:
         r""":math:`P(N_{u-1} \le J,\ N_u \ge L)` at nodes ``u``, J = ``lower``, L = ``upper``.
 
         The inner sums :math:`\sum_{j \le j_*} \binom{N}{j} (u - 1)^j` are formed as
         :math:`(u - 1)^{j_*} \sum_j \binom{N}{j} (u - 1)^{j - j_*}` (no overflow).
         """
-        mask, z, size = self._above(u)
+        mask, z, size = self._above(u, rows)
         top_j = lower - (self.n - size)  # j_* per node; no mass where negative
         e, e_expo = self._elementary(z, mask, self.n - upper)
         base = u - 1.0
@@ -225,32 +244,52 @@ class _Tasks:
         levels = np.arange(self.n - upper + 1)
         for big in np.unique(size).tolist():
             pick = size == big
-            inner[pick] = power[pick] @ self.binom[np.maximum(big - levels, 0), : lower + 1].T
+            inner[pick] = matmul(
+                power[pick], self.binom[np.maximum(big - levels, 0), : lower + 1].T
+            )
         # (u - 1)^{j_*}, with j_* = 0 where u = 1
         j_star = np.where(base > 0.0, np.maximum(top_j, 0), 0)
         b_mant, b_expo = np.frexp(np.where(base > 0.0, base, 1.0))
-        c_mant, c_expo = self._scale(mask)
+        c_mant, c_expo = self._scale(mask, rows)
         mant = (e * inner).sum(axis=1) * b_mant**j_star * c_mant
         expo = e_expo + b_expo * j_star + c_expo
         return np.asarray(np.where(top_j >= 0, np.ldexp(mant, expo), 0.0))
 
-    def lower_factor(self, u: FloatArray, a: int) -> tuple[FloatArray, IntArray]:
-        r""":math:`f(u) = \alpha(u) - \alpha(u - 1)` (zero where :math:`m \le 0`), scaled."""
-        first = np.searchsorted(self.c, u, side="left")  # A(u) = the counts from here on
+    def lower_factor(
+        self,
+        u: FloatArray,
+        a: int,
+        rows: IntArray | None = None,
+        first: IntArray | None = None,
+    ) -> tuple[FloatArray, IntArray]:
+        r""":math:`f(u) = \alpha(u) - \alpha(u - 1)` (zero where :math:`m \le 0`), scaled.
+
+        ``first``, where known, is the number of counts below each node (those of its group).
+        """
+        # A(u) = the counts from here on
+        if rows is None:
+            if first is None:
+                first = np.searchsorted(self.c, u, side="left")
+            c_mant, c_expo = self._inv_mant[first], -self._expo[first]
+        else:
+            if first is None:
+                first = (self.c[rows] < u[:, None]).sum(axis=1)
+            c_mant, c_expo = self._inv_mant[rows, first], -self._expo[rows, first]
         m = a - first
         positive = m > 0
         with np.errstate(divide="ignore", invalid="ignore"):
             drop = -np.expm1(np.where(positive, m, 1).astype(np.float64) * np.log1p(-1.0 / u))
         u_mant, u_expo = np.frexp(u)
         power = np.where(positive, m, 0)
-        c_mant, c_expo = self._inv_mant[first], -self._expo[first]
         mant = np.where(positive, drop * u_mant**power, 0.0) * c_mant
         return np.asarray(mant), (u_expo * power + c_expo).astype(np.int64)
 
-    def upper_factor(self, v: FloatArray, a: int) -> tuple[FloatArray, IntArray]:
+    def upper_factor(
+        self, v: FloatArray, a: int, rows: IntArray | None = None
+    ) -> tuple[FloatArray, IntArray]:
         r""":math:`g(v) = \beta(v - 1) - \beta(v)`, scaled."""
         k = self.n - a
-        mask, z, size = self._above(v)
+        mask, z, size = self._above(v, rows)
         e, expo = self._elementary(z, mask, k - 1)
         j = np.arange(k)
         coef = self.binom[np.maximum(size[:, None] - j[None, :], 0), (k - j)[None, :]]
@@ -271,14 +310,27 @@ def _panels(counts: IntArray, lo: int, hi: int) -> tuple[IntArray, IntArray]:
     (polynomials of degree below :math:`n` in :math:`u`) vary like :math:`(1 + 16/n)^n` at most
     on a panel.
     """
-    ratio = 1.0 + _LADDER_SPREAD / max(int(counts.size), _LADDER_SPREAD)
+    breaks = np.concatenate((np.unique(counts) + 1, panel_ladder(int(counts.size), hi)))
+    return _pieces(lo, hi, breaks, hi - lo + 1)
+
+
+def panel_ladder(n: int, hi: int) -> IntArray:
+    """The geometric ladder of panel starts up to ``hi`` for ``n`` tasks (:func:`_panels`)."""
+    ratio = 1.0 + _LADDER_SPREAD / max(n, _LADDER_SPREAD)
     ladder = []
     value = _LADDER_START
     while value <= hi:
         ladder.append(value)
         value = max(value + 1, math.ceil(value * ratio))
-    breaks = np.concatenate((np.unique(counts) + 1, np.array(ladder, dtype=np.int64)))
-    return _pieces(lo, hi, breaks, hi - lo + 1)
+    return np.array(ladder, dtype=np.int64)
+
+
+def gram_nodes(n: int) -> int:
+    """Gram nodes per panel for ``n`` tasks.
+
+    Exact to degree ``2 nu - 1``, above the summands' degree (below ``n``).
+    """
+    return _NU_MANY if n > _NU_SWITCH else 16
 
 
 def _clip(
@@ -308,8 +360,7 @@ def small_moments(counts: IntArray) -> tuple[float, float, float, float]:
     n = tasks.n
     cands = _Candidates(counts)
     top = int(counts.max())
-    # Gram nodes per panel: exact to degree 2 nu - 1, above the summands' degree (below n)
-    nu = _NU_MANY if n > _NU_SWITCH else 16
+    nu = gram_nodes(n)
 
     def window(k: int) -> tuple[int, int]:
         lo, hi = cands.window(k)
