@@ -281,16 +281,22 @@ own argument in one quadrature for all groups (``rankstats.null.reciprocal_weigh
 and 0.59 s (2026-11-27), the harmonic mean rank's Euler-Maclaurin values per pair and node
 being most of what is left.
 
-The last row (no target) shows what is left of the class: the median's and the inverse
-median's null moments still take a call per group, 1,000 groups of about ten tasks over 1e4
-ranks in 1.2-1.3 s against 0.9-1.2 ms for one group (two runs on 2026-11-27, after the
-few-task path's pairs of panels went without pair indices: the even groups' calls 0.55-0.65
-times as long). Batching the groups would not close it. A group of ten costs about 0.7 ms
-whatever its counts (about a thousand numpy calls) and 1.3 ms more that grows with its nodes
-(about 240 a side; the inverse median's kernel over some 30,000 pairs of them). Even with
-nodes shared by all groups, so that the kernel is one matrix product for all of them, an
-estimate gives 3-4 s for 10,000 groups: the target needs sums over the pairs that cost
-O(nodes), not O(nodes^2)."""
+The median rows (no target) show what is left of the class. Until 2026-11-27 (later) the median's
+and the inverse median's null moments took a call per group, 1,000 groups of about ten tasks over
+1e4 ranks in 1.2-1.3 s against 0.9-1.2 ms for one group (two runs on 2026-11-27, after the few-task
+path's pairs of panels went without pair indices: the even groups' calls 0.55-0.65 times as long).
+Batching the groups would not close it. A group of ten costs about 0.7 ms whatever its counts (about
+a thousand numpy calls) and 1.3 ms more that grows with its nodes (about 240 a side; the inverse
+median's kernel over some 30,000 pairs of them). Even with nodes shared by all groups, so that the
+kernel is one matrix product for all of them, an estimate gives 3-4 s for 10,000 groups: the target
+needs sums over the pairs that cost O(nodes), not O(nodes^2).
+
+Then the groups of 3 to 16 tasks, and of an even number up to 56, went together, one pass per
+group size (``rankstats.null.median_small_groups``: the same sums, every group's nodes in one
+array): the last row compares that with a call per group in one run (1,000 groups: 0.66 s
+against 1.14 s, 0.58 times), and the row before it still shows about a thousand times one
+group. The fixed costs went; the point masses at each pair of nodes within a panel (about
+7,500 per even group of ten tasks at these counts) remain, the same work either way."""
 
 from __future__ import annotations
 
@@ -298,6 +304,7 @@ import json
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -306,6 +313,7 @@ import numpy as np
 from _timing import Row, cpu_ratio_row, interleaved_best_times
 from bench_evaluate import _rows, make_side
 from rankstats import evaluate
+from rankstats.evaluation import grouped
 
 NUM_RANKS = 100_000
 NUM_GROUPS = 10_000
@@ -356,6 +364,22 @@ def _in_fresh_process(rounds: int, scored: bool) -> dict[str, float]:
     )
     times: dict[str, float] = json.loads(done.stdout.strip().splitlines()[-1])
     return times
+
+
+def _call_per_group(call: Callable[[], Any]) -> Any:
+    """``call()`` with the median's null moments taken a call per group (as before 2026-11-27)."""
+
+    def none_done(
+        counts: np.ndarray, multiplicity: np.ndarray, owner: np.ndarray, size: int
+    ) -> tuple[np.ndarray, np.ndarray]:
+        return np.full((size, 4), np.nan), np.zeros(size, dtype=bool)
+
+    saved = grouped.grouped_median_moments
+    grouped.grouped_median_moments = none_done
+    try:
+        return call()
+    finally:
+        grouped.grouped_median_moments = saved
 
 
 def run(rounds: int = 15) -> list[Row]:
@@ -409,14 +433,25 @@ def run(rounds: int = 15) -> list[Row]:
                 2,
             )
         )
-    # the median's null moments still take a call per group (no target; see the module's
-    # docstring)
+    # the median's null moments: the groups of one size summed together, against one group
+    # (no target; see the module's docstring) and against a call per group, the way they were
+    # computed before (the batched function patched to leave every group to its call)
     rows.append(
         cpu_ratio_row(
             f"evaluate: {MEDIAN_GROUPS:,} groups over 1e4 ranks, median and inverse median (CPU s)",
             lambda: evaluate(part, metrics=MEDIANS, groups=few),
             "the same ranks as one group",
             lambda: evaluate(part, metrics=MEDIANS),
+            1,
+        )
+    )
+    rows.append(
+        cpu_ratio_row(
+            f"evaluate: {MEDIAN_GROUPS:,} groups, median and inverse median, "
+            "groups of one size together (CPU s)",
+            lambda: evaluate(part, metrics=MEDIANS, groups=few),
+            "a call per group",
+            lambda: _call_per_group(lambda: evaluate(part, metrics=MEDIANS, groups=few)),
             1,
         )
     )

@@ -114,6 +114,7 @@ from rankstats.metrics.dispersion import (
     Variance,
 )
 from rankstats.null.grouping import distinct_inverse
+from rankstats.null.median_small_groups import grouped_median_moments
 from rankstats.null.powers import log_moment_terms
 from rankstats.null.reciprocal_groups import (
     grouped_harmonic_moments,
@@ -602,6 +603,11 @@ class _Builder:
                     [m for m in bases if m not in self._nulls and type(m) is kind], moments
                 )
             )
+        self._nulls.update(
+            self._median_nulls(
+                [m for m in bases if m not in self._nulls and type(m) in _MEDIANS[:2]]
+            )
+        )
         looped = [m for m in bases if m not in self._nulls]
         if not looped:
             return
@@ -900,6 +906,43 @@ class _Builder:
             certain,
         )
         return self._exact_columns(metrics, expected, variance)
+
+    def _median_nulls(
+        self, metrics: Sequence[RankBasedMetric]
+    ) -> dict[RankBasedMetric, NullColumn]:
+        """The null moments of the median and its inverse, the groups of a few tasks together.
+
+        Unweighted, the groups of 3 to :data:`~rankstats.null.median_small.SMALL_N` tasks are
+        summed together (:func:`~rankstats.null.median_small_groups.grouped_median_moments`,
+        the same sums as a call per group, one pass per group size); the others take a call
+        each (:meth:`_null_of_group`). Weighted medians have no closed form (``{}``: they stay
+        in the pass per group).
+        """
+        rows = self._candidate_rows(metrics)
+        if rows is None:
+            return {}
+        ids, counts, multiplicity = rows
+        moments, done = grouped_median_moments(
+            counts.astype(np.int64, copy=False),
+            multiplicity.astype(np.int64),
+            ids.astype(np.int64, copy=False),
+            self.size,
+        )
+        columns: dict[RankBasedMetric, NullColumn] = {}
+        for metric in metrics:
+            at = 0 if type(metric) is MedianRank else 2
+            columns[metric] = (
+                moments[:, at].copy(),
+                moments[:, at + 1].copy(),
+                np.full(self.size, CODE_EXACT, dtype=np.int8),
+                np.full(self.size, math.nan),
+                {},
+                np.full(self.size, math.nan),
+            )
+        rest = self._groups[~done[self._groups]]
+        for g in rest.tolist():
+            self._null_of_group(g, metrics, columns)
+        return columns
 
     def _weighted_reciprocal_nulls(
         self, metrics: Sequence[RankBasedMetric]

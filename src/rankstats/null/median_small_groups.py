@@ -1,0 +1,718 @@
+r"""The median's null moments of many groups of a few tasks each, in one pass per group size.
+
+:func:`~rankstats.null.median_small.small_moments` sums the point masses of the middle order
+statistics of one group over Gram nodes on panels. A call costs a few hundred numpy calls
+whatever its counts, most of an odd group's time (0.34 ms for ten tasks at counts near 14,000)
+and of a group of tiny counts (0.7 ms), and then work per node and per pair, most of an even
+group's time at larger counts (about 2 ms for ten tasks). :func:`grouped_small_moments` runs the
+same sums for many groups of one size :math:`n` together:
+
+* every group's windows of the middle ranks by one bisection for all groups (Bennett's bound, as
+  :meth:`~rankstats.null.median_tails._Candidates.window`);
+* every group's panels (a start at every count plus one and at the ladder :math:`32 \cdot 2^j`)
+  as the distinct entries of one sorted (groups x breaks) array, and their Gram nodes in one call
+  of :func:`~rankstats.null.median_rules._piece_nodes`;
+* the point masses at every node of every group by the single group's code
+  (:class:`~rankstats.null.median_small._Tasks`), each node reading its own group's counts;
+* for an even number of tasks, the pairs of nodes in distinct panels by the same product form as
+  :meth:`~rankstats.null.median_small._Centred.add_columns`: the moments of :math:`M` from each
+  node's prefix statistics, and :math:`1/M` from the kernel :math:`2/(u + v)`, masked to each
+  prefix, summed against the masses of :math:`u` by batched matrix products over blocks of
+  groups (each group's nodes padded to the block's largest count, at most
+  :data:`_KERNEL_ENTRIES` entries a block);
+* the pairs within one panel by the single group's rules (integer nodes in :math:`v`, a Gram
+  rule in :math:`u` below each), for many panels of many groups at a time.
+
+Every chunk of point masses is centred on its group's own mean and merged into the group's
+moments by the parallel formula (nonnegative terms), in the single group's order of chunks; the
+mean of :math:`M` keeps its offsets from a half-integer. The sums over a group's nodes are
+sequential (:func:`numpy.bincount`) where the single group's are pairwise: the moments agree
+with :func:`~rankstats.null.median_small.small_moments` to a few units in the last place
+(``tests/test_median_small_groups.py``). A group whose masses span more than
+:data:`~rankstats.null.median_small._SPAN_MAX` binary orders (met by no input tried) is summed
+alone by :func:`~rankstats.null.median_small.small_moments`.
+
+Cost (2026-11-27, this machine, CPU time, 300 groups of each shape, the integer rules' cache
+emptied before each): an odd group of 5 tasks 0.34 -> 0.12 ms at counts near 14,000, 0.56 ->
+0.21 ms at counts up to :math:`10^{12}`; groups of tiny counts (30-45) 0.7-1.1 -> 0.02-0.26 ms
+(5 to 40 tasks); an even group of 10 to 40 tasks at counts near 14,000 or up to
+:math:`10^{12}` takes 0.8 to 1.3 times a call's time (1.9-2.9 ms for ten tasks, 6-12 ms for
+40): there the point masses at each pair of nodes within a panel (about 7,500 per group of ten
+tasks), the same work either way, are most of the time. ``benchmarks/bench_groups.py``: 1,000
+groups of about ten tasks, 0.66 s against 1.14 s a call per group. The blocks bound the memory:
+about 10 MB for 128 groups of 40 tasks at counts up to :math:`10^{12}`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from rankstats.arrays import BoolArray, FloatArray, IntArray
+from rankstats.null.median_rules import _integer_rules, _piece_nodes, _suffix_sum
+from rankstats.null.median_small import (
+    _NU_T,
+    _SPAN_MAX,
+    EVEN_N,
+    SMALL_N,
+    _product,
+    _Tasks,
+    gram_nodes,
+    panel_ladder,
+    small_moments,
+)
+from rankstats.null.median_tails import _LOG_EPS
+
+__all__ = ["grouped_median_moments", "grouped_small_moments"]
+
+#: groups summed together: at most this many, of at most about _BLOCK_NODES nodes in all (the
+#: node arrays of a block are fresh memory; larger blocks are slower)
+_GROUPS_PER_BLOCK = 64
+_BLOCK_NODES = 65_536
+#: entries of the (nodes v x nodes u) kernel of the pairs of distinct panels formed at a time
+_KERNEL_ENTRIES = 1 << 17
+#: entries of the (nodes x tasks) arrays of the point masses evaluated at a time (bounded memory;
+#: larger arrays are fresh pages, faulted in one by one)
+_NODE_ENTRIES = 1 << 17
+#: a group's sums add runs of this many entries first (numpy's pairwise sums add 8 in each of
+#: its accumulators), then pairs
+_FIRST_FOLD = 8
+#: panels whose pairs within are formed at a time (at most 32 x 32 pairs each)
+_PANELS_PER_BLOCK = 64
+
+
+def grouped_median_moments(
+    counts: IntArray, multiplicity: IntArray, owner: IntArray, size: int
+) -> tuple[FloatArray, BoolArray]:
+    r"""The median's and the inverse median's null moments of every group of a few tasks.
+
+    Parameters
+    ----------
+    counts, multiplicity, owner : numpy.ndarray of shape (rows,)
+        Rows of candidate counts: each row's count (int64), its number of tasks and its group
+        (int64 in ``0..size - 1``).
+    size : int
+        The number of groups.
+
+    Returns
+    -------
+    moments : numpy.ndarray of shape (size, 4)
+        :math:`\mathbb{E}[M], \mathbb{V}[M], \mathbb{E}[1/M], \mathbb{V}[1/M]` of each group
+        of 3 to :data:`~rankstats.null.median_small.SMALL_N` tasks or of an even number up to
+        :data:`~rankstats.null.median_small.EVEN_N` (NaN in the others): the groups
+        :func:`~rankstats.null.median_small.small_moments` serves.
+    done : numpy.ndarray of shape (size,)
+        The groups computed here; the others (fewer or more tasks) are left to a call each.
+    """
+    tasks = np.bincount(owner, weights=multiplicity, minlength=size).astype(np.int64)
+    out = np.full((size, 4), math.nan)
+    done = (tasks >= 3) & ((tasks <= SMALL_N) | ((tasks % 2 == 0) & (tasks <= EVEN_N)))
+    keep = done[owner]
+    each = np.repeat(counts[keep], multiplicity[keep].astype(np.int64))
+    group = np.repeat(owner[keep], multiplicity[keep].astype(np.int64))
+    order = np.argsort(group, kind="stable")
+    each, group = each[order], group[order]
+    first = np.searchsorted(group, np.arange(size), side="left")
+    for n in np.unique(tasks[done]).tolist():
+        chosen = np.flatnonzero(tasks == n)
+        rows = each[first[chosen][:, None] + np.arange(n)[None, :]]
+        out[chosen] = grouped_small_moments(rows)
+    return out, done
+
+
+def grouped_small_moments(counts: IntArray) -> FloatArray:
+    r"""E and V of the median and of its inverse for many groups of :math:`n` tasks each.
+
+    Parameters
+    ----------
+    counts : numpy.ndarray of shape (groups, n)
+        Each row the candidate counts of one group's tasks (int64, at least 1), in any order,
+        :math:`3 \le n \le` :data:`~rankstats.null.median_small.SMALL_N`, or :math:`n` even
+        up to :data:`~rankstats.null.median_small.EVEN_N`.
+
+    Returns
+    -------
+    numpy.ndarray of shape (groups, 4)
+        Each group's :math:`\mathbb{E}[M], \mathbb{V}[M], \mathbb{E}[1/M], \mathbb{V}[1/M]`, as
+        :func:`~rankstats.null.median_small.small_moments` gives them.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> found = grouped_small_moments(np.array([[1, 2, 3, 5], [3, 7, 2, 9]]))
+    >>> [round(float(value), 12) for value in found[0, :2]]
+    [1.6, 0.223333333333]
+    """
+    counts = np.sort(np.asarray(counts, dtype=np.int64), axis=1)
+    size, n = counts.shape
+    if not (3 <= n <= SMALL_N or (n % 2 == 0 and 3 <= n <= EVEN_N)):
+        raise ValueError(
+            f"counts: expected rows of 3 to {SMALL_N} tasks or an even number up to {EVEN_N}, "
+            f"got {n}"
+        )
+    out = np.empty((size, 4))
+    trivial = counts[:, -1] == 1  # every rank is 1
+    out[trivial] = (1.0, 0.0, 1.0, 0.0)
+    rest = np.flatnonzero(~trivial)
+    for part in _blocks(counts[rest], n) if rest.size else []:
+        part = rest[part]
+        found, alone = _block(counts[part])
+        out[part] = found
+        for g in part[alone].tolist():
+            out[g] = small_moments(counts[g])
+    return out
+
+
+def _blocks(counts: IntArray, n: int) -> list[IntArray]:
+    """Consecutive groups (rows of sorted counts) in blocks of about :data:`_BLOCK_NODES` nodes.
+
+    A group's panels are at most its counts and the ladder's steps below its largest count (one
+    more where a window clips them), each of :func:`~rankstats.null.median_small.gram_nodes`
+    nodes; a block also takes at most :data:`_GROUPS_PER_BLOCK` groups.
+    """
+    ladder = panel_ladder(n, int(counts[:, -1].max()))
+    steps = np.searchsorted(ladder, counts[:, -1], side="right")
+    nodes = (n + 2 + steps) * gram_nodes(n)
+    budget = (np.cumsum(nodes) - nodes) // _BLOCK_NODES
+    first = np.flatnonzero(np.diff(budget, prepend=-1))
+    start = np.repeat(first, np.diff(np.append(first, budget.size)))
+    key = budget * (budget.size + 1) + (np.arange(budget.size) - start) // _GROUPS_PER_BLOCK
+    cuts = np.flatnonzero(np.diff(key)) + 1
+    return np.split(np.arange(counts.shape[0]), cuts)
+
+
+def _block(counts: IntArray) -> tuple[FloatArray, BoolArray]:
+    """The moments of some groups (sorted rows), and the groups to be summed alone instead."""
+    size, n = counts.shape
+    tasks = _Tasks(counts)
+    top = counts[:, -1]
+    nu = gram_nodes(n)
+    moments = _GroupCentred(size)
+    alone = np.zeros(size, dtype=bool)
+    if n % 2:
+        half = (n + 1) // 2
+        lo, hi = _windows(tasks.c, half, top)
+        starts, lengths, owner = _panels(counts, lo, hi)
+        x, w, piece = _piece_nodes(starts, lengths, nu=nu)
+        rows = owner[piece]
+        moments.add(rows, w * _chunked(tasks.window_mass, n, x, half - 1, half, rows), x)
+        return moments.result(), alone | (moments.total == 0.0)
+    a = n // 2
+    lo_a, hi_a = _windows(tasks.c, a, top)
+    lo_b, hi_b = _windows(tasks.c, a + 1, top)
+    hi_b = np.maximum(hi_b, hi_a)
+    starts, lengths, owner = _panels(counts, lo_a, hi_b)
+    # the lower middle rank lives in lo_a..hi_a, the upper one in lo_b..hi_b (to 1e-24)
+    u_s, u_l, u_id = _clip(starts, lengths, lo_a[owner], hi_a[owner])
+    v_s, v_l, v_id = _clip(starts, lengths, lo_b[owner], hi_b[owner])
+    x_u, w_u, o_u = _piece_nodes(u_s, u_l, nu=nu)
+    x_v, w_v, o_v = _piece_nodes(v_s, v_l, nu=nu)
+    panel_u, panel_v = u_id[o_u], v_id[o_v]
+    f = _chunked(tasks.lower_factor, n, x_u, a, owner[panel_u])
+    g = _chunked(tasks.upper_factor, n, x_v, a, owner[panel_v])
+    alone |= _cross_pairs(moments, (x_u, w_u, f, panel_u), (x_v, w_v, g, panel_v), owner, size)
+    t_s, t_l, t_id = _clip(starts, lengths, lo_b[owner], hi_a[owner])
+    if t_s.size:
+        x_t, w_t, o_t = _piece_nodes(t_s, t_l, nu=nu)
+        rows = owner[t_id[o_t]]
+        moments.add(rows, w_t * _chunked(tasks.window_mass, n, x_t, a - 1, a + 1, rows), x_t)
+    # pairs within one panel that meets both ranges (as small_moments)
+    both = np.intersect1d(u_id, v_id)
+    both = both[lengths[both] >= 2]
+    for b0 in range(0, both.size, _PANELS_PER_BLOCK):
+        part = both[b0 : b0 + _PANELS_PER_BLOCK]
+        _panel_pairs(moments, tasks, (a, nu), (starts, lengths, owner), part)
+    return moments.result(), alone | (moments.total == 0.0)
+
+
+def _panel_pairs(
+    moments: _GroupCentred,
+    tasks: _Tasks,
+    rank_and_nodes: tuple[int, int],
+    panels: tuple[IntArray, IntArray, IntArray],
+    part: IntArray,
+) -> None:
+    r"""Add the pairs :math:`u < v` within each of the panels ``part`` (of any groups).
+
+    As :func:`~rankstats.null.median_small.small_moments`: a rule in :math:`v` on integer nodes,
+    and below each node :math:`v` a Gram rule in :math:`u` on the panel's ``s..v - 1`` (at most
+    :math:`2\nu` nodes). Each node :math:`v`'s pairs are first reduced to their mass, means and
+    centred sums of squares (rows of a padded array, pairwise), then merged into their groups.
+    Every node of a panel has the same counts below it (panels start at every count plus one).
+    ``rank_and_nodes`` is the lower middle rank and the Gram nodes per panel, ``panels`` every
+    panel's start, length and group.
+    """
+    a, nu = rank_and_nodes
+    starts, lengths, owner = panels
+    inner = lengths[part] - 1  # v = s + 1 .. s + length - 1
+    nus = np.full(part.size, _NU_T, dtype=np.int64)
+    v, w_v = _integer_rules(starts[part] + 1, inner, nus)
+    per_panel = np.where(inner <= 2 * nus, inner, nus)
+    v_rows = np.repeat(owner[part], per_panel)
+    begin = starts[part]
+    below = (tasks.c[owner[part]] < begin[:, None]).sum(axis=1)
+    first = np.repeat(begin, per_panel)
+    u, w_u, own = _piece_nodes(first, (v - first).astype(np.int64), nu=nu)
+    pair = _product(
+        _chunked(tasks.lower_factor, tasks.n, u, a, v_rows[own], np.repeat(below, per_panel)[own]),
+        _chunked(tasks.upper_factor, tasks.n, v, a, v_rows),
+        np.arange(u.size),
+        own,
+    )
+    # each node v's pairs in a row (own comes in runs: the enumerated pieces, then the Gram ones)
+    change = np.ones(own.size, dtype=bool)
+    change[1:] = own[1:] != own[:-1]
+    run_start = np.flatnonzero(change)
+    place = np.arange(own.size) - run_start[np.cumsum(change) - 1]
+    width = int(place.max()) + 1
+    mass = np.zeros((v.size, width))
+    values = np.ones((v.size, width))
+    mass[own, place] = w_v[own] * w_u * pair
+    values[own, place] = 0.5 * (u + v[own])
+    total = mass.sum(axis=1)
+    # (a node without mass adds nothing; the integer rules' weights may be negative)
+    safe = np.where(total != 0.0, total, 1.0)
+    stats: list[tuple[FloatArray, FloatArray]] = []
+    for m in (values, 1.0 / values):
+        mean = (mass * m).sum(axis=1) / safe
+        dev = m - mean[:, None]
+        stats.append((mean, (mass * (dev * dev)).sum(axis=1)))
+    moments.add_moments(v_rows, total, stats[0], stats[1])
+
+
+def _chunked(method: Callable[..., Any], n: int, x: FloatArray, *args: Any) -> Any:
+    """``method(x, *args)`` on a few nodes at a time (the arrays after ``x`` are per node).
+
+    The point masses' arrays are (nodes x tasks): at most :data:`_NODE_ENTRIES` entries each.
+    Returns the parts joined, an array or a (mantissa, exponent) pair as ``method`` gives.
+    """
+    step = max(1, _NODE_ENTRIES // n)
+    if x.size <= step:
+        return method(x, *args)
+    parts = [
+        method(
+            x[i : i + step],
+            *(arg[i : i + step] if isinstance(arg, np.ndarray) else arg for arg in args),
+        )
+        for i in range(0, x.size, step)
+    ]
+    if isinstance(parts[0], tuple):
+        return tuple(np.concatenate(column) for column in zip(*parts, strict=True))
+    return np.concatenate(parts)
+
+
+def _windows(c: FloatArray, k: int, top: IntArray) -> tuple[IntArray, IntArray]:
+    r"""Each group's window of :math:`X_{(k)}`.
+
+    As :meth:`~rankstats.null.median_tails._Candidates.window`: one bisection for all groups,
+    as the single group's, clipped as
+    :func:`~rankstats.null.median_small.small_moments` clips it (to :math:`1..\max C`).
+    """
+    inv1 = 1.0 / c
+    inv2 = inv1 * inv1
+    below = float(k - 1)
+
+    def bound_holds(x: IntArray, upper_tail: bool) -> BoolArray:
+        xf = x.astype(np.float64)
+        above = c > xf[:, None]
+        p1 = xf * np.where(above, inv1, 0.0).sum(axis=1)
+        mu = (c.shape[1] - above.sum(axis=1)) + p1
+        var = np.maximum(p1 - xf * xf * np.where(above, inv2, 0.0).sum(axis=1), 0.0)
+        tau = mu - below if upper_tail else k - mu
+        return _log_tail_bounds(tau, var) <= _LOG_EPS
+
+    kth = c[:, k - 1].astype(np.int64)
+    lo, hi = np.zeros_like(kth), kth.copy()
+    while True:
+        live = hi - lo > 1
+        if not live.any():
+            break
+        mid = (lo + hi) // 2
+        holds = bound_holds(mid, True)
+        hi = np.where(live & holds, mid, hi)
+        lo = np.where(live & ~holds, mid, lo)
+    upper = hi
+    lo, hi = np.zeros_like(kth), c[:, -1].astype(np.int64)
+    while True:
+        live = hi - lo > 1
+        if not live.any():
+            break
+        mid = (lo + hi) // 2
+        holds = bound_holds(mid, False)
+        lo = np.where(live & holds, mid, lo)
+        hi = np.where(live & ~holds, mid, hi)
+    return np.maximum(lo + 1, 1), np.maximum(np.minimum(upper, top), 1)
+
+
+def _log_tail_bounds(tau: FloatArray, var: FloatArray) -> FloatArray:
+    """:func:`~rankstats.null.median_tails._log_tail_bound` element-wise."""
+    out = np.zeros(tau.shape)
+    positive = tau > 0.0
+    degenerate = positive & (var <= 0.0)
+    out[degenerate] = -math.inf
+    live = positive & ~degenerate
+    t, v = tau[live], var[live]
+    out[live] = -((v + t) * np.log1p(t / v) - t)
+    return out
+
+
+def _panels(counts: IntArray, lo: IntArray, hi: IntArray) -> tuple[IntArray, IntArray, IntArray]:
+    """Every group's panels of ``lo..hi`` (:func:`~rankstats.null.median_small._panels`).
+
+    Starts, lengths and the group of each, group by group and ascending within each: the
+    distinct entries of each row of the sorted (groups x breaks) array, a break outside a
+    group's ``lo + 1..hi`` replaced by ``hi + 1`` (the end of its last panel).
+    """
+    hi = np.maximum(hi, lo - 1)  # an empty window: no panel
+    end = (hi + 1)[:, None]
+    ladder = panel_ladder(counts.shape[1], int(hi.max()))
+    breaks = np.concatenate(
+        (counts + 1, np.broadcast_to(ladder, (counts.shape[0], ladder.size))), axis=1
+    )
+    breaks = np.where((breaks > lo[:, None]) & (breaks <= hi[:, None]), breaks, end)
+    edges = np.sort(np.concatenate((lo[:, None], breaks, end), axis=1), axis=1)
+    new = np.ones(edges.shape, dtype=bool)
+    new[:, 1:] = edges[:, 1:] != edges[:, :-1]
+    rows = np.broadcast_to(np.arange(edges.shape[0])[:, None], edges.shape)[new]
+    flat = edges[new]
+    last = flat == (hi + 1)[rows]
+    following = np.empty_like(flat)
+    following[:-1] = flat[1:]
+    following[-1:] = flat[-1:]
+    keep = ~last
+    return flat[keep], (following - flat)[keep], rows[keep]
+
+
+def _clip(
+    starts: IntArray, lengths: IntArray, lo: IntArray, hi: IntArray
+) -> tuple[IntArray, IntArray, IntArray]:
+    """The panels' parts inside each one's ``lo..hi``: starts, lengths and the panel's index."""
+    begin = np.maximum(starts, lo)
+    end = np.minimum(starts + lengths - 1, hi)
+    keep = np.flatnonzero(end >= begin)
+    return begin[keep], (end - begin + 1)[keep], keep
+
+
+_Side = tuple[FloatArray, FloatArray, tuple[FloatArray, IntArray], IntArray]
+
+
+def _cross_pairs(
+    moments: _GroupCentred, lower: _Side, upper: _Side, owner: IntArray, size: int
+) -> BoolArray:
+    r"""Add every group's pairs of nodes in distinct panels.
+
+    As :func:`~rankstats.null.median_small._cross_pairs`: the nodes of each side, taken in
+    panel order (panels are numbered group by group), are each group's in turn; the masses of
+    :math:`u` are scaled by their group's largest exponent.
+    Returns the groups whose masses span more than
+    :data:`~rankstats.null.median_small._SPAN_MAX` binary orders on either side: they are left
+    out here (to be summed alone).
+    """
+    x_u, w_u, f, panel_u = lower
+    x_v, w_v, g, panel_v = upper
+    order_u = np.argsort(panel_u, kind="stable")
+    order_v = np.argsort(panel_v, kind="stable")
+    panel_u, panel_v = panel_u[order_u], panel_v[order_v]
+    x_u, x_v = x_u[order_u], x_v[order_v]
+    group_u, group_v = owner[panel_u], owner[panel_v]
+    a_mant, a_expo = _normalised((w_u * f[0])[order_u], f[1][order_u], group_u, size)
+    b_mant, b_expo = _normalised((w_v * g[0])[order_v], g[1][order_v], group_v, size)
+    too_wide = (_span(a_expo, group_u, size) > _SPAN_MAX) | (
+        _span(b_expo, group_v, size) > _SPAN_MAX
+    )
+    has_u = np.bincount(group_u, minlength=size) > 0
+    shift = np.full(size, np.iinfo(np.int64).min)
+    np.maximum.at(shift, group_u, a_expo)
+    shift = np.where(has_u, shift, 0)
+    keep_v = ~too_wide[group_v] & has_u[group_v]
+    a = np.ldexp(a_mant, a_expo - shift[group_u])
+    # each group's u nodes: their first index, and each node's place in its group
+    first_u = np.searchsorted(group_u, np.arange(size + 1), side="left")
+    place = np.arange(group_u.size) - first_u[group_u]
+    width = int(place.max()) + 1 if place.size else 1
+    padded_a = np.zeros((size, width))
+    padded_x = np.ones((size, width))
+    padded_a[group_u, place] = a
+    padded_x[group_u, place] = x_u
+    # the prefix sums of a and a x in each group (compensated, nonnegative terms)
+    prefix = _suffix_sum(padded_a[:, ::-1].copy())[:, ::-1]
+    prefix_ax = _suffix_sum((padded_a * padded_x)[:, ::-1].copy())[:, ::-1]
+    # each v node's cut: the u nodes of its group below its panel
+    cut = np.searchsorted(panel_u, panel_v, side="left") - first_u[group_v]
+    group_v, x_v, b_mant, b_expo, cut = (
+        group_v[keep_v],
+        x_v[keep_v],
+        b_mant[keep_v],
+        b_expo[keep_v] + shift[group_v[keep_v]],
+        cut[keep_v],
+    )
+    p = prefix[group_v, cut]
+    live = p > 0.0
+    group_v, x_v, b_mant, b_expo, cut, p = (
+        group_v[live],
+        x_v[live],
+        b_mant[live],
+        b_expo[live],
+        cut[live],
+        p[live],
+    )
+    mass = np.ldexp(b_mant * p, b_expo)
+    x_mean = prefix_ax[group_v, cut] / p
+    x_m2, inv_mean, inv_sq = _kernel_sums(padded_a, padded_x, group_v, x_v, cut, x_mean, p)
+    m_mean = 0.5 * (x_mean + x_v)
+    m_m2 = 0.25 * mass * x_m2
+    inv_m2 = np.ldexp(b_mant * inv_sq, b_expo)
+    moments.add_moments(group_v, mass, (m_mean, m_m2), (inv_mean, inv_m2))
+    return too_wide
+
+
+def _kernel_sums(
+    a: FloatArray,
+    x: FloatArray,
+    group_v: IntArray,
+    y: FloatArray,
+    cut: IntArray,
+    x_mean: FloatArray,
+    prefix: FloatArray,
+) -> tuple[FloatArray, FloatArray, FloatArray]:
+    r"""Per node :math:`v`: prefix moments of :math:`x` and of the kernel :math:`2/(x + y)`.
+
+    The prefix's centred second moment of :math:`x` (normalised), and the mean and the centred
+    sum of squares (not normalised) of the kernel over it. ``a`` and ``x`` are each group's
+    masses and nodes :math:`u` in a row, padded to one width (zero masses). The nodes :math:`v`
+    go a range of whole groups at a time, or a part of one group's, each range padded to its
+    largest counts of nodes and at most about :data:`_KERNEL_ENTRIES` entries (bounded memory,
+    whatever a group's nodes); nonnegative terms. The prefixes' moments of :math:`x` come once
+    per distinct (group, prefix).
+    """
+    inv_mean = np.empty(y.size)
+    inv_sq = np.empty(y.size)
+    first_v = np.flatnonzero(np.diff(group_v, prepend=-1))
+    place = np.arange(y.size) - np.repeat(first_v, np.diff(np.append(first_v, y.size)))
+    for lo, hi in _kernel_ranges(group_v, cut, first_v):
+        g0 = int(group_v[lo])
+        rows = group_v[lo:hi] - g0
+        spots = place[lo:hi] - place[lo]  # a range is whole groups, or a part of one
+        reach = int(cut[lo:hi].max())
+        # (groups, nodes v, nodes u), each node v's row masked to its prefix
+        shape = (int(rows[-1]) + 1, int(spots.max()) + 1)
+        y_pad, c_pad = np.ones(shape), np.zeros(shape, dtype=np.int64)
+        y_pad[rows, spots] = y[lo:hi]
+        c_pad[rows, spots] = cut[lo:hi]
+        weights = a[g0 : g0 + shape[0], :reach]
+        kernel = x[g0 : g0 + shape[0], None, :reach] + y_pad[:, :, None]
+        np.divide(2.0, kernel, out=kernel)
+        kernel *= np.arange(reach)[None, None, :] < c_pad[:, :, None]
+        means = np.einsum("gvu,gu->gv", kernel, weights)[rows, spots] / prefix[lo:hi]
+        inv_mean[lo:hi] = means
+        y_pad[rows, spots] = means  # each node's mean, in place of its node
+        kernel -= y_pad[:, :, None]
+        np.square(kernel, out=kernel)
+        kernel *= np.arange(reach)[None, None, :] < c_pad[:, :, None]
+        inv_sq[lo:hi] = np.einsum("gvu,gu->gv", kernel, weights)[rows, spots]
+    reach = max(int(cut.max(initial=0)), 1)
+    step = max(1, _KERNEL_ENTRIES // reach)
+    columns = np.arange(reach)
+    # the prefixes' centred second moments of x, once per distinct (group, cut): the nodes v of
+    # a panel share theirs
+    key = group_v * (reach + 1) + cut
+    distinct, at, back = np.unique(key, return_index=True, return_inverse=True)
+    d_rows, d_cut = distinct // (reach + 1), distinct % (reach + 1)
+    d_m2 = np.empty(distinct.size)
+    for lo in range(0, distinct.size, step):
+        part = slice(lo, lo + step)
+        rows = d_rows[part]
+        dev = x[rows, :reach] - x_mean[at[part], None]
+        dev *= dev
+        d_m2[part] = np.einsum(
+            "ij,ij->i", dev, np.where(columns[None, :] < d_cut[part, None], a[rows, :reach], 0.0)
+        )
+    x_m2 = d_m2[back]
+    x_m2 /= prefix
+    return x_m2, inv_mean, inv_sq
+
+
+def _kernel_ranges(group_v: IntArray, cut: IntArray, first_v: IntArray) -> list[tuple[int, int]]:
+    """Ranges of the nodes v (group by group) for the padded kernels.
+
+    Each of at most about :data:`_KERNEL_ENTRIES` entries: runs of whole groups, or parts of
+    one group's nodes.
+    """
+    if not first_v.size:
+        return []
+    ends = np.append(first_v[1:], group_v.size)
+    reach = np.maximum.reduceat(cut, first_v)
+    out: list[tuple[int, int]] = []
+    start, depth, width = -1, 0, 0
+    for lo, hi, r in zip(first_v.tolist(), ends.tolist(), reach.tolist(), strict=True):
+        r = max(r, 1)
+        if (hi - lo) * r > _KERNEL_ENTRIES:  # one group alone, its nodes a part at a time
+            if start >= 0:
+                out.append((start, lo))
+                start = -1
+            step = max(1, _KERNEL_ENTRIES // r)
+            out += [(i, min(i + step, hi)) for i in range(lo, hi, step)]
+            continue
+        new_depth, new_width = max(depth, hi - lo), max(width, r)
+        count = 1 if start < 0 else int(group_v[lo] - group_v[start]) + 1
+        if start >= 0 and count * new_depth * new_width > _KERNEL_ENTRIES:
+            out.append((start, lo))
+            start = -1
+        if start < 0:
+            start, depth, width = lo, hi - lo, r
+        else:
+            depth, width = new_depth, new_width
+    if start >= 0:
+        out.append((start, group_v.size))
+    return out
+
+
+def _normalised(
+    mant: FloatArray, expo: IntArray, group: IntArray, size: int
+) -> tuple[FloatArray, IntArray]:
+    """:func:`~rankstats.null.median_small._normalised` in each group.
+
+    A zero takes the least exponent of its group's live values.
+    """
+    mant, carry = np.frexp(mant)
+    expo = expo + carry
+    live = mant > 0.0
+    if not live.all():
+        least = np.full(size, np.iinfo(np.int64).max)
+        np.minimum.at(least, group[live], expo[live])
+        dead = np.flatnonzero(~live & (least[group] != np.iinfo(np.int64).max))
+        expo[dead] = least[group[dead]]
+    return mant, expo
+
+
+def _span(expo: IntArray, group: IntArray, size: int) -> IntArray:
+    """How many binary orders each group's values span (0 for a group without values)."""
+    high = np.full(size, np.iinfo(np.int64).min)
+    low = np.full(size, np.iinfo(np.int64).max)
+    np.maximum.at(high, group, expo)
+    np.minimum.at(low, group, expo)
+    return np.where(high >= low, high - low, 0)
+
+
+class _GroupCentred:
+    r"""Each group's mass, mean and centred second moment of :math:`m` and :math:`1/m`.
+
+    :class:`~rankstats.null.median_small._Centred` for many groups: each chunk of point masses
+    is centred on each group's own mean and merged into the group's moments by the parallel
+    formula (nonnegative terms); the mean of :math:`m` keeps each chunk's offsets from a
+    half-integer.
+    """
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self.total = np.zeros(size)
+        self.stats = np.zeros((4, size))  # mean, M2 of m; mean, M2 of 1/m
+        self.chunks: list[tuple[IntArray, FloatArray, FloatArray, FloatArray]] = []
+
+    def add(self, group: IntArray, p: FloatArray, m: FloatArray) -> None:
+        """Add the point masses ``p`` at the values ``m`` (positive) of each one's group."""
+        self.add_moments(group, p, (m, None), (1.0 / m, None))
+
+    def add_moments(
+        self,
+        group: IntArray,
+        mass: FloatArray,
+        values: tuple[FloatArray, FloatArray | None],
+        inverse: tuple[FloatArray, FloatArray | None],
+    ) -> None:
+        """Add parts of masses ``mass`` with means (and centred sums of squares) of m and 1/m.
+
+        Each group's sums are pairwise (:class:`_GroupSums`), as the single group's.
+        """
+        sums = _GroupSums(group, self.size)
+        total, first, second = sums(mass, mass * values[0], mass * inverse[0])
+        live = total != 0.0  # (as the single group's: a part's rule weights may be negative)
+        safe = np.where(live, total, 1.0)
+        stats = []
+        for means, m2s, summed in ((*values, first), (*inverse, second)):
+            mean = summed / safe
+            spread = means - mean[group]
+            parts = [mass * (spread * spread)] + ([] if m2s is None else [m2s])
+            stats += [mean, np.sum(sums(*parts), axis=0)]
+        guess = np.round(2.0 * stats[0]) / 2.0
+        (offset,) = sums(mass * (values[0] - guess[group]))
+        idx = np.flatnonzero(live)
+        t, before = total[idx], self.total[idx]
+        merged = before + t
+        for k in range(2):
+            delta = stats[2 * k][idx] - self.stats[2 * k, idx]
+            self.stats[2 * k, idx] += delta * t / merged
+            self.stats[2 * k + 1, idx] += (
+                stats[2 * k + 1][idx] + delta * delta * before * t / merged
+            )
+        self.chunks.append((idx, t, guess[idx], offset[idx]))
+        self.total[idx] = merged
+
+    def result(self) -> FloatArray:
+        r"""Each group's :math:`\mathbb{E}[M], \mathbb{V}[M], \mathbb{E}[1/M], \mathbb{V}[1/M]`."""
+        out = np.full((self.size, 4), math.nan)
+        live = self.total > 0.0
+        guess = np.round(2.0 * self.stats[0]) / 2.0
+        shift = np.zeros(self.size)
+        for idx, t, g, d in self.chunks:
+            shift[idx] += (g - guess[idx]) * t + d
+        total = np.where(live, self.total, 1.0)
+        out[:, 0] = guess + shift / total
+        out[:, 1] = self.stats[1] / total
+        out[:, 2] = self.stats[2]
+        out[:, 3] = self.stats[3] / total
+        out[~live] = math.nan
+        return out
+
+
+class _GroupSums:
+    """Sums of values by group, pairwise within each group (as :func:`numpy.sum`).
+
+    Each group's entries are placed in a row of a padded (groups x entries) array, summed along
+    the rows (numpy's pairwise summation), where the padding is at most a few times the
+    entries; otherwise each pass adds the entries ``2 j`` and ``2 j + 1`` of every group
+    (:func:`numpy.bincount` onto the halved positions), a balanced tree of additions. Either
+    way a group's rounding error grows with the logarithm of its entries, not with their number.
+    """
+
+    def __init__(self, group: IntArray, size: int) -> None:
+        self.size = size
+        self.order: IntArray | None = None
+        if group.size and bool((group[1:] < group[:-1]).any()):
+            self.order = np.argsort(group, kind="stable")
+            group = group[self.order]
+        self.group = group
+        self.counts = np.bincount(self.group, minlength=size)
+        first = np.zeros(size + 1, dtype=np.int64)
+        np.cumsum(self.counts, out=first[1:])
+        self.place = np.arange(group.size) - first[self.group]
+        self.width = int(self.counts.max(initial=0))
+
+    def __call__(self, *values: FloatArray) -> list[FloatArray]:
+        ordered = [v if self.order is None else v[self.order] for v in values]
+        if self.width * self.size <= 4 * self.group.size + 1024:
+            padded = np.zeros((len(values), self.size, max(self.width, 1)))
+            for row, v in zip(padded, ordered, strict=True):
+                row[self.group, self.place] = v
+            return list(padded.sum(axis=2))
+        group, place, counts, rows = self.group, self.place, self.counts, ordered
+        fold = _FIRST_FOLD  # the first pass adds runs of a few entries, as numpy's pairwise sums
+        while int(counts.max(initial=0)) > 1:
+            halves = -(-counts // fold)
+            first = np.zeros(self.size + 1, dtype=np.int64)
+            np.cumsum(halves, out=first[1:])
+            target = first[group] + place // fold
+            fold = 2
+            rows = [
+                np.bincount(target, weights=r, minlength=int(first[-1])).astype(np.float64)
+                for r in rows
+            ]
+            group = np.repeat(np.arange(self.size), halves)
+            place = np.arange(group.size) - first[group]
+            counts = halves
+        out = np.zeros((len(values), self.size))
+        out[:, group] = rows
+        return list(out)
