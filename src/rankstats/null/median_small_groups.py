@@ -684,35 +684,40 @@ class _GroupSums:
         if group.size and bool((group[1:] < group[:-1]).any()):
             self.order = np.argsort(group, kind="stable")
             group = group[self.order]
-        self.group = group
-        self.counts = np.bincount(self.group, minlength=size)
-        first = np.zeros(size + 1, dtype=np.int64)
-        np.cumsum(self.counts, out=first[1:])
-        self.place = np.arange(group.size) - first[self.group]
+        # the groups present, numbered 0.. in order (the sums are formed for those only)
+        new = np.ones(group.size, dtype=bool)
+        new[1:] = group[1:] != group[:-1]
+        starts = np.flatnonzero(new)
+        self.present = group[starts]
+        self.counts = np.diff(np.append(starts, group.size))
+        self.local = np.repeat(np.arange(starts.size), self.counts)
+        self.place = np.arange(group.size) - np.repeat(starts, self.counts)
         self.width = int(self.counts.max(initial=0))
 
     def __call__(self, *values: FloatArray) -> list[FloatArray]:
         ordered = [v if self.order is None else v[self.order] for v in values]
-        if self.width * self.size <= 4 * self.group.size + 1024:
-            padded = np.zeros((len(values), self.size, max(self.width, 1)))
+        out = np.zeros((len(values), self.size))
+        groups = self.present.size
+        if self.width * groups <= 4 * self.local.size + 1024:
+            padded = np.zeros((len(values), groups, max(self.width, 1)))
             for row, v in zip(padded, ordered, strict=True):
-                row[self.group, self.place] = v
-            return list(padded.sum(axis=2))
-        group, place, counts, rows = self.group, self.place, self.counts, ordered
+                row[self.local, self.place] = v
+            out[:, self.present] = padded.sum(axis=2)
+            return list(out)
+        local, place, counts, rows = self.local, self.place, self.counts, ordered
         fold = _FIRST_FOLD  # the first pass adds runs of a few entries, as numpy's pairwise sums
         while int(counts.max(initial=0)) > 1:
             halves = -(-counts // fold)
-            first = np.zeros(self.size + 1, dtype=np.int64)
+            first = np.zeros(groups + 1, dtype=np.int64)
             np.cumsum(halves, out=first[1:])
-            target = first[group] + place // fold
+            target = first[local] + place // fold
             fold = 2
             rows = [
                 np.bincount(target, weights=r, minlength=int(first[-1])).astype(np.float64)
                 for r in rows
             ]
-            group = np.repeat(np.arange(self.size), halves)
-            place = np.arange(group.size) - first[group]
+            local = np.repeat(np.arange(groups), halves)
+            place = np.arange(local.size) - first[local]
             counts = halves
-        out = np.zeros((len(values), self.size))
-        out[:, group] = rows
+        out[:, self.present[local]] = rows
         return list(out)
