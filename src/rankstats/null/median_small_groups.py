@@ -224,7 +224,7 @@ def _block(counts: IntArray) -> tuple[FloatArray, BoolArray]:
     both = both[lengths[both] >= 2]
     for b0 in range(0, both.size, _PANELS_PER_BLOCK):
         part = both[b0 : b0 + _PANELS_PER_BLOCK]
-        _panel_pairs(moments, tasks, (a, nu), (starts, lengths, owner), part)
+        _panel_pairs(moments, tasks, (a, nu), (starts, lengths, owner), part, counts)
     return moments.result(), alone | (moments.total == 0.0)
 
 
@@ -234,6 +234,7 @@ def _panel_pairs(
     rank_and_nodes: tuple[int, int],
     panels: tuple[IntArray, IntArray, IntArray],
     part: IntArray,
+    counts: IntArray,
 ) -> None:
     r"""Add the pairs :math:`u < v` within each of the panels ``part`` (of any groups).
 
@@ -243,7 +244,7 @@ def _panel_pairs(
     centred sums of squares (rows of a padded array, pairwise), then merged into their groups.
     Every node of a panel has the same counts below it (panels start at every count plus one).
     ``rank_and_nodes`` is the lower middle rank and the Gram nodes per panel, ``panels`` every
-    panel's start, length and group.
+    panel's start, length and group, ``counts`` each group's sorted counts (integers).
     """
     a, nu = rank_and_nodes
     starts, lengths, owner = panels
@@ -253,7 +254,9 @@ def _panel_pairs(
     per_panel = np.where(inner <= 2 * nus, inner, nus)
     v_rows = np.repeat(owner[part], per_panel)
     begin = starts[part]
-    below = (tasks.c[owner[part]] < begin[:, None]).sum(axis=1)
+    # (in integers: beyond 2**53 a count C and the start C + 1 of the panel after it are one
+    # float, and the float comparison would leave C out of the counts below the panel)
+    below = (counts[owner[part]] < begin[:, None]).sum(axis=1)
     first = np.repeat(begin, per_panel)
     u, w_u, own = _piece_nodes(first, (v - first).astype(np.int64), nu=nu)
     pair = _product(
