@@ -524,7 +524,19 @@ def check_case(
 
 
 #: the bases whose null moments ``evaluate(..., groups=...)`` computes for all groups at once
-GROUPED = ("mr", "mrr", "hits@10", "gmr", "igmr", "iamr", "hmr", "variance")
+#: (the medians for the groups of a few tasks, :mod:`rankstats.null.median_small_groups`)
+GROUPED = (
+    "mr",
+    "mrr",
+    "hits@10",
+    "gmr",
+    "igmr",
+    "iamr",
+    "hmr",
+    "variance",
+    "median",
+    "inverse_median",
+)
 
 
 def check_grouped(
@@ -536,8 +548,9 @@ def check_grouped(
     table (Hits@k at k = 10 for every group): the vectorised paths of
     :mod:`rankstats.evaluation.grouped` and :mod:`rankstats.null.reciprocal_groups` (weighted:
     the geometric means' and the variance's, each task at its share of its group, and
-    :mod:`rankstats.null.reciprocal_weighted` for the reciprocal-of-mean metrics), which the
-    per-case checks do not reach.
+    :mod:`rankstats.null.reciprocal_weighted` for the reciprocal-of-mean metrics; unweighted,
+    :mod:`rankstats.null.median_small_groups` for the medians of groups of a few tasks), which
+    the per-case checks do not reach.
     """
     batches = [
         kind[begin : begin + size]
