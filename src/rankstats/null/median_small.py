@@ -334,9 +334,13 @@ def gram_nodes(n: int) -> int:
 
 
 def _clip(
-    starts: IntArray, lengths: IntArray, lo: int, hi: int
+    starts: IntArray, lengths: IntArray, lo: int | IntArray, hi: int | IntArray
 ) -> tuple[IntArray, IntArray, IntArray]:
-    """The panels' parts inside ``lo..hi``: starts, lengths and the index of the whole panel."""
+    """The panels' parts inside ``lo..hi``: starts, lengths and the index of the whole panel.
+
+    ``lo`` and ``hi`` are one range, or one per panel (the groups of
+    :mod:`rankstats.null.median_small_groups`).
+    """
     begin = np.maximum(starts, lo)
     end = np.minimum(starts + lengths - 1, hi)
     keep = np.flatnonzero(end >= begin)
@@ -425,14 +429,9 @@ def _cross_pairs(moments: _Centred, lower: _Side, upper: _Side) -> None:
     node of the prefix pairs with any node of the panel, so the pair of the two largest is one
     of the block's, and its scaled masses neither overflow nor lose digits to underflow.
     """
-    x_u, w_u, f, panel_u = lower
-    x_v, w_v, g, panel_v = upper
-    order_u = np.argsort(panel_u, kind="stable")
-    order_v = np.argsort(panel_v, kind="stable")
-    panel_u, panel_v = panel_u[order_u], panel_v[order_v]
-    x_u, x_v = x_u[order_u], x_v[order_v]
-    a_mant, a_expo = (w_u * f[0])[order_u], f[1][order_u]
-    b_mant, b_expo = (w_v * g[0])[order_v], g[1][order_v]
+    (x_u, panel_u, (a_mant, a_expo)), (x_v, panel_v, (b_mant, b_expo)) = _in_panel_order(
+        lower, upper
+    )
     if not (panel_u.size and panel_v.size):
         return
     a_mant, a_expo = _normalised(a_mant, a_expo)
@@ -459,6 +458,20 @@ def _cross_pairs(moments: _Centred, lower: _Side, upper: _Side) -> None:
             x_v[j0:j1],
             shift_a + shift_b,
         )
+
+
+def _in_panel_order(
+    lower: _Side, upper: _Side
+) -> tuple[
+    tuple[FloatArray, IntArray, tuple[FloatArray, IntArray]],
+    tuple[FloatArray, IntArray, tuple[FloatArray, IntArray]],
+]:
+    """Each side's nodes, panels and masses (rule weight times factor, scaled), in panel order."""
+    out = []
+    for x, w, (mant, expo), panel in (lower, upper):
+        order = np.argsort(panel, kind="stable")
+        out.append((x[order], panel[order], ((w * mant)[order], expo[order])))
+    return out[0], out[1]
 
 
 def _normalised(mant: FloatArray, expo: IntArray) -> tuple[FloatArray, IntArray]:

@@ -58,7 +58,10 @@ from rankstats.null.median_small import (
     _SPAN_MAX,
     EVEN_N,
     SMALL_N,
+    _clip,
+    _in_panel_order,
     _product,
+    _Side,
     _Tasks,
     gram_nodes,
     panel_ladder,
@@ -327,27 +330,33 @@ def _windows(c: FloatArray, k: int, top: IntArray) -> tuple[IntArray, IntArray]:
         tau = mu - below if upper_tail else k - mu
         return _log_tail_bounds(tau, var) <= _LOG_EPS
 
+    # the upper end: the least x where N_x >= k is unlikely to fail (at most the k-th count)
     kth = c[:, k - 1].astype(np.int64)
-    lo, hi = np.zeros_like(kth), kth.copy()
-    while True:
-        live = hi - lo > 1
-        if not live.any():
-            break
-        mid = (lo + hi) // 2
-        holds = bound_holds(mid, True)
-        hi = np.where(live & holds, mid, hi)
-        lo = np.where(live & ~holds, mid, lo)
-    upper = hi
-    lo, hi = np.zeros_like(kth), c[:, -1].astype(np.int64)
-    while True:
-        live = hi - lo > 1
-        if not live.any():
-            break
-        mid = (lo + hi) // 2
-        holds = bound_holds(mid, False)
-        lo = np.where(live & holds, mid, lo)
-        hi = np.where(live & ~holds, mid, hi)
+    upper = _bisect(np.zeros_like(kth), kth, lambda x: bound_holds(x, True), True)
+    # the lower end: the largest x where N_x >= k is unlikely
+    lo = _bisect(
+        np.zeros_like(kth), c[:, -1].astype(np.int64), lambda x: bound_holds(x, False), False
+    )
     return np.maximum(lo + 1, 1), np.maximum(np.minimum(upper, top), 1)
+
+
+def _bisect(
+    lo: IntArray, hi: IntArray, holds: Callable[[IntArray], BoolArray], keep_high: bool
+) -> IntArray:
+    """Bisect every range ``lo..hi`` at once until ``hi - lo <= 1``.
+
+    Where ``holds`` at the midpoint, it becomes the new ``hi`` (``keep_high``) or the new
+    ``lo``; elsewhere the other end. Returns ``hi`` (``keep_high``) or ``lo``.
+    """
+    while True:
+        live = hi - lo > 1
+        if not live.any():
+            return hi if keep_high else lo
+        mid = (lo + hi) // 2
+        found = holds(mid)
+        moves_high = found if keep_high else ~found
+        hi = np.where(live & moves_high, mid, hi)
+        lo = np.where(live & ~moves_high, mid, lo)
 
 
 def _log_tail_bounds(tau: FloatArray, var: FloatArray) -> FloatArray:
@@ -389,19 +398,6 @@ def _panels(counts: IntArray, lo: IntArray, hi: IntArray) -> tuple[IntArray, Int
     return flat[keep], (following - flat)[keep], rows[keep]
 
 
-def _clip(
-    starts: IntArray, lengths: IntArray, lo: IntArray, hi: IntArray
-) -> tuple[IntArray, IntArray, IntArray]:
-    """The panels' parts inside each one's ``lo..hi``: starts, lengths and the panel's index."""
-    begin = np.maximum(starts, lo)
-    end = np.minimum(starts + lengths - 1, hi)
-    keep = np.flatnonzero(end >= begin)
-    return begin[keep], (end - begin + 1)[keep], keep
-
-
-_Side = tuple[FloatArray, FloatArray, tuple[FloatArray, IntArray], IntArray]
-
-
 def _cross_pairs(
     moments: _GroupCentred, lower: _Side, upper: _Side, owner: IntArray, size: int
 ) -> BoolArray:
@@ -414,15 +410,10 @@ def _cross_pairs(
     :data:`~rankstats.null.median_small._SPAN_MAX` binary orders on either side: they are left
     out here (to be summed alone).
     """
-    x_u, w_u, f, panel_u = lower
-    x_v, w_v, g, panel_v = upper
-    order_u = np.argsort(panel_u, kind="stable")
-    order_v = np.argsort(panel_v, kind="stable")
-    panel_u, panel_v = panel_u[order_u], panel_v[order_v]
-    x_u, x_v = x_u[order_u], x_v[order_v]
+    (x_u, panel_u, a), (x_v, panel_v, b) = _in_panel_order(lower, upper)
     group_u, group_v = owner[panel_u], owner[panel_v]
-    a_mant, a_expo = _normalised((w_u * f[0])[order_u], f[1][order_u], group_u, size)
-    b_mant, b_expo = _normalised((w_v * g[0])[order_v], g[1][order_v], group_v, size)
+    a_mant, a_expo = _normalised(*a, group_u, size)
+    b_mant, b_expo = _normalised(*b, group_v, size)
     too_wide = (_span(a_expo, group_u, size) > _SPAN_MAX) | (
         _span(b_expo, group_v, size) > _SPAN_MAX
     )
