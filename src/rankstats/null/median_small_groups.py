@@ -42,12 +42,15 @@ orders (met by no input tried) is summed alone by
 Cost (2026-11-27, this machine, CPU time, 300 groups of each shape, the integer rules' cache
 emptied before each): an odd group of 5 tasks 0.34 -> 0.12 ms at counts near 14,000, 0.56 ->
 0.21 ms at counts up to :math:`10^{12}`; groups of tiny counts (30-45) 0.7-1.1 -> 0.02-0.26 ms
-(5 to 40 tasks); an even group of 10 to 40 tasks at counts near 14,000 or up to
-:math:`10^{12}` takes 0.8 to 1.3 times a call's time (1.9-2.9 ms for ten tasks, 6-12 ms for
-40): there the point masses at each pair of nodes within a panel (about 7,500 per group of ten
-tasks), the same work either way, are most of the time. ``benchmarks/bench_groups.py``: 1,000
-groups of about ten tasks, 0.66 s against 1.14 s a call per group. The blocks bound the memory:
-about 10 MB for 128 groups of 40 tasks at counts up to :math:`10^{12}`.
+(5 to 40 tasks); an even group of 10 to 40 tasks at counts near 14,000 or up to :math:`10^{12}`
+takes 0.9 to 1.4 times a call's time (1.6-2.2 ms for ten tasks, 7-10.5 ms for 40), after the
+rule in :math:`u` within a panel went from 16 to 12 nodes up to 16 tasks
+(:func:`~rankstats.null.median_small.inner_nodes`: 20% of the grouped time, 2-3% of a call's):
+there the point masses at each pair of nodes within a panel (about 5,800 per group of ten tasks,
+7,500 with 16 nodes), the same work either way, are most of the time.
+``benchmarks/bench_groups.py``: 1,000 groups of about ten tasks, 0.63-0.67 s against 1.15-1.20 s
+a call per group. The blocks bound the memory: about 10 MB for 128 groups of 40 tasks at counts
+up to :math:`10^{12}`.
 """
 
 from __future__ import annotations
@@ -71,6 +74,7 @@ from rankstats.null.median_small import (
     _Side,
     _Tasks,
     gram_nodes,
+    inner_nodes,
     panel_ladder,
     small_moments,
 )
@@ -234,7 +238,7 @@ def _block(counts: IntArray) -> tuple[FloatArray, BoolArray]:
     both = both[lengths[both] >= 2]
     for b0 in range(0, both.size, _PANELS_PER_BLOCK):
         part = both[b0 : b0 + _PANELS_PER_BLOCK]
-        _panel_pairs(moments, tasks, (a, nu), (starts, lengths, owner), part, counts)
+        _panel_pairs(moments, tasks, (a, inner_nodes(n)), (starts, lengths, owner), part, counts)
     return moments.result(), alone | (moments.total == 0.0)
 
 
@@ -253,7 +257,8 @@ def _panel_pairs(
     :math:`2\nu` nodes). Each node :math:`v`'s pairs are first reduced to their mass, means and
     centred sums of squares (rows of a padded array, pairwise), then merged into their groups.
     Every node of a panel has the same counts below it (panels start at every count plus one).
-    ``rank_and_nodes`` is the lower middle rank and the Gram nodes per panel, ``panels`` every
+    ``rank_and_nodes`` is the lower middle rank and the Gram nodes of the rule in :math:`u`
+    (:func:`~rankstats.null.median_small.inner_nodes`), ``panels`` every
     panel's start, length and group, ``counts`` each group's sorted counts (integers).
     """
     a, nu = rank_and_nodes
