@@ -43,7 +43,7 @@ Cost (2026-11-27, this machine, CPU time, 300 groups of each shape, the integer 
 emptied before each): an odd group of 5 tasks 0.34 -> 0.12 ms at counts near 14,000, 0.56 ->
 0.21 ms at counts up to :math:`10^{12}`; groups of tiny counts (30-45) 0.7-1.1 -> 0.02-0.26 ms
 (5 to 40 tasks); an even group of 10 to 40 tasks at counts near 14,000 or up to :math:`10^{12}`
-takes 0.9 to 1.4 times a call's time (1.6-2.2 ms for ten tasks, 7-10.5 ms for 40), after the
+runs 0.9 to 1.4 times as fast as a call (1.6-2.2 ms for ten tasks, 7-10.5 ms for 40), after the
 rule in :math:`u` within a panel went from 16 to 12 nodes up to 16 tasks
 (:func:`~rankstats.null.median_small.inner_nodes`: 20% of the grouped time, 2-3% of a call's):
 there the point masses at each pair of nodes within a panel (about 5,800 per group of ten tasks,
