@@ -137,26 +137,27 @@ def test_groups_of_wide_masses_are_summed_alone(monkeypatch: pytest.MonkeyPatch)
         assert np.array_equal(got, np.array(small_moments(row)))
 
 
-def test_group_sums_are_pairwise_in_both_layouts() -> None:
-    """Balanced trees of additions (and padded rows): each group's sum to a few ulps."""
+def test_group_sums_are_pairwise() -> None:
+    """Each group's sum to a few ulps of math.fsum, one long group or many alike, any order."""
     rng = np.random.default_rng(9)
-    # one long group among single entries: the tree of pairs, not the padded rows
+    # one long group among single entries, in random order
     group = np.concatenate((np.zeros(20_000, dtype=np.int64), np.arange(1, 500)))
     order = rng.permutation(group.size)
     group = group[order]
     values = rng.uniform(0.0, 1.0, size=group.size) * 10.0 ** rng.integers(-3, 3, size=group.size)
-    sums = _GroupSums(group, 500)
-    assert sums.width * sums.present.size > 4 * group.size + 1024
-    (tree,) = sums(values)
-    # groups of similar sizes: the padded rows
+    (long_group,) = _GroupSums(group, 500)(values)
+    # groups of similar sizes, and groups 50..59 without entries (sums of zero)
     even_group = rng.integers(0, 50, size=group.size)
-    even = _GroupSums(even_group, 60)  # (groups 50..59 without entries: sums of zero)
-    assert even.width * even.present.size <= 4 * even_group.size + 1024
-    (padded,) = even(values)
-    for summed, ids in ((tree, group), (padded, even_group)):
+    (alike,) = _GroupSums(even_group, 60)(values)
+    # one large entry, then many tiny ones: a sequential sum loses every tiny one (1e-11)
+    tiny_ids = np.zeros(100_001, dtype=np.int64)
+    tiny = np.concatenate(([1.0], np.full(100_000, 1e-16)))
+    (added,) = _GroupSums(tiny_ids, 1)(tiny)
+    for summed, ids in ((long_group, group), (alike, even_group)):
         for g in range(summed.size):
             wanted = math.fsum(values[ids == g].tolist())
             assert summed[g] == pytest.approx(wanted, rel=4e-15, abs=0.0)
+    assert added[0] == pytest.approx(math.fsum(tiny.tolist()), rel=4e-15, abs=0.0)
 
 
 def test_table_rows_are_grouped_by_size() -> None:

@@ -91,9 +91,6 @@ _KERNEL_ENTRIES = 1 << 17
 #: entries of the (nodes x tasks) arrays of the point masses evaluated at a time (bounded memory;
 #: larger arrays are fresh pages, faulted in one by one)
 _NODE_ENTRIES = 1 << 17
-#: a group's sums add runs of this many entries first (numpy's pairwise sums add 8 in each of
-#: its accumulators), then pairs
-_FIRST_FOLD = 8
 #: panels whose pairs within are formed at a time (at most 32 x 32 pairs each)
 _PANELS_PER_BLOCK = 64
 
@@ -675,13 +672,13 @@ class _GroupCentred:
 
 
 class _GroupSums:
-    """Sums of values by group, pairwise within each group (as :func:`numpy.sum`).
+    """Sums of values by group, pairwise within each group.
 
-    Each group's entries are placed in a row of a padded (groups x entries) array, summed along
-    the rows (numpy's pairwise summation), where the padding is at most a few times the
-    entries; otherwise each pass adds the entries ``2 j`` and ``2 j + 1`` of every group
-    (:func:`numpy.bincount` onto the halved positions), a balanced tree of additions. Either
-    way a group's rounding error grows with the logarithm of its entries, not with their number.
+    The entries are sorted by group (where they are not already) and each group's run is summed
+    by :func:`numpy.add.reduceat`, whose additions within a run are pairwise as
+    :func:`numpy.sum`'s (as :meth:`rankstats.evaluation.group_sums.GroupSums._sum` sums long
+    groups): a group's rounding error grows with the logarithm of its entries, not with their
+    number.
     """
 
     def __init__(self, group: IntArray, size: int) -> None:
@@ -690,40 +687,13 @@ class _GroupSums:
         if group.size and bool((group[1:] < group[:-1]).any()):
             self.order = np.argsort(group, kind="stable")
             group = group[self.order]
-        # the groups present, numbered 0.. in order (the sums are formed for those only)
-        new = np.ones(group.size, dtype=bool)
-        new[1:] = group[1:] != group[:-1]
-        starts = np.flatnonzero(new)
-        self.present = group[starts]
-        self.counts = np.diff(np.append(starts, group.size))
-        self.local = np.repeat(np.arange(starts.size), self.counts)
-        self.place = np.arange(group.size) - np.repeat(starts, self.counts)
-        self.width = int(self.counts.max(initial=0))
+        self.starts = np.flatnonzero(np.diff(group, prepend=-1))
+        self.present = group[self.starts]
 
     def __call__(self, *values: FloatArray) -> list[FloatArray]:
-        ordered = [v if self.order is None else v[self.order] for v in values]
         out = np.zeros((len(values), self.size))
-        groups = self.present.size
-        if self.width * groups <= 4 * self.local.size + 1024:
-            padded = np.zeros((len(values), groups, max(self.width, 1)))
-            for row, v in zip(padded, ordered, strict=True):
-                row[self.local, self.place] = v
-            out[:, self.present] = padded.sum(axis=2)
-            return list(out)
-        local, place, counts, rows = self.local, self.place, self.counts, ordered
-        fold = _FIRST_FOLD  # the first pass adds runs of a few entries, as numpy's pairwise sums
-        while int(counts.max(initial=0)) > 1:
-            halves = -(-counts // fold)
-            first = np.zeros(groups + 1, dtype=np.int64)
-            np.cumsum(halves, out=first[1:])
-            target = first[local] + place // fold
-            fold = 2
-            rows = [
-                np.bincount(target, weights=r, minlength=int(first[-1])).astype(np.float64)
-                for r in rows
-            ]
-            local = np.repeat(np.arange(groups), halves)
-            place = np.arange(local.size) - first[local]
-            counts = halves
-        out[:, self.present[local]] = rows
+        if self.starts.size:
+            for row, v in zip(out, values, strict=True):
+                ordered = v if self.order is None else v[self.order]
+                row[self.present] = np.add.reduceat(ordered, self.starts)
         return list(out)
