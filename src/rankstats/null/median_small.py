@@ -113,6 +113,8 @@ __all__ = [
     "gram_nodes",
     "inner_nodes",
     "panel_ladder",
+    "panel_pair_nodes",
+    "panels_with_pairs",
     "small_moments",
     "two_tasks",
 ]
@@ -425,19 +427,39 @@ def small_moments(counts: IntArray) -> tuple[float, float, float, float]:
         moments.add(w_t * tasks.window_mass(x_t, a - 1, a + 1), x_t)
     # pairs within one panel that meets both ranges: a rule in v on integer nodes, then a Gram
     # rule in u = s..v - 1 (short panels: every pair); the costly factor g only at the v nodes
-    both = np.intersect1d(u_id, v_id)
-    both = both[lengths[both] >= 2]
+    both = panels_with_pairs(u_id, v_id, lengths)
     # (a few panels at a time: their pairs grow with the panels, log C)
     for b0 in range(0, both.size, _PANELS_PER_BLOCK):
         part = both[b0 : b0 + _PANELS_PER_BLOCK]
-        inner = lengths[part] - 1  # v = s + 1 .. s + length - 1
-        nus = np.full(part.size, _NU_T, dtype=np.int64)
-        v, w_v = _integer_rules(starts[part] + 1, inner, nus)
-        first = np.repeat(starts[part], np.where(inner <= 2 * nus, inner, nus))
-        u, w_u, own = _piece_nodes(first, (v - first).astype(np.int64), nu=inner_nodes(n))
+        v, w_v, _, u, w_u, own = panel_pair_nodes(starts, lengths, part, inner_nodes(n))
         pair = _product(tasks.lower_factor(u, a), tasks.upper_factor(v, a), np.arange(u.size), own)
         moments.add(w_v[own] * w_u * pair, 0.5 * (u + v[own]))
     return moments.result()
+
+
+def panels_with_pairs(u_id: IntArray, v_id: IntArray, lengths: IntArray) -> IntArray:
+    """The panels in both middle ranks' ranges, of at least two integers: pairs within them."""
+    both = np.intersect1d(u_id, v_id)
+    return both[lengths[both] >= 2]
+
+
+def panel_pair_nodes(
+    starts: IntArray, lengths: IntArray, part: IntArray, nu: int
+) -> tuple[FloatArray, FloatArray, IntArray, FloatArray, FloatArray, IntArray]:
+    r"""The nodes of the pairs :math:`u < v` within each of the panels ``part``.
+
+    A rule in :math:`v` on :data:`_NU_T` integer nodes of :math:`s + 1..e` (every integer of a
+    short panel), and below each node :math:`v` a Gram rule of ``nu`` nodes in :math:`u` on
+    :math:`s..v - 1` (every integer of a short range). Returns :math:`v`, its weights, each
+    panel's count of nodes :math:`v`, and :math:`u`, its weights and the node :math:`v` of each.
+    """
+    inner = lengths[part] - 1  # v = s + 1 .. s + length - 1
+    nus = np.full(part.size, _NU_T, dtype=np.int64)
+    v, w_v = _integer_rules(starts[part] + 1, inner, nus)
+    per_panel = np.where(inner <= 2 * nus, inner, nus)
+    first = np.repeat(starts[part], per_panel)
+    u, w_u, own = _piece_nodes(first, (v - first).astype(np.int64), nu=nu)
+    return v, w_v, per_panel, u, w_u, own
 
 
 #: a node's rule weight, its factor (mantissa, exponent) and its panel, at each node

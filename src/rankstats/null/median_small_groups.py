@@ -62,9 +62,8 @@ from typing import Any
 import numpy as np
 
 from rankstats.arrays import BoolArray, FloatArray, IntArray
-from rankstats.null.median_rules import _integer_rules, _piece_nodes, _suffix_sum
+from rankstats.null.median_rules import _piece_nodes, _suffix_sum
 from rankstats.null.median_small import (
-    _NU_T,
     _SPAN_MAX,
     EVEN_N,
     SMALL_N,
@@ -76,6 +75,8 @@ from rankstats.null.median_small import (
     gram_nodes,
     inner_nodes,
     panel_ladder,
+    panel_pair_nodes,
+    panels_with_pairs,
     small_moments,
 )
 from rankstats.null.median_tails import _LOG_EPS
@@ -231,8 +232,7 @@ def _block(counts: IntArray) -> tuple[FloatArray, BoolArray]:
         rows = owner[t_id[o_t]]
         moments.add(rows, w_t * _chunked(tasks.window_mass, n, x_t, a - 1, a + 1, rows), x_t)
     # pairs within one panel that meets both ranges (as small_moments)
-    both = np.intersect1d(u_id, v_id)
-    both = both[lengths[both] >= 2]
+    both = panels_with_pairs(u_id, v_id, lengths)
     for b0 in range(0, both.size, _PANELS_PER_BLOCK):
         part = both[b0 : b0 + _PANELS_PER_BLOCK]
         _panel_pairs(moments, tasks, (a, inner_nodes(n)), (starts, lengths, owner), part, counts)
@@ -260,17 +260,11 @@ def _panel_pairs(
     """
     a, nu = rank_and_nodes
     starts, lengths, owner = panels
-    inner = lengths[part] - 1  # v = s + 1 .. s + length - 1
-    nus = np.full(part.size, _NU_T, dtype=np.int64)
-    v, w_v = _integer_rules(starts[part] + 1, inner, nus)
-    per_panel = np.where(inner <= 2 * nus, inner, nus)
+    v, w_v, per_panel, u, w_u, own = panel_pair_nodes(starts, lengths, part, nu)
     v_rows = np.repeat(owner[part], per_panel)
-    begin = starts[part]
     # (in integers: beyond 2**53 a count C and the start C + 1 of the panel after it are one
     # float, and the float comparison would leave C out of the counts below the panel)
-    below = (counts[owner[part]] < begin[:, None]).sum(axis=1)
-    first = np.repeat(begin, per_panel)
-    u, w_u, own = _piece_nodes(first, (v - first).astype(np.int64), nu=nu)
+    below = (counts[owner[part]] < starts[part][:, None]).sum(axis=1)
     pair = _product(
         _chunked(tasks.lower_factor, tasks.n, u, a, v_rows[own], np.repeat(below, per_panel)[own]),
         _chunked(tasks.upper_factor, tasks.n, v, a, v_rows),
