@@ -928,21 +928,11 @@ class _Builder:
             ids.astype(np.int64, copy=False),
             self.size,
         )
-        columns: dict[RankBasedMetric, NullColumn] = {}
+        found = {}
         for metric in metrics:
             at = 0 if type(metric) is MedianRank else 2
-            columns[metric] = (
-                moments[:, at].copy(),
-                moments[:, at + 1].copy(),
-                np.full(self.size, CODE_EXACT, dtype=np.int8),
-                np.full(self.size, math.nan),
-                {},
-                np.full(self.size, math.nan),
-            )
-        rest = self._groups[~done[self._groups]]
-        for g in rest.tolist():
-            self._null_of_group(g, metrics, columns)
-        return columns
+            found[metric] = (moments[:, at].copy(), moments[:, at + 1].copy())
+        return self._exact_or_called(found, done)
 
     def _weighted_reciprocal_nulls(
         self, metrics: Sequence[RankBasedMetric]
@@ -966,11 +956,23 @@ class _Builder:
             ids.astype(np.int64, copy=False),
             self.size,
         )
+        return self._exact_or_called(dict.fromkeys(metrics, (expected, variance)), done)
+
+    def _exact_or_called(
+        self, moments: Mapping[RankBasedMetric, tuple[FloatArray, FloatArray]], done: BoolArray
+    ) -> dict[RankBasedMetric, NullColumn]:
+        """Null columns from each metric's exact (E, V) in the groups ``done``, a call elsewhere.
+
+        Where every group with tasks is done, :meth:`_exact_columns`; otherwise writable
+        columns, the groups left filled by a call each (:meth:`_null_of_group`).
+        """
         rest = self._groups[~done[self._groups]]
         if not rest.size:
-            return self._exact_columns(metrics, expected, variance)
-        # writable columns, for the groups left to a call each
-        columns: dict[RankBasedMetric, NullColumn] = {
+            columns: dict[RankBasedMetric, NullColumn] = {}
+            for metric, (expected, variance) in moments.items():
+                columns.update(self._exact_columns([metric], expected, variance))
+            return columns
+        columns = {
             metric: (
                 expected,
                 variance,
@@ -979,8 +981,9 @@ class _Builder:
                 {},
                 np.full(self.size, math.nan),
             )
-            for metric in metrics
+            for metric, (expected, variance) in moments.items()
         }
+        metrics = list(moments)
         for g in rest.tolist():
             self._null_of_group(g, metrics, columns)
         return columns
