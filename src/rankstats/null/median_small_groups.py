@@ -79,7 +79,7 @@ from rankstats.null.median_small import (
     panels_with_pairs,
     small_moments,
 )
-from rankstats.null.median_tails import _LOG_EPS
+from rankstats.null.median_tails import _LOG_EPS, _log_tail_bounds
 
 __all__ = ["grouped_median_moments", "grouped_small_moments"]
 
@@ -123,8 +123,9 @@ def grouped_median_moments(
     out = np.full((size, 4), math.nan)
     done = (tasks >= 3) & ((tasks <= SMALL_N) | ((tasks % 2 == 0) & (tasks <= EVEN_N)))
     keep = done[owner]
-    each = np.repeat(counts[keep], multiplicity[keep].astype(np.int64))
-    group = np.repeat(owner[keep], multiplicity[keep].astype(np.int64))
+    times = multiplicity[keep].astype(np.int64)
+    each = np.repeat(counts[keep], times)
+    group = np.repeat(owner[keep], times)
     order = np.argsort(group, kind="stable")
     each, group = each[order], group[order]
     first = np.searchsorted(group, np.arange(size), side="left")
@@ -362,18 +363,6 @@ def _bisect(
         lo = np.where(live & ~moves_high, mid, lo)
 
 
-def _log_tail_bounds(tau: FloatArray, var: FloatArray) -> FloatArray:
-    """:func:`~rankstats.null.median_tails._log_tail_bound` element-wise."""
-    out = np.zeros(tau.shape)
-    positive = tau > 0.0
-    degenerate = positive & (var <= 0.0)
-    out[degenerate] = -math.inf
-    live = positive & ~degenerate
-    t, v = tau[live], var[live]
-    out[live] = -((v + t) * np.log1p(t / v) - t)
-    return out
-
-
 def _panels(counts: IntArray, lo: IntArray, hi: IntArray) -> tuple[IntArray, IntArray, IntArray]:
     """Every group's panels of ``lo..hi`` (:func:`~rankstats.null.median_small._panels`).
 
@@ -500,15 +489,16 @@ def _kernel_sums(
         y_pad[rows, spots] = y[lo:hi]
         c_pad[rows, spots] = cut[lo:hi]
         weights = a[g0 : g0 + shape[0], :reach]
+        valid = np.arange(reach)[None, None, :] < c_pad[:, :, None]
         kernel = x[g0 : g0 + shape[0], None, :reach] + y_pad[:, :, None]
         np.divide(2.0, kernel, out=kernel)
-        kernel *= np.arange(reach)[None, None, :] < c_pad[:, :, None]
+        kernel *= valid
         means = np.einsum("gvu,gu->gv", kernel, weights)[rows, spots] / prefix[lo:hi]
         inv_mean[lo:hi] = means
         y_pad[rows, spots] = means  # each node's mean, in place of its node
         kernel -= y_pad[:, :, None]
         np.square(kernel, out=kernel)
-        kernel *= np.arange(reach)[None, None, :] < c_pad[:, :, None]
+        kernel *= valid
         inv_sq[lo:hi] = np.einsum("gvu,gu->gv", kernel, weights)[rows, spots]
     reach = max(int(cut.max(initial=0)), 1)
     step = max(1, _KERNEL_ENTRIES // reach)

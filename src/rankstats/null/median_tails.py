@@ -86,6 +86,21 @@ def _log_tail_bound(tau: float, var: float) -> float:
     return -((var + tau) * math.log1p(tau / var) - tau)
 
 
+def _log_tail_bounds(tau: FloatArray, var: FloatArray) -> FloatArray:
+    """:func:`_log_tail_bound` element-wise.
+
+    For many groups' windows at once (:mod:`rankstats.null.median_small_groups`).
+    """
+    out = np.zeros(tau.shape)
+    positive = tau > 0.0
+    degenerate = positive & (var <= 0.0)
+    out[degenerate] = -math.inf
+    live = positive & ~degenerate
+    t, v = tau[live], var[live]
+    out[live] = -((v + t) * np.log1p(t / v) - t)
+    return out
+
+
 def _reach(q_max: FloatArray) -> IntArray:
     r"""For each task k, a count the tasks k, k+1, ... exceed with probability 1e-320 at most.
 
