@@ -361,3 +361,35 @@ def test_bracketing_finds_what_bisection_finds(candidates: np.ndarray) -> None:
     # a start anywhere (the explicit reach, or a poor guess) changes nothing
     for start in (kernel.lowest(y, cut), np.ones(y.size), hi, np.floor(y * rng.random(y.size))):
         np.testing.assert_array_equal(kernel._bisect(y, cut, hi.copy(), start), expected)
+
+
+@pytest.mark.parametrize(
+    "candidates",
+    [
+        np.concatenate((np.arange(300, 340, 4), np.random.default_rng(2).integers(600, 700, 30))),
+        np.array([2, 3, 5, 40, 45, 50]),
+        np.random.default_rng(4).integers(1, 2_000, size=24),
+        np.random.default_rng(5).integers(1, 3_000, size=100),
+    ],
+    ids=["kinks", "flat", "spread", "spread-100"],
+)
+@pytest.mark.parametrize("cut", [5.0, 41.4])
+def test_least_pairs_bounds_the_pairs_above_the_cut(candidates: np.ndarray, cut: float) -> None:
+    """The early rejection's bound never exceeds the pairs ``(x, y)`` with log kappa >= -cut.
+
+    Counted directly, at every integer ``x`` from ``x0`` below each node; so an input it turns
+    away would have been turned away by the table of running sums too.
+    """
+    a = candidates.size // 2
+    values, counts, below = _kernel_parts(candidates, a)
+    kernel = _Kernel(values, counts, below, a)
+    rng = np.random.default_rng(3)
+    top = float(np.sort(candidates)[a]) + 1.0
+    y = np.unique(np.floor(rng.uniform(2.0, top, size=30)))
+    for x0 in (1.0, float(np.floor(y.min() / 2.0)) + 1.0):
+        pairs = 0
+        for node in y[y > x0]:
+            x = np.arange(x0, node)
+            pairs += int(np.count_nonzero(kernel.log_ratio(x, np.full(x.size, node)) >= -cut))
+        bound = median_gap._least_pairs(y, x0, a, np.full(y.size, cut))
+        assert 0 < bound <= pairs
