@@ -239,6 +239,41 @@ def test_quadrature_matches_point_by_point_sums(monkeypatch: pytest.MonkeyPatch)
             _close(actual, wanted, 1e-12)
 
 
+@pytest.mark.parametrize(
+    "candidates",
+    [
+        np.random.default_rng(11).integers(1, 10**6, size=100),
+        np.random.default_rng(12).integers(200, 20_000, size=200),
+        np.exp(np.random.default_rng(13).uniform(0.0, math.log(1e12), size=60)).astype(np.int64)
+        + 1,
+    ],
+    ids=["n=100 C~U[1,1e6]", "n=200 C~U[200,2e4]", "n=60 log-uniform to 1e12"],
+)
+def test_even_single_sums_on_the_gap_sums_integer_nodes(
+    candidates: np.ndarray, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where the gap sums need integer nodes, the single sums take them too (one evaluation).
+
+    Against the single sums on the window's Gram nodes, with the gap sums on integer nodes
+    after (the path before 2026-11-27, forced by letting the check pass): the two rules agree.
+    """
+    decided: list[bool] = []
+    original = median_module.continues
+
+    def spy(*args: object, **kwargs: object) -> bool:
+        decided.append(original(*args, **kwargs))  # type: ignore[arg-type]
+        return decided[-1]
+
+    monkeypatch.setattr(median_module, "continues", spy)
+    got = (*median_moments(candidates), *inverse_median_moments(candidates))
+    assert decided == [False]  # the integer nodes served both sums
+    median_module._CACHE.clear()
+    monkeypatch.setattr(median_module, "continues", lambda *args, **kwargs: True)
+    expected = (*median_moments(candidates), *inverse_median_moments(candidates))
+    for actual, wanted in zip(got, expected, strict=True):
+        _close(actual, wanted, 1e-13)
+
+
 # ----------------------------------------------------------------------------- large n
 
 

@@ -50,9 +50,11 @@ pieces cut where :math:`x` crosses a count (the kernel's only kinks). The nodes 
 those of the single sums when they are integers, or when no count lies within the kernel's reach
 below the window (then the kernel sum continues smoothly to non-integer :math:`y`); otherwise
 integer nodes: every integer on panels shorter than 256, integer interpolatory rules on longer
-ones, with as many nodes (8 to 32) as the summands' scale asks. A node with no count within the
-kernel's reach has the kernel :math:`(1 - t/y)^{a - c(y)}` on all its shifts, summed over every
-:math:`t` as a block of nodes by shifts. For :math:`n = 2` the inverse median is summed
+ones, with as many nodes (8 to 32) as the summands' scale asks, and then the single sums take
+those nodes too, so that the tails and point masses are evaluated once (a check of the kernel's
+reach from the single sums' nodes decides before either is evaluated). A node with no count
+within the kernel's reach has the kernel :math:`(1 - t/y)^{a - c(y)}` on all its shifts, summed
+over every :math:`t` as a block of nodes by shifts. For :math:`n = 2` the inverse median is summed
 directly over the trapezoidal law of :math:`r_1 + r_2`.
 
 Error bound
@@ -156,7 +158,7 @@ from rankstats.null.median_even import (
     window_nodes,
     window_scale,
 )
-from rankstats.null.median_gap import gap_sums
+from rankstats.null.median_gap import continues, gap_sums
 from rankstats.null.median_gap_quadrature import _T_ENUM_BUDGET, _GapSums
 from rankstats.null.median_rules import (
     dot,
@@ -225,6 +227,18 @@ def _moments(cands: _Candidates, *, t_budget: int = _T_ENUM_BUDGET) -> Moments:
     x, w, breaks, piece = window_nodes(cands, lo, hi, c0)
     a = ks[0]
     even = n % 2 == 0
+    # the gap term weighs about 1/n in V[M]: its relative error may grow with n (module docs)
+    tolerance = min(_GAP_TOLERANCE_MAX, max(1e-18, 1e-16 * n))
+    on_integers = bool(np.all(x == np.floor(x)))
+    if (
+        even
+        and not on_integers
+        and not continues(cands.values, cands.counts, cands.below, a, x, tolerance)
+    ):
+        # the gap sums will need integer nodes (a count within the kernel's reach): the single
+        # sums take them too, so that the tails and point masses are evaluated once
+        x, w = integer_nodes(lo, hi, breaks, piece, window_scale(lo, hi))
+        on_integers = True
     evaluator = _Evaluator(cands, float(lo), float(hi), 0.0)
     lower, upper, pmf, _ = evaluator.evaluate(x, 0.0, [a - 1], [a] if even else [])
     # P(X > x) - 1[x < c0], from whichever tail keeps its relative accuracy
@@ -250,12 +264,10 @@ def _moments(cands: _Candidates, *, t_budget: int = _T_ENUM_BUDGET) -> Moments:
         1.0 / c0 + dot(aw, np.abs(single.e_inv_terms)) + dot(aw, e_terms),
         dot(aw, np.abs(single.m2_inv_terms)) + dot(aw, np.abs(m2_inv_terms)),
     ]
-    # the gap term weighs about 1/n in V[M]: its relative error may grow with n (module docs)
-    tolerance = min(_GAP_TOLERANCE_MAX, max(1e-18, 1e-16 * n))
     sums = gap_sums(
         cands.values, cands.counts, cands.below, a, x, w, mass, float(c0), tolerance=tolerance
     )
-    if sums is None:
+    if sums is None and not on_integers:
         # sum over integer nodes, where the kernel sums are exact
         xi, wi = integer_nodes(lo, hi, breaks, piece, window_scale(lo, hi))
         _, _, pmf_i, _ = evaluator.evaluate(xi, 0.0, [], [a])
