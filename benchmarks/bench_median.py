@@ -165,6 +165,9 @@ def _pairs() -> dict[str, tuple[np.ndarray, np.ndarray, float | None]]:
         "n=40, C=(1,)*20 + (1e6,)*20": (*separated(1, 10**6, 40), None),
         "n=64, C~U[1, 1e9]": (*spread(1, 10**9, 64), None),
         "n=1000, C~U[1, 1e9]": (*spread(1, 10**9, 1_000), None),
+        # counts spread over six decades: the gap sums' kernel crosses counts (integer nodes)
+        "n=100, C~U[1, 1e6]": (*spread(1, 10**6, 100), None),
+        "n=400, C~U[1, 1e6]": (*spread(1, 10**6, 400), None),
         "n=100, C=(3,)*50 + (1e9,)*50": (*separated(3, 10**9, 100), None),
         "n=1000, C=(3,)*500 + (1e9,)*500": (*separated(3, 10**9, 1_000), None),
         # the widest: many distinct counts over twelve decades (the kernel sums near their budget)
