@@ -24,6 +24,7 @@ import rankstats.null.median_small as small_module
 from rankstats import InverseMedianRank, MedianRank
 from rankstats.null.median import inverse_median_moments, median_moments
 from rankstats.null.median_small import EVEN_N, SMALL_N, _product, _Tasks, small_moments
+from rankstats.null.median_small_groups import grouped_small_moments
 from test_median_null import _reference
 
 real_gap_sums = median_module.gap_sums
@@ -402,6 +403,62 @@ def test_median_of_equal_large_counts_is_centred(n: int, count: int) -> None:
     assert variance == pytest.approx(count**2 / (4 * (n + 2)), rel=0.2)
     assert inverse > 2 / (count + 1)
     assert inverse_variance > 0
+
+
+@pytest.mark.parametrize("n", [48, 52, 56])
+@pytest.mark.parametrize("count", [10**14, 10**15, 3 * 10**15, 2**53 - 1])
+def test_equal_counts_beyond_1e12_against_the_continuous_limit(n: int, count: int) -> None:
+    """Equal counts up to 2**53 on the product form: E[M] exact, V[M] the Beta limit's.
+
+    The continuous order statistics of n uniforms give :math:`V = n / (4 (n + 1) (n + 2))` for the
+    mean of the middle two; the discrete law is within :math:`O(1/C)` of :math:`C^2 V`. Before
+    the elementary symmetric polynomials kept an exponent per entry where their spread needs it
+    (2026-11-27), E[M] was up to 7e-8 off here (the small e_j of the first tasks flushed to 0).
+    """
+    expected, variance = median_moments(np.full(n, count))
+    assert expected == pytest.approx((count + 1) / 2, rel=2e-16)
+    assert variance == pytest.approx(count**2 * n / (4 * (n + 1) * (n + 2)), rel=1e-12)
+    # the groups' path shares the point masses
+    grouped = grouped_small_moments(np.full((2, n), count))
+    np.testing.assert_allclose(grouped[:, 0], (count + 1) / 2, rtol=2e-16)
+
+
+@pytest.mark.parametrize("count", [10**15, 2**53 - 1])
+@pytest.mark.parametrize(("lower", "upper"), [(27, 28), (27, 29)])
+def test_point_masses_at_huge_equal_counts_against_trinomial_sums(
+    count: int, lower: int, upper: int
+) -> None:
+    """:meth:`_Tasks.window_mass` of 56 equal counts against 40-digit trinomial sums."""
+    n = 56
+    tasks = _Tasks(np.full(n, count))
+    nodes = [2 * 10**14, count // 2, count // 2 + 0.37, (4 * count) // 5, count - 12345]
+    got = tasks.window_mass(np.array(nodes, dtype=np.float64), lower, upper)
+    with mpmath.workdps(40):
+        for node, actual in zip(nodes, got.tolist(), strict=True):
+            u, c = mpmath.mpf(float(node)), mpmath.mpf(count)
+            below, above, at = (u - 1) / c, (c - u) / c, 1 / c
+            exact = mpmath.fsum(
+                mpmath.factorial(n)
+                / (mpmath.factorial(j) * mpmath.factorial(k) * mpmath.factorial(n - j - k))
+                * below**j
+                * above**k
+                * at ** (n - j - k)
+                for j in range(lower + 1)
+                for k in range(n - upper + 1)
+            )
+            assert actual == pytest.approx(float(exact), rel=1e-13)
+
+
+def test_entry_scaled_polynomials_match_row_scaled_ones(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where one exponent per row keeps every entry, one per entry gives the same moments."""
+    rng = np.random.default_rng(5)
+    cases = [rng.integers(1, 10**6, size=n) for n in (8, 16, 30, 56)]
+    cases += [rng.integers(13_541, 14_542, size=n) for n in (10, 40)]
+    default = [small_moments(c) for c in cases]
+    monkeypatch.setattr(small_module, "_SPREAD_ROW_SCALED", -1.0)
+    for candidates, wanted in zip(cases, default, strict=True):
+        got = small_moments(candidates)
+        np.testing.assert_allclose(got, wanted, rtol=1e-15)
 
 
 @pytest.mark.parametrize("n", [4, 16, 40, 56])
