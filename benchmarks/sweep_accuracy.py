@@ -239,6 +239,11 @@ def edge_cases() -> list[Case]:
         out.append(_case(f"edge:C=k k={k} + one", [(k, 1.0, 10**5), (k + 1, 1.0, 1)], False, k))
     out.append(_case("edge:n=2 (1e12, 1e12)", [(big, 1.0, 2)], False, 10))
     out.append(_case("edge:n=3 C=1e12", [(big, 1.0, 3)], False, 10))
+    # a few tasks with huge counts: the median's law near 0 is a low power of x, against the
+    # inverse median's weights 1/x^2 (its lower tail had been cut where they still count)
+    for n in (5, 7, 9, 15):
+        for count in (10**9, big, 10**15):
+            out.append(_case(f"edge:n={n} C={count:.0e}", [(count, 1.0, n)], False, 10))
     # chosen ranks where M and E share their leading digits across tasks: certain terms (one
     # candidate; at most k) beside huge counts, a term above and one below its expectation
     cancelling = [

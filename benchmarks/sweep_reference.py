@@ -512,6 +512,45 @@ def _odd_single_count_median(c: int, n: int) -> tuple[mp.mpf, ...]:
     return s[0], s[1] - s[0] ** 2, s[2], s[3] - s[2] ** 2
 
 
+def _odd_single_count_power_sums(c: int, n: int) -> tuple[mp.mpf, ...]:
+    r"""The same law in closed form, for any count: its point masses are a polynomial in x.
+
+    :math:`P(X \le x) = \sum_{j \ge a} \binom{n}{j} (x/c)^j (1 - x/c)^{n-j}`, so
+    :math:`P(X = x)` is a polynomial in :math:`x` and each moment a combination of power sums
+    :math:`\sum_{x=1}^{c} x^q`: Bernoulli polynomials for :math:`q \ge 0`, the harmonic number
+    and Hurwitz zeta values below. The coefficients cancel over :math:`c^{n+2}`, so the working
+    precision covers that many digits and 40 more.
+    """
+    a = (n + 1) // 2
+    digits = 40 + int((n + 3) * math.log10(max(c, 10)))
+    with mp.workdps(digits):
+        cm = mp.mpf(c)
+        cdf = [mp.mpf(0)] * (n + 1)
+        for j in range(a, n + 1):
+            for i in range(n - j + 1):
+                cdf[j + i] += mp.binomial(n, j) * mp.binomial(n - j, i) * (-1) ** i / cm ** (j + i)
+        pmf = list(cdf)  # F(x) - F(x - 1), in powers of x
+        for i, coefficient in enumerate(cdf):
+            for power in range(i + 1):
+                pmf[power] -= coefficient * mp.binomial(i, power) * (-1) ** (i - power)
+
+        def power_sum(q: int) -> mp.mpf:
+            if q > 0:
+                return (mp.bernpoly(q + 1, cm + 1) - mp.bernpoly(q + 1, 1)) / (q + 1)
+            if q == 0:
+                return cm
+            if q == -1:
+                return mp.harmonic(cm)
+            return mp.zeta(-q) - mp.zeta(-q, cm + 1)
+
+        e1, e2, i1, i2 = (
+            mp.fsum(coefficient * power_sum(k + shift) for k, coefficient in enumerate(pmf))
+            for shift in (1, 2, -1, -2)
+        )
+        out = (e1, e2 - e1 * e1, i1, i2 - i1 * i1)
+    return tuple(+value for value in out)
+
+
 def _even_small_median(rows: Sequence[tuple[int, int]]) -> tuple[mp.mpf, ...]:
     """Exact law of (X_(a) + X_(a+1)) / 2, n = 2a, from the joint law of the middle pair.
 
@@ -606,6 +645,8 @@ def median_reference(
         return _two_task_median(candidates[0], candidates[1])
     if n % 2 == 1 and len(rows) == 1 and rows[0][0] <= 1500 and n <= 301:
         return _odd_single_count_median(rows[0][0], n)
+    if n % 2 == 1 and len(rows) == 1 and n <= 41:
+        return _odd_single_count_power_sums(rows[0][0], n)
     if n <= 60 and len(rows) <= 12 and rows[-1][0] <= 200:
         return _even_small_median(rows)
     return None

@@ -134,6 +134,10 @@ def test_the_references_match_enumeration() -> None:
         assert reference._odd_single_count_median(9, 5) == pytest.approx(
             reference._enumerated_median([9] * 5), rel=1e-30
         )
+        for count, n in ((9, 5), (300, 7), (1000, 3), (40, 21)):
+            assert reference._odd_single_count_power_sums(count, n) == pytest.approx(
+                reference._odd_single_count_median(count, n), rel=1e-25
+            )
         direct = mp.fsum(mp.exp(-mp.mpf(900) / j) for j in range(1, 3001))
         assert reference.harmonic_transform_sum(3000, mp.mpf(900)) == pytest.approx(
             direct, rel=1e-30

@@ -59,7 +59,9 @@ directly over the trapezoidal law of :math:`r_1 + r_2`.
 
 Error bound
 -----------
-What is dropped: tails below :math:`10^{-24}` in each single sum; in the double sum, kernel
+What is dropped: tails below :math:`10^{-24}` in each single sum, and below the window at most
+:math:`10^{-15}` of the inverse median's sums (whose weights :math:`1/x^2` grow towards 0:
+:func:`~rankstats.null.median_tails.inverse_tail`); in the double sum, kernel
 terms below :math:`\tau = \min(10^{-12}, \max(10^{-18}, 10^{-16} n))` of the largest and nodes
 whose point mass is below :math:`\tau` of the largest. The double sum enters
 :math:`\mathbb{V}[M]` through :math:`\mathbb{V}[G]/4 \approx \mathbb{V}[M]/n`, so a relative

@@ -79,7 +79,14 @@ from rankstats.null.median_small import (
     panels_with_pairs,
     small_moments,
 )
-from rankstats.null.median_tails import _LOG_EPS, _log_tail_bounds
+from rankstats.null.median_tails import (
+    _LOG_EPS,
+    INVERSE_TAIL,
+    _log_tail_bounds,
+    dyadic_points,
+    inverse_tail,
+    inverse_tail_table,
+)
 
 __all__ = ["grouped_median_moments", "grouped_small_moments"]
 
@@ -325,22 +332,35 @@ def _windows(c: FloatArray, k: int, top: IntArray) -> tuple[IntArray, IntArray]:
     inv2 = inv1 * inv1
     below = float(k - 1)
 
-    def bound_holds(x: IntArray, upper_tail: bool) -> BoolArray:
-        xf = x.astype(np.float64)
+    def log_bounds(xf: FloatArray, upper_tail: bool) -> FloatArray:
         above = c > xf[:, None]
         p1 = xf * np.where(above, inv1, 0.0).sum(axis=1)
         mu = (c.shape[1] - above.sum(axis=1)) + p1
         var = np.maximum(p1 - xf * xf * np.where(above, inv2, 0.0).sum(axis=1), 0.0)
         tau = mu - below if upper_tail else k - mu
-        return _log_tail_bounds(tau, var) <= _LOG_EPS
+        return _log_tail_bounds(tau, var)
 
     # the upper end: the least x where N_x >= k is unlikely to fail (at most the k-th count)
     kth = c[:, k - 1].astype(np.int64)
-    upper = _bisect(np.zeros_like(kth), kth, lambda x: bound_holds(x, True), True)
-    # the lower end: the largest x where N_x >= k is unlikely
-    lo = _bisect(
-        np.zeros_like(kth), c[:, -1].astype(np.int64), lambda x: bound_holds(x, False), False
+    upper = _bisect(
+        np.zeros_like(kth), kth, lambda x: log_bounds(x.astype(np.float64), True) <= _LOG_EPS, True
     )
+    # the lower end: the largest x where N_x >= k is unlikely and the inverse median's sums
+    # lose little below it (inverse_tail, from the bounds at the dyadic points)
+    points = dyadic_points(float(c.max()))
+    at_points = np.stack(
+        [log_bounds(np.full(c.shape[0], point), False) for point in points.tolist()], axis=1
+    )
+    table = inverse_tail_table(at_points, c.shape[1], kth.astype(np.float64))
+
+    def lower_holds(x: IntArray) -> BoolArray:
+        xf = x.astype(np.float64)
+        log_tail = log_bounds(xf, False)
+        # x >= 1 where it matters (a midpoint); below 1 the tail is 0
+        dropped = inverse_tail(table, np.maximum(xf, 1.0), log_tail)
+        return (log_tail <= _LOG_EPS) & (dropped <= INVERSE_TAIL)
+
+    lo = _bisect(np.zeros_like(kth), c[:, -1].astype(np.int64), lower_holds, False)
     return np.maximum(lo + 1, 1), np.maximum(np.minimum(upper, top), 1)
 
 
