@@ -58,6 +58,27 @@ def test_groups_together_equal_each_group_alone(n: int) -> None:
             assert _relative(got, wanted).max() < 5e-15, (name, row.tolist())
 
 
+@pytest.mark.parametrize("n", [4, 5, 7, 10, 16, 40, 56])
+def test_windows_kept_and_moved_for_the_inverse_median_in_one_batch(n: int) -> None:
+    """Groups whose window starts at 1 beside groups whose lower end the check of
+    :func:`~rankstats.null.median_tails.inverse_tail` keeps (40 and 56 tasks) or moves down (up
+    to 16), in one batch: each as alone."""
+    rng = np.random.default_rng(n)
+    counts = np.stack(
+        [
+            rng.integers(20, 40, size=n),
+            np.full(n, 10**12),
+            rng.integers(13_541, 14_542, size=n),
+            rng.integers(10**9, 10**15, size=n),
+            np.full(n, 10**6),
+        ]
+    )
+    found = grouped_small_moments(counts)
+    for row, got in zip(counts, found, strict=True):
+        wanted = np.array(small_moments(row))
+        assert _relative(got, wanted).max() < 5e-15, row.tolist()
+
+
 @pytest.mark.parametrize(
     "counts",
     [

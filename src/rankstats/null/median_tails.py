@@ -377,25 +377,49 @@ class _Candidates:
             else:
                 lo = mid
         upper = hi
-        # below the window both the tail and what the inverse median's sums lose are small
-        points = dyadic_points(float(self.c_max))
-        mu_points, var_points = self.mean_vars(points)
-        table = inverse_tail_table(
-            _log_tail_bounds(k - mu_points, var_points), self.n, np.array(float(kth))
-        )
-        # inverse_tail in Python's floats (a bisection step costs no numpy call)
-        lost, weights = table[0].tolist(), table[1].tolist()
         lo, hi = 0, self.c_max
         while hi - lo > 1:
             mid = (lo + hi) // 2
-            mu_mid, var_mid = self.mean_var(mid)
-            log_tail = _log_tail_bound(k - mu_mid, var_mid)
-            j = min(mid.bit_length() - 1, len(weights) - 1)  # floor(log2(mid))
-            if log_tail <= _LOG_EPS and lost[j] + math.exp(log_tail) * weights[j] <= INVERSE_TAIL:
+            mu, var = self.mean_var(mid)
+            if _log_tail_bound(k - mu, var) <= _LOG_EPS:
                 lo = mid
             else:
                 hi = mid
+        if lo >= 1:
+            lo = self._inverse_lower_end(k, lo, float(kth))
         return lo + 1, upper
+
+    def _inverse_lower_end(self, k: int, lo: int, kth: float) -> int:
+        """``lo`` (at least 1), moved down where :func:`inverse_tail` needs it.
+
+        Where the inverse median's sums would lose more than :data:`INVERSE_TAIL` below it, a
+        bisection below ``lo`` with both conditions (in Python's floats: a step costs no numpy
+        call).
+        """
+        points = dyadic_points(float(lo))
+        mu_points, var_points = self.mean_vars(points)
+        table = inverse_tail_table(
+            _log_tail_bounds(k - mu_points, var_points), self.n, np.array(kth)
+        )
+        lost, weights = table[0].tolist(), table[1].tolist()
+
+        def holds(x: int) -> bool:
+            mu, var = self.mean_var(x)
+            log_tail = _log_tail_bound(k - mu, var)
+            j = min(x.bit_length() - 1, len(weights) - 1)  # floor(log2(x))
+            lost_below = lost[j] + math.exp(log_tail) * weights[j]
+            return log_tail <= _LOG_EPS and lost_below <= INVERSE_TAIL
+
+        if holds(lo):
+            return lo
+        low, high = 0, lo
+        while high - low > 1:
+            mid = (low + high) // 2
+            if holds(mid):
+                low = mid
+            else:
+                high = mid
+        return low
 
     def centre(self, lo: int, hi: int) -> int:
         r"""An integer near the median: the smallest ``x`` with :math:`E[N_x] \ge n / 2`."""
