@@ -239,6 +239,13 @@ def edge_cases() -> list[Case]:
         out.append(_case(f"edge:C=k k={k} + one", [(k, 1.0, 10**5), (k + 1, 1.0, 1)], False, k))
     out.append(_case("edge:n=2 (1e12, 1e12)", [(big, 1.0, 2)], False, 10))
     out.append(_case("edge:n=3 C=1e12", [(big, 1.0, 3)], False, 10))
+    # the largest counts validated (2**53): closed forms and their derived metrics
+    top = 2**53 - 1
+    out.append(_case("edge:(2, 2^53-1) x 5", [(2, 1.0, 5), (top, 1.0, 5)], False, 10))
+    spread = np.random.default_rng(5)
+    pairs = zip(spread.integers(10**14, top, 8), spread.integers(1, 50, 8), strict=True)
+    rows = [(int(c), 1.0, int(m)) for c, m in pairs]
+    out.append(_case("edge:C~U[1e14, 2^53] d=8", rows, False, 10))
     # a few tasks with huge counts: the median's law near 0 is a low power of x, against the
     # inverse median's weights 1/x^2 (its lower tail had been cut where they still count)
     for n in (5, 7, 9, 15):
