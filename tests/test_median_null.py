@@ -12,6 +12,8 @@ References, each independent of the module's quadrature and Fourier machinery:
 from __future__ import annotations
 
 import math
+import sys
+from pathlib import Path
 
 import mpmath
 import numpy as np
@@ -27,6 +29,9 @@ from rankstats.null.median import (
     order_statistic_sf,
 )
 from rankstats.null.median_small_groups import grouped_small_moments
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
+from sweep_reference import _odd_single_count_power_sums
 
 # ----------------------------------------------------------------------------- references
 
@@ -402,45 +407,6 @@ def test_huge_counts_scale_like_the_continuum() -> None:
     _close(large[1] / 1e24, small[1] / 1e12, 1e-5)
 
 
-def _odd_equal_counts_inverse(n: int, count: int) -> tuple[float, float]:
-    r"""E and V of :math:`1/X`, :math:`X` the median of :math:`n` (odd) ranks uniform on 1..C.
-
-    Exact: :math:`P(X \le x) = \sum_{j \ge m} \binom{n}{j} (x/C)^j (1 - x/C)^{n-j}` is a
-    polynomial in :math:`x`, so its differences :math:`P(X = x)` are too, and
-    :math:`\sum_x P(X = x) x^{-p}` is a combination of power sums: Bernoulli polynomials for
-    nonnegative powers, harmonic numbers and Hurwitz zeta values for negative ones (250 digits:
-    the coefficients cancel over :math:`C^n`).
-    """
-    m = (n + 1) // 2
-    with mpmath.workdps(250):
-        c = mpmath.mpf(count)
-        cdf = [mpmath.mpf(0)] * (n + 1)
-        for j in range(m, n + 1):
-            # binom(n, j) (x/C)^j (1 - x/C)^(n-j), expanded in powers of x
-            for i in range(n - j + 1):
-                cdf[j + i] += (
-                    mpmath.binomial(n, j) * mpmath.binomial(n - j, i) * (-1) ** i / c ** (j + i)
-                )
-        # P(X = x) = F(x) - F(x - 1), expanded in powers of x
-        pmf = list(cdf)
-        for i, coefficient in enumerate(cdf):
-            for power in range(i + 1):
-                pmf[power] -= coefficient * mpmath.binomial(i, power) * (-1) ** (i - power)
-
-        def power_sum(q: int) -> mpmath.mpf:  # sum_{x=1}^C x^q
-            if q > 0:
-                return (mpmath.bernpoly(q + 1, c + 1) - mpmath.bernpoly(q + 1, 1)) / (q + 1)
-            if q == 0:
-                return c
-            if q == -1:
-                return mpmath.harmonic(c)
-            return mpmath.zeta(-q) - mpmath.zeta(-q, c + 1)
-
-        first = mpmath.fsum(a * power_sum(k - 1) for k, a in enumerate(pmf))
-        second = mpmath.fsum(a * power_sum(k - 2) for k, a in enumerate(pmf))
-        return float(first), float(second - first**2)
-
-
 @pytest.mark.parametrize("n", [3, 5, 7, 9])
 @pytest.mark.parametrize("count", [10**6, 10**9, 10**12, 10**15])
 def test_inverse_median_of_a_few_huge_counts_against_exact_sums(n: int, count: int) -> None:
@@ -450,7 +416,9 @@ def test_inverse_median_of_a_few_huge_counts_against_exact_sums(n: int, count: i
     tail of 1e-24 had dropped most of E[1/X^2] for three counts of 1e15 (V 17 % off), 1e-8 of
     it for five counts of 1e9 and more, 2e-12 for seven.
     """
-    expected, variance = _odd_equal_counts_inverse(n, count)
+    # the accuracy sweep's exact reference: power sums of the point masses, a polynomial in x
+    _, _, first, second = _odd_single_count_power_sums(count, n)
+    expected, variance = float(first), float(second)
     got = inverse_median_moments(np.full(n, count, dtype=np.int64))
     _close(got[0], expected, 1e-14)
     _close(got[1], variance, 1e-13)
