@@ -561,3 +561,21 @@ def test_pinned_even_median_with_a_long_tail_against_the_exact_programme(
     expected = median_moments(candidates) + inverse_median_moments(candidates)
     assert got[1] < 1.0  # pinned
     assert got == pytest.approx(expected, rel=1e-13)
+
+
+@pytest.mark.parametrize("n", [5, 51, 201, 501])
+def test_order_statistic_sf_against_binomial_sums(n: int) -> None:
+    """P(X_(k) > x) for equal counts is a binomial tail: a few 1e-15 absolute, as documented.
+
+    The larger tail had been a sum of terms near 1 (1.2e-14 off at 201 tasks); it is now one
+    less the smaller.
+    """
+    count, k = 10**7, (n + 1) // 2
+    x = np.linspace(0.01 * count, 0.99 * count, 120).astype(np.int64)
+    got = order_statistic_sf(np.full(n, count, dtype=np.int64), k, x)
+    with mpmath.workdps(40):
+        exact = [
+            float(mpmath.betainc(k, n - k + 1, mpmath.mpf(int(v)) / count, 1, regularized=True))
+            for v in x
+        ]
+    assert np.max(np.abs(got - np.array(exact))) < 8e-15
