@@ -57,7 +57,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -328,36 +328,46 @@ def _windows(c: FloatArray, k: int, top: IntArray) -> tuple[IntArray, IntArray]:
     as the single group's, clipped as
     :func:`~rankstats.null.median_small.small_moments` clips it (to :math:`1..\max C`).
     """
+    counts = _Counts(c, 1.0 / c)
     # the upper end: the least x where N_x >= k is unlikely to fail (at most the k-th count)
     kth = c[:, k - 1].astype(np.int64)
     upper = _bisect(
         np.zeros_like(kth),
         kth,
-        lambda x: _log_bounds(c, k, x.astype(np.float64), True) <= _LOG_EPS,
+        lambda x: _log_bounds(counts, k, x.astype(np.float64), True) <= _LOG_EPS,
         True,
     )
     # the lower end: the largest x where N_x >= k is unlikely ...
     lo = _bisect(
         np.zeros_like(kth),
         c[:, -1].astype(np.int64),
-        lambda x: _log_bounds(c, k, x.astype(np.float64), False) <= _LOG_EPS,
+        lambda x: _log_bounds(counts, k, x.astype(np.float64), False) <= _LOG_EPS,
         False,
     )
     # ... and the inverse median's sums lose little below it (inverse_tail): where they would,
     # bisect again below, with both conditions (groups whose window starts at 1 need nothing)
     rest = np.flatnonzero(lo >= 1)
     if rest.size:
-        lo[rest] = _inverse_lower_end(c[rest], k, lo[rest])
+        lo[rest] = _inverse_lower_end(counts.take(rest), k, lo[rest])
     return np.maximum(lo + 1, 1), np.maximum(np.minimum(upper, top), 1)
 
 
-def _log_bounds(c: FloatArray, k: int, x: FloatArray, upper_tail: bool) -> FloatArray:
+class _Counts(NamedTuple):
+    """The groups' counts, one row each, and their reciprocals (for :func:`_log_bounds`)."""
+
+    c: FloatArray
+    inv: FloatArray
+
+    def take(self, rows: IntArray) -> _Counts:
+        return _Counts(self.c[rows], self.inv[rows])
+
+
+def _log_bounds(counts: _Counts, k: int, x: FloatArray, upper_tail: bool) -> FloatArray:
     r"""Log of Bennett's bound on each group's :math:`P(N_x \le k - 1)` or :math:`P(N_x \ge k)`.
 
-    (``upper_tail`` the first.) ``c`` holds the groups' counts, one row each, ``x`` one point
-    per group.
+    (``upper_tail`` the first.) ``x`` holds one point per group.
     """
-    inv1 = 1.0 / c
+    c, inv1 = counts
     above = c > x[:, None]
     p1 = x * np.where(above, inv1, 0.0).sum(axis=1)
     mu = (c.shape[1] - above.sum(axis=1)) + p1
@@ -366,38 +376,39 @@ def _log_bounds(c: FloatArray, k: int, x: FloatArray, upper_tail: bool) -> Float
     return _log_tail_bounds(tau, var)
 
 
-def _inverse_lower_end(c: FloatArray, k: int, lo: IntArray) -> IntArray:
+def _inverse_lower_end(counts: _Counts, k: int, lo: IntArray) -> IntArray:
     """The lower ends ``lo`` (each at least 1) moved down where :func:`inverse_tail` needs it.
 
     As :meth:`~rankstats.null.median_tails._Candidates.window` does for one group.
     """
+    groups, tasks = counts.c.shape
     points = dyadic_points(float(lo.max()))
     at_points = np.stack(
-        [_log_bounds(c, k, np.full(c.shape[0], point), False) for point in points.tolist()],
+        [_log_bounds(counts, k, np.full(groups, point), False) for point in points.tolist()],
         axis=1,
     )
-    table = inverse_tail_table(at_points, c.shape[1], c[:, k - 1])
-    kept = _lower_holds(c, k, table, lo)
+    table = inverse_tail_table(at_points, tasks, counts.c[:, k - 1])
+    kept = _lower_holds(counts, k, table, lo)
     if bool(kept.all()):
         return lo
     out: IntArray = lo.copy()
     moved = np.flatnonzero(~kept)
-    part_c, part_table = c[moved], (table[0][moved], table[1][moved])
+    part, part_table = counts.take(moved), (table[0][moved], table[1][moved])
     out[moved] = _bisect(
         np.zeros(moved.size, dtype=np.int64),
         lo[moved],
-        lambda x: _lower_holds(part_c, k, part_table, x),
+        lambda x: _lower_holds(part, k, part_table, x),
         False,
     )
     return out
 
 
 def _lower_holds(
-    c: FloatArray, k: int, table: tuple[FloatArray, FloatArray], x: IntArray
+    counts: _Counts, k: int, table: tuple[FloatArray, FloatArray], x: IntArray
 ) -> BoolArray:
     """Whether each group's tail at ``x`` and what the inverse median loses below are small."""
     xf = np.maximum(x.astype(np.float64), 1.0)  # below 1 the tail is 0
-    log_tail = _log_bounds(c, k, xf, False)
+    log_tail = _log_bounds(counts, k, xf, False)
     return (log_tail <= _LOG_EPS) & (inverse_tail(table, xf, log_tail) <= INVERSE_TAIL)
 
 
