@@ -232,13 +232,19 @@ def _moments(cands: _Candidates, *, t_budget: int = _T_ENUM_BUDGET) -> Moments:
     # the gap term weighs about 1/n in V[M]: its relative error may grow with n (module docs)
     tolerance = min(_GAP_TOLERANCE_MAX, max(1e-18, 1e-16 * n))
     on_integers = bool(np.all(x == np.floor(x)))
+    # the nodes of the window's middle fifth carry masses near the largest: the gap sums keep
+    # them whatever the tolerance, so where they alone fail the kernel's continuation (a count
+    # within their reach), the gap sums will need integer nodes (the tails' nodes, dropped
+    # there for their small masses, may fail it while the sums accept the rest)
+    middle = x[np.abs(x - (lo + hi) / 2.0) <= (hi - lo) / 10.0]
     if (
         even
         and not on_integers
-        and not continues(cands.values, cands.counts, cands.below, a, x, tolerance)
+        and middle.size
+        and not continues(cands.values, cands.counts, cands.below, a, middle, tolerance)
     ):
-        # the gap sums will need integer nodes (a count within the kernel's reach): the single
-        # sums take them too, so that the tails and point masses are evaluated once
+        # then the single sums take the integer nodes too: the tails and point masses are
+        # evaluated once
         x, w = integer_nodes(lo, hi, breaks, piece, window_scale(lo, hi))
         on_integers = True
     evaluator = _Evaluator(cands, float(lo), float(hi), 0.0)
