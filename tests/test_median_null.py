@@ -23,7 +23,9 @@ import rankstats.null.median as median_module
 import rankstats.null.median_even as median_even
 import rankstats.null.median_gap_quadrature as quadrature_module
 from rankstats.null.median import (
+    MedianDistribution,
     inverse_median_moments,
+    median_distribution,
     median_moments,
     order_statistic_pmf,
     order_statistic_sf,
@@ -459,6 +461,45 @@ def test_order_statistic_pmf_against_enumeration(candidates: list[int]) -> None:
 def test_order_statistic_errors(call: object, message: str) -> None:
     with pytest.raises(ValueError, match=message):
         call()  # type: ignore[operator]
+
+
+@pytest.mark.parametrize(
+    ("call", "error", "message"),
+    [
+        # the counts: each entry point validates them (they had given a silent 0 for NaN or 0)
+        (lambda: order_statistic_sf(np.array([0, 3]), 1, np.array([1])), ValueError, "got 0"),
+        (lambda: order_statistic_sf(np.array([np.nan, 3]), 1, [1]), ValueError, "got nan"),
+        (lambda: median_moments(np.array([2.5, 3])), ValueError, "num_candidates.*got 2.5"),
+        (lambda: inverse_median_moments([]), ValueError, "num_candidates must not be empty"),
+        (lambda: order_statistic_pmf(np.array([2**60]), 1), ValueError, r"between 1 and 2\*\*53"),
+        (lambda: median_distribution(np.array([3, 2]), np.array([1, 1])), ValueError, "increasing"),
+        (lambda: median_distribution(np.array([2, 3]), np.array([1])), ValueError, "one multip"),
+        (lambda: median_distribution(np.array([2, 3]), np.array([1, 0])), ValueError, "counts"),
+        (lambda: MedianDistribution(np.array([1, -4])), ValueError, "got -4"),
+        # the points and the order
+        (lambda: order_statistic_sf([4, 4, 4], 2, [np.nan]), ValueError, "x must be finite"),
+        (lambda: order_statistic_sf([4, 4, 4], 2, [2.5]), ValueError, "got 2.5"),
+        (lambda: order_statistic_sf([4, 4, 4], 2, [np.inf]), ValueError, "got inf"),
+        (lambda: order_statistic_sf([4, 4, 4], 2, [True]), TypeError, "x must hold integers"),
+        (lambda: order_statistic_sf([4, 4, 4], 2.0, [1]), TypeError, "k must be an integer"),
+        (lambda: order_statistic_pmf([4, 4, 4], True), TypeError, "k must be an integer"),
+    ],
+)
+def test_entry_points_reject_bad_input(call: object, error: type, message: str) -> None:
+    """A clear error naming the argument, never a silent number (NaN, 0, 2.5, inf, bools)."""
+    with pytest.raises(error, match=message):
+        call()  # type: ignore[operator]
+
+
+def test_entry_points_accept_what_the_metrics_accept() -> None:
+    """Lists, integral floats and multidimensional arrays (flattened), as the metrics take them."""
+    expected = median_moments(np.array([3, 4, 5, 6]))
+    assert median_moments([3.0, 4.0, 5.0, 6.0]) == expected
+    assert median_moments(np.array([[3, 4], [5, 6]])) == expected
+    np.testing.assert_array_equal(
+        order_statistic_sf([4, 4, 4], 2, np.array([[1, 2], [3, 4]])),
+        order_statistic_sf([4, 4, 4], 2, np.array([1, 2, 3, 4])).reshape(2, 2),
+    )
 
 
 def test_tails_with_many_certain_tasks_against_exact_sums() -> None:

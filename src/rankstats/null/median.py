@@ -146,8 +146,10 @@ safe to use from several threads.
 from __future__ import annotations
 
 import hashlib
+import numbers
 import threading
 from collections import OrderedDict
+from typing import Any
 
 import numpy as np
 
@@ -173,6 +175,7 @@ from rankstats.null.median_small import (
     two_tasks,
 )
 from rankstats.null.median_tails import _Candidates, _Evaluator
+from rankstats.validation import check_num_candidates
 
 __all__ = [
     "MedianDistribution",
@@ -325,7 +328,8 @@ class MedianDistribution:
     Parameters
     ----------
     num_candidates : numpy.ndarray of shape (n,)
-        The number of candidates :math:`C_i \ge 1` of each ranking task (int64, validated). The
+        The number of candidates :math:`C_i \ge 1` of each ranking task: integers up to
+        :math:`2^{53}` (a ``ValueError`` names any other, and an empty input). The
         array is not kept (only its distinct values and their multiplicities).
 
     Notes
@@ -344,7 +348,7 @@ class MedianDistribution:
     """
 
     def __init__(self, num_candidates: IntArray, counts: IntArray | None = None) -> None:
-        self._cands = _Candidates(np.asarray(num_candidates, dtype=np.int64), counts)
+        self._cands = _Candidates(*_checked_counts(num_candidates, counts))
         self._lock = threading.Lock()
         self._moments: Moments | None = None
 
@@ -372,7 +376,7 @@ class MedianDistribution:
 
     def order_statistic_sf(self, k: int, x: IntArray) -> FloatArray:
         r"""Return :math:`P(X_{(k)} > x)` (see :func:`order_statistic_sf`)."""
-        sf, cdf = self._order_tails(k, np.asarray(x, dtype=np.float64))
+        sf, cdf = self._order_tails(k, _check_points(x))
         # from whichever tail is the smaller: the larger one is a sum of terms near 1 (its
         # rounding grows with the tasks: 1e-14 at 200), the smaller one keeps its digits
         return np.asarray(np.where(sf <= 0.5, sf, 1.0 - cdf))
@@ -434,7 +438,8 @@ def median_distribution(
     Parameters
     ----------
     num_candidates : numpy.ndarray of shape (n,)
-        The number of candidates :math:`C_i \ge 1` of each ranking task (int64, validated).
+        The number of candidates :math:`C_i \ge 1` of each ranking task: integers up to
+        :math:`2^{53}` (a ``ValueError`` names any other, and an empty input).
     counts : numpy.ndarray of shape (k,), optional
         With it, ``num_candidates`` are sorted distinct counts and ``counts[j]`` the number of
         tasks with ``num_candidates[j]`` candidates (the rows of a candidate table).
@@ -450,12 +455,7 @@ def median_distribution(
     >>> median_distribution(np.array([3, 1, 2])) is median_distribution(np.array([1, 2, 3]))
     True
     """
-    if counts is None:
-        distinct, repeats = distinct_counts(np.asarray(num_candidates, dtype=np.int64))
-    else:
-        distinct, repeats = num_candidates, counts
-    distinct = np.asarray(distinct, dtype=np.int64)
-    repeats = np.asarray(repeats, dtype=np.int64)
+    distinct, repeats = _checked_counts(num_candidates, counts)
     digest = hashlib.blake2b(distinct.tobytes(), digest_size=20)
     digest.update(repeats.tobytes())
     key = (int(repeats.sum()), digest.digest())
@@ -473,9 +473,51 @@ def median_distribution(
     return found
 
 
-def _check_order(k: int, n: int) -> None:
-    if not 1 <= k <= n:
+def _checked_counts(num_candidates: Any, counts: Any) -> tuple[IntArray, IntArray]:
+    """The sorted distinct counts and their multiplicities, validated.
+
+    These functions are the module's entry points, called with a user's arrays as well as with
+    the metrics' validated ones: counts that are not integers in 1..2**53 (NaN, 0, 2.5), an
+    empty input, and a table whose counts are not strictly increasing or whose multiplicities
+    are not positive integers of the same length raise a ``ValueError`` naming the argument.
+    """
+    values = check_num_candidates(num_candidates)
+    if counts is None:
+        distinct, repeats = distinct_counts(values)
+        return np.asarray(distinct, dtype=np.int64), np.asarray(repeats, dtype=np.int64)
+    repeats = check_num_candidates(counts, "counts")
+    if repeats.size != values.size:
+        raise ValueError(
+            f"counts must have one multiplicity per count of num_candidates ({values.size}), "
+            f"got {repeats.size}"
+        )
+    if values.size > 1 and not bool(np.all(values[1:] > values[:-1])):
+        raise ValueError(
+            "num_candidates must be strictly increasing distinct counts when counts is given"
+        )
+    return values, repeats
+
+
+def _check_order(k: Any, n: int) -> None:
+    if isinstance(k, bool) or not isinstance(k, numbers.Integral):
+        raise TypeError(f"k must be an integer, got {type(k).__name__}: {k!r}")
+    if not 1 <= int(k) <= n:
         raise ValueError(f"Expected k in 1..{n}, got: {k!r}")
+
+
+def _check_points(x: Any) -> FloatArray:
+    """The points of :func:`order_statistic_sf` as floats: finite integers, any shape."""
+    points = np.asarray(x)
+    if points.dtype == np.bool_ or not (
+        np.issubdtype(points.dtype, np.integer) or np.issubdtype(points.dtype, np.floating)
+    ):
+        raise TypeError(f"x must hold integers, got an array of dtype {points.dtype}")
+    points = points.astype(np.float64)
+    bad = ~np.isfinite(points) | (points != np.floor(points))
+    if bool(bad.any()):
+        first = float(points.ravel()[np.argmax(bad.ravel())])
+        raise ValueError(f"x must be finite integers, got {first!r}")
+    return points
 
 
 def _order_window(cands: _Candidates, k: int) -> tuple[int, int]:
@@ -498,7 +540,8 @@ def median_moments(num_candidates: IntArray, counts: IntArray | None = None) -> 
     Parameters
     ----------
     num_candidates : numpy.ndarray of shape (n,)
-        The number of candidates :math:`C_i \ge 1` of each ranking task (int64, validated).
+        The number of candidates :math:`C_i \ge 1` of each ranking task: integers up to
+        :math:`2^{53}` (a ``ValueError`` names any other, and an empty input).
     counts : numpy.ndarray, optional
         With it, the rows of a candidate table: see :func:`median_distribution`.
 
@@ -589,7 +632,8 @@ def inverse_median_moments(
     Parameters
     ----------
     num_candidates : numpy.ndarray of shape (n,)
-        The number of candidates :math:`C_i \ge 1` of each ranking task (int64, validated).
+        The number of candidates :math:`C_i \ge 1` of each ranking task: integers up to
+        :math:`2^{53}` (a ``ValueError`` names any other, and an empty input).
     counts : numpy.ndarray, optional
         With it, the rows of a candidate table: see :func:`median_distribution`.
 
@@ -642,7 +686,8 @@ def order_statistic_sf(num_candidates: IntArray, k: int, x: IntArray) -> FloatAr
     Parameters
     ----------
     num_candidates : numpy.ndarray of shape (n,)
-        The number of candidates :math:`C_i \ge 1` of each ranking task (int64, validated).
+        The number of candidates :math:`C_i \ge 1` of each ranking task: integers up to
+        :math:`2^{53}` (a ``ValueError`` names any other, and an empty input).
     k : int
         The order, :math:`1 \le k \le n` (1 is the smallest rank).
     x : numpy.ndarray
@@ -684,7 +729,8 @@ def order_statistic_pmf(
     Parameters
     ----------
     num_candidates : numpy.ndarray of shape (n,)
-        The number of candidates :math:`C_i \ge 1` of each ranking task (int64, validated).
+        The number of candidates :math:`C_i \ge 1` of each ranking task: integers up to
+        :math:`2^{53}` (a ``ValueError`` names any other, and an empty input).
     k : int
         The order, :math:`1 \le k \le n`; for odd :math:`n`, :math:`k = (n + 1)/2` is the median.
     max_support : int, default=1_000_000
