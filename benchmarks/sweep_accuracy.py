@@ -248,7 +248,7 @@ def edge_cases() -> list[Case]:
     out.append(_case("edge:C~U[1e14, 2^53] d=8", rows, False, 10))
     # a few tasks with huge counts: the median's law near 0 is a low power of x, against the
     # inverse median's weights 1/x^2 (its lower tail had been cut where they still count)
-    for n in (5, 7, 9, 15):
+    for n in (4, 5, 6, 7, 9, 15):
         for count in (10**9, big, 10**15):
             out.append(_case(f"edge:n={n} C={count:.0e}", [(count, 1.0, n)], False, 10))
     # chosen ranks where M and E share their leading digits across tasks: certain terms (one

@@ -551,6 +551,101 @@ def _odd_single_count_power_sums(c: int, n: int) -> tuple[mp.mpf, ...]:
     return tuple(+value for value in out)
 
 
+@functools.cache
+def _even_single_count_forms(n: int, parity: int) -> dict[str, Callable[[mp.mpf], mp.mpf]]:
+    r"""Closed forms of the four raw moments of the median of ``n`` (even) equal counts.
+
+    For :math:`n = 2a` ranks uniform on :math:`1..C`, :math:`C = 2k +` ``parity``: the middle
+    pair :math:`u < v` has the mass :math:`\binom{n}{a} f(u) g(v) / C^n` with
+    :math:`f(u) = u^a - (u-1)^a` (a ranks at most u, one of them u) and
+    :math:`g(v) = (C-v+1)^a - (C-v)^a`, and a tie at u the multinomial sum over the ranks below
+    and above u. Summed in :math:`u` at fixed :math:`s = u + v` (Faulhaber), then over
+    :math:`s = 2m + r` by parity: polynomials in :math:`m`, and :math:`1/s`, :math:`1/s^2`
+    through polygamma functions. Exact symbolic sums (sympy), functions of :math:`k` evaluated
+    in mpmath. Keys ``"m1"``, ``"m2"``, ``"i1"``, ``"i2"``: :math:`\mathbb{E}[M]`,
+    :math:`\mathbb{E}[M^2]`, :math:`\mathbb{E}[1/M]`, :math:`\mathbb{E}[1/M^2]`.
+    """
+    import sympy as sp  # a test dependency, needed by this reference only
+
+    a = n // 2
+    k = sp.Symbol("k", integer=True, positive=True)
+    u, s, m, t = sp.symbols("u s m t", integer=True)
+    c = 2 * k + parity
+    pairs = sp.expand((u**a - (u - 1) ** a) * ((c - (s - u) + 1) ** a - (c - (s - u)) ** a))
+    totals = dict.fromkeys(("m1", "m2", "i1", "i2"), sp.Integer(0))
+    ties = dict(totals)
+
+    def inverse_sums(coefficients: list[sp.Expr], power: int, lo: sp.Expr, hi: sp.Expr, r: int):
+        # sum over m of sum_j c_j t^(j - power), t = 2m + r
+        half = sp.Rational(r, 2)
+        total = sp.Integer(0)
+        for j, coefficient in enumerate(coefficients):
+            e = j - power
+            if e >= 0:
+                total += coefficient * sp.summation(sp.expand((2 * m + r) ** e), (m, lo, hi))
+            elif e == -1:
+                total += (
+                    coefficient * (sp.polygamma(0, hi + 1 + half) - sp.polygamma(0, lo + half)) / 2
+                )
+            else:
+                total += (
+                    coefficient * (sp.polygamma(1, lo + half) - sp.polygamma(1, hi + 1 + half)) / 4
+                )
+        return total
+
+    for r in (0, 1):
+        big_s = 2 * m + r
+        for from_one in (True, False):
+            # u from max(1, s - C) to floor((s - 1) / 2), for s in 3..C+1 or C+2..2C-1
+            low = sp.Integer(1) if from_one else big_s - c
+            inner = sp.expand(sp.summation(pairs.subs(s, big_s), (u, low, m - 1 + r)))
+            if from_one:
+                lo, hi = sp.Integer(1 if r else 2), sp.floor(sp.Rational(1, 2) * (c + 1 - r))
+            else:
+                lo = sp.ceiling(sp.Rational(1, 2) * (c + 2 - r))
+                hi = sp.floor(sp.Rational(1, 2) * (2 * c - 1 - r))
+            lo, hi = sp.simplify(lo), sp.simplify(hi)
+            totals["m1"] += sp.summation(sp.expand(inner * big_s / 2), (m, lo, hi))
+            totals["m2"] += sp.summation(sp.expand(inner * big_s**2 / 4), (m, lo, hi))
+            in_t = sp.Poly(sp.expand(inner.subs(m, (t - r) / 2)), t)
+            coefficients = [in_t.coeff_monomial(t**j) for j in range(in_t.degree() + 1)]
+            totals["i1"] += 2 * inverse_sums(coefficients, 1, lo, hi, r)
+            totals["i2"] += 4 * inverse_sums(coefficients, 2, lo, hi, r)
+    weights = {"m1": u, "m2": u**2, "i1": 1 / u, "i2": 1 / u**2}
+    for below in range(a):
+        for above in range(a):
+            ways = math.factorial(n) // (
+                math.factorial(below) * math.factorial(above) * math.factorial(n - below - above)
+            )
+            tie = ways * (u - 1) ** below * (c - u) ** above
+            for key, weight in weights.items():
+                ties[key] += sp.summation(sp.expand(tie * weight), (u, 1, c))
+
+    def harmonic(number: mp.mpf, order: int = 1) -> mp.mpf:
+        return mp.harmonic(number) if order == 1 else mp.zeta(order) - mp.zeta(order, number + 1)
+
+    functions = [
+        {"polygamma": lambda order, z: mp.psi(int(order), z), "harmonic": harmonic},
+        "mpmath",
+    ]
+    pairs_scale = sp.binomial(n, a)
+    return {
+        key: sp.lambdify(k, (pairs_scale * totals[key] + ties[key]) / c**n, modules=functions)
+        for key in totals
+    }
+
+
+def _even_single_count_closed_form(c: int, n: int) -> tuple[mp.mpf, ...]:
+    """E and V of the median and of its inverse for ``n`` (even) equal counts ``c``, exactly."""
+    forms = _even_single_count_forms(n, c % 2)
+    # the closed forms' terms cancel over c^(n+2): that many digits and 40 more
+    with mp.workdps(40 + int((n + 3) * math.log10(max(c, 10)))):
+        k = mp.mpf(c // 2)
+        e1, e2, i1, i2 = (forms[key](k) for key in ("m1", "m2", "i1", "i2"))
+        out = (e1, e2 - e1 * e1, i1, i2 - i1 * i1)
+    return tuple(+value for value in out)
+
+
 def _even_small_median(rows: Sequence[tuple[int, int]]) -> tuple[mp.mpf, ...]:
     """Exact law of (X_(a) + X_(a+1)) / 2, n = 2a, from the joint law of the middle pair.
 
@@ -649,6 +744,8 @@ def median_reference(
         return _odd_single_count_power_sums(rows[0][0], n)
     if n <= 60 and len(rows) <= 12 and rows[-1][0] <= 200:
         return _even_small_median(rows)
+    if n % 2 == 0 and len(rows) == 1 and n <= 6:
+        return _even_single_count_closed_form(rows[0][0], n)
     return None
 
 

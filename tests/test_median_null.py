@@ -33,7 +33,7 @@ from rankstats.null.median import (
 from rankstats.null.median_small_groups import grouped_small_moments
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
-from sweep_reference import _odd_single_count_power_sums
+from sweep_reference import _even_single_count_closed_form, _odd_single_count_power_sums
 
 # ----------------------------------------------------------------------------- references
 
@@ -602,6 +602,25 @@ def test_pinned_even_median_with_a_long_tail_against_the_exact_programme(
     expected = median_moments(candidates) + inverse_median_moments(candidates)
     assert got[1] < 1.0  # pinned
     assert got == pytest.approx(expected, rel=1e-13)
+
+
+@pytest.mark.parametrize("n", [4, 6])
+@pytest.mark.parametrize("count", [10**9, 10**12, 2**53 - 1])
+def test_even_median_of_a_few_huge_counts_against_closed_forms(n: int, count: int) -> None:
+    """Four or six equal huge counts against the exact closed forms (the sweep's reference).
+
+    V[1/M] had been 1.5e-8 off for four counts of 1e12 and 1e-12 for six (the window's cut of
+    the lower tail), single and grouped.
+    """
+    expected = [float(value) for value in _even_single_count_closed_form(count, n)]
+    candidates = np.full(n, count, dtype=np.int64)
+    got = (*median_moments(candidates), *inverse_median_moments(candidates))
+    grouped = grouped_small_moments(np.full((2, n), count, dtype=np.int64))
+    for moments in (got, *grouped.tolist()):
+        for actual, wanted, rel in zip(
+            moments, expected, (1e-15, 1e-13, 1e-14, 1e-13), strict=True
+        ):
+            _close(float(actual), wanted, rel)
 
 
 @pytest.mark.parametrize("n", [5, 51, 201, 501])

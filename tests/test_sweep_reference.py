@@ -134,6 +134,10 @@ def test_the_references_match_enumeration() -> None:
         assert reference._odd_single_count_median(9, 5) == pytest.approx(
             reference._enumerated_median([9] * 5), rel=1e-30
         )
+        for count, n in ((7, 4), (20, 4), (9, 6)):
+            assert reference._even_single_count_closed_form(count, n) == pytest.approx(
+                reference._even_small_median([(count, n)]), rel=1e-25
+            )
         for count, n in ((9, 5), (300, 7), (1000, 3), (40, 21)):
             assert reference._odd_single_count_power_sums(count, n) == pytest.approx(
                 reference._odd_single_count_median(count, n), rel=1e-25
