@@ -324,21 +324,7 @@ def _row_scaled(zs: FloatArray, width: int) -> tuple[FloatArray, IntArray]:
     entries within :data:`_SPREAD_ROW_SCALED` binary orders of the largest, and those are all
     where the caller finds the spread of the entries within that bound.
     """
-    nodes = zs.shape[1]
-    e = np.zeros((nodes, width))
-    e[:, 0] = 1.0
-    expo = np.zeros(nodes, dtype=np.int64)
-    step = np.empty((nodes, width - 1))
-    for i in range(zs.shape[0]):
-        # e_j += z_i e_{j-1}, highest j first through a copy of the old values
-        np.multiply(e[:, :-1], zs[i][:, None], out=step)
-        e[:, 1:] += step
-        if i % _RESCALE == _RESCALE - 1 or i == zs.shape[0] - 1:
-            # values grow by at most (1 + max C) per task: rescale every few tasks
-            _, shift = np.frexp(e.max(axis=1))
-            e = np.ldexp(e, -shift[:, None])
-            expo += shift
-    return e, expo
+    return _added_tasks(zs, width, per_entry=False)
 
 
 def _entry_scaled(zs: FloatArray, width: int) -> tuple[FloatArray, IntArray]:
@@ -353,29 +339,44 @@ def _entry_scaled(zs: FloatArray, width: int) -> tuple[FloatArray, IntArray]:
     :math:`10^{-7}` off, and the median's expectation :math:`6 \cdot 10^{-10}` off its exact
     :math:`(C + 1) / 2`.
     """
+    return _added_tasks(zs, width, per_entry=True)
+
+
+def _added_tasks(zs: FloatArray, width: int, *, per_entry: bool) -> tuple[FloatArray, IntArray]:
+    """The recurrence of :func:`_row_scaled` and :func:`_entry_scaled`, one or the other scaling."""
     nodes = zs.shape[1]
     e = np.zeros((nodes, width))
     e[:, 0] = 1.0
-    expo = np.zeros((nodes, width), dtype=np.int64)
-    # 2**(expo[j - 1] - expo[j]): e_{j-1}'s units in e_j's (none before the first rescale)
+    expo = np.zeros((nodes, width) if per_entry else nodes, dtype=np.int64)
+    # 2**(expo[j - 1] - expo[j]): e_{j-1}'s units in e_j's (per entry, after the first rescale)
     carry: FloatArray | None = None
     step = np.empty((nodes, width - 1))
     column = np.arange(width)
     rows = np.arange(nodes)
     for i in range(zs.shape[0]):
+        # e_j += z_i e_{j-1}, highest j first through a copy of the old values
         np.multiply(e[:, :-1], zs[i][:, None], out=step)
         if carry is not None:
             step *= carry
         e[:, 1:] += step
-        if i % _RESCALE == _RESCALE - 1 or i == zs.shape[0] - 1:
-            # each entry by its own power of two. The entries still zero are a suffix of each
-            # row (e_j > 0 once j positive values are in): they take the exponent of the last
-            # nonzero entry, whose terms they receive first
-            e, shift = np.frexp(e)
+        if i % _RESCALE != _RESCALE - 1 and i != zs.shape[0] - 1:
+            continue
+        # values grow by at most (1 + max C) per task: rescale every few tasks
+        if not per_entry:
+            _, shift = np.frexp(e.max(axis=1))
+            e = np.ldexp(e, -shift[:, None])
             expo += shift
-            last = np.count_nonzero(e, axis=1) - 1
-            np.copyto(expo, expo[rows, last][:, None], where=column > last[:, None])
-            carry = np.ldexp(1.0, expo[:, :-1] - expo[:, 1:])
+            continue
+        # each entry by its own power of two. The entries still zero are a suffix of each row
+        # (e_j > 0 once j positive values are in): they take the exponent of the last nonzero
+        # entry, whose terms they receive first
+        e, shift = np.frexp(e)
+        expo += shift
+        last = np.count_nonzero(e, axis=1) - 1
+        np.copyto(expo, expo[rows, last][:, None], where=column > last[:, None])
+        carry = np.ldexp(1.0, expo[:, :-1] - expo[:, 1:])
+    if not per_entry:
+        return e, expo
     row_expo = expo.max(axis=1)
     with np.errstate(under="ignore"):
         e = np.ldexp(e, expo - row_expo[:, None])
