@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import itertools
+from typing import Any
 
 import numpy as np
+import pytest
 
 from rankstats import RankBasedMetric, metric_resolver
 from rankstats.metrics.derived import DerivedRankBasedMetric, ZMetric
@@ -43,3 +45,17 @@ def exact_moments(
     values = np.array([metric(row, num_candidates, weights) for row in ranks])
     mean = values.mean()
     return float(mean), float(((values - mean) ** 2).mean())
+
+
+def record_found(monkeypatch: pytest.MonkeyPatch, module: Any, name: str) -> list[bool]:
+    """Patch ``module.name`` to record, call by call, whether it found something (not ``None``)."""
+    original = getattr(module, name)
+    found: list[bool] = []
+
+    def recording(*args: Any, **kwargs: Any) -> Any:
+        result = original(*args, **kwargs)
+        found.append(result is not None)
+        return result
+
+    monkeypatch.setattr(module, name, recording)
+    return found

@@ -11,6 +11,7 @@ import pytest
 from rankstats.null import median_gap
 from rankstats.null.grouping import distinct_counts
 from rankstats.null.median_gap import _Kernel, gap_sums
+from support import record_found
 
 
 def _kernel_parts(candidates: np.ndarray, a: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -257,15 +258,7 @@ def test_long_inner_sums_take_the_panels(monkeypatch: pytest.MonkeyPatch) -> Non
             InverseMedianRank().variance(candidates),
         ]
 
-    calls: list[bool] = []
-    smooth = median_gap._smooth_sums
-
-    def recording(*args: object) -> list[float] | None:
-        found = smooth(*args)  # type: ignore[arg-type]
-        calls.append(found is not None)
-        return found
-
-    monkeypatch.setattr(median_gap, "_smooth_sums", recording)
+    calls = record_found(monkeypatch, median_gap, "_smooth_sums")
     panels = moments()
     assert calls
     assert not any(calls)  # too long for the interpolant
@@ -301,10 +294,10 @@ def test_integer_nodes_against_every_pair(
     lo = max(float(np.sort(candidates)[a - 1]) * 0.3, 2.0)
     y = np.unique(np.floor(rng.uniform(lo, float(np.sort(candidates)[a]) + 1.0, size=40)))
     taken = []
-    original = median_gap._integer_nodes
+    original = median_gap._integer_rows
     monkeypatch.setattr(
         median_gap,
-        "_integer_nodes",
+        "_integer_rows",
         lambda *args: taken.append(original(*args)) or taken[-1],
     )
     monkeypatch.setattr(median_gap, "_smooth_sums", lambda *args: None)

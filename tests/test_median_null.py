@@ -21,6 +21,7 @@ import pytest
 
 import rankstats.null.median as median_module
 import rankstats.null.median_even as median_even
+import rankstats.null.median_gap as median_gap
 import rankstats.null.median_gap_quadrature as quadrature_module
 from rankstats.null.median import (
     MedianDistribution,
@@ -31,6 +32,7 @@ from rankstats.null.median import (
     order_statistic_sf,
 )
 from rankstats.null.median_small_groups import grouped_small_moments
+from support import record_found
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
 from sweep_reference import _even_single_count_closed_form, _odd_single_count_power_sums
@@ -248,36 +250,44 @@ def test_quadrature_matches_point_by_point_sums(monkeypatch: pytest.MonkeyPatch)
 
 
 @pytest.mark.parametrize(
-    "candidates",
+    ("candidates", "interpolated"),
     [
-        np.random.default_rng(11).integers(1, 10**6, size=100),
-        np.random.default_rng(12).integers(200, 20_000, size=200),
-        np.exp(np.random.default_rng(13).uniform(0.0, math.log(1e12), size=60)).astype(np.int64)
-        + 1,
+        (np.random.default_rng(11).integers(1, 10**6, size=100), True),
+        (np.random.default_rng(12).integers(200, 20_000, size=200), True),
+        (np.random.default_rng(14).integers(1_000, 2_001, size=100), True),
+        (np.random.default_rng(15).integers(1, 5_001, size=64), True),
+        (
+            np.exp(np.random.default_rng(13).uniform(0.0, math.log(1e12), size=60)).astype(np.int64)
+            + 1,
+            False,
+        ),
     ],
-    ids=["n=100 C~U[1,1e6]", "n=200 C~U[200,2e4]", "n=60 log-uniform to 1e12"],
+    ids=[
+        "n=100 C~U[1,1e6]",
+        "n=200 C~U[200,2e4]",
+        "n=100 C~U[1e3,2e3]",
+        "n=64 C~U[1,5e3]",
+        "n=60 log-uniform to 1e12",
+    ],
 )
-def test_even_single_sums_on_the_gap_sums_integer_nodes(
-    candidates: np.ndarray, monkeypatch: pytest.MonkeyPatch
+def test_even_gram_nodes_with_interpolated_gap_sums_against_integer_nodes(
+    candidates: np.ndarray, interpolated: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Where the gap sums need integer nodes, the single sums take them too (one evaluation).
+    """Counts within the kernel's reach: Gram nodes, the gap sums' inner sums interpolated.
 
-    Against the single sums on the window's Gram nodes, with the gap sums on integer nodes
-    after (the path before 2026-11-27, forced by letting the check pass): the two rules agree.
+    Against the integer nodes for both the single sums and the gap sums (the path before
+    2026-11-28, forced by refusing the interpolation), which sum the gap sums exactly in
+    :math:`y`. Beyond the integer table's range (counts to 1e12) both take the integer nodes.
     """
-    decided: list[bool] = []
-    original = median_module.continues
-
-    def spy(*args: object, **kwargs: object) -> bool:
-        decided.append(original(*args, **kwargs))  # type: ignore[arg-type]
-        return decided[-1]
-
-    monkeypatch.setattr(median_module, "continues", spy)
+    taken = record_found(monkeypatch, median_gap, "_interpolated")
     got = (*median_moments(candidates), *inverse_median_moments(candidates))
-    assert decided == [False]  # the integer nodes served both sums
+    assert any(taken) == interpolated
     median_module._CACHE.clear()
-    monkeypatch.setattr(median_module, "continues", lambda *args, **kwargs: True)
+    monkeypatch.setattr(median_module, "interpolates", lambda y_max: False)
+    monkeypatch.setattr(median_gap, "interpolates", lambda y_max: False)
+    taken.clear()
     expected = (*median_moments(candidates), *inverse_median_moments(candidates))
+    assert not any(taken)
     for actual, wanted in zip(got, expected, strict=True):
         _close(actual, wanted, 1e-13)
 

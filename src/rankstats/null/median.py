@@ -45,16 +45,21 @@ The joint law factorises (:mod:`rankstats.null.median_gap`):
 C_i`, :math:`c(x) = \#\{C_i \le x\}`. So the double sum needs only the point masses
 :math:`P(N_y = a)` at the nodes :math:`y` of a single sum and, per node, a sum of the kernel
 (:math:`\le (x/y)^{a - c(y)}`) over :math:`x < y`; no second Poisson-binomial law. The kernel
-sums are exact (every :math:`x`) when few, else discrete Gauss rules in :math:`t = y - x` on
-pieces cut where :math:`x` crosses a count (the kernel's only kinks). The nodes :math:`y` are
-those of the single sums when they are integers, or when no count lies within the kernel's reach
-below the window (then the kernel sum continues smoothly to non-integer :math:`y`); otherwise
-integer nodes: every integer on panels shorter than 256, integer interpolatory rules on longer
-ones, with as many nodes (8 to 32) as the summands' scale asks, and then the single sums take
-those nodes too, so that the tails and point masses are evaluated once (a check of the kernel's
-reach from the single sums' nodes decides before either is evaluated). A node with no count
-within the kernel's reach has the kernel :math:`(1 - t/y)^{a - c(y)}` on all its shifts, summed
-over every :math:`t` as a block of nodes by shifts. For :math:`n = 2` the inverse median is summed
+sums are exact (every :math:`x`, the log-kernel's running sums kept as a double-double) when
+few, else discrete Gauss rules in :math:`t = y - x` on pieces cut where :math:`x` crosses a count
+(the kernel's only kinks). The nodes :math:`y` are those of the single sums: where they are
+integers, or where no count lies within the kernel's reach below the window (the kernel sum then
+continues smoothly to non-integer :math:`y`), each node takes its own kernel sums; otherwise the
+kernel sums, an analytic function of :math:`y` between consecutive counts, are interpolated
+there from exact sums at a few integers near Chebyshev points
+(:mod:`~rankstats.null.median_gap_intervals`, with its derivation and error bound), and the
+panels next to a count where the kernel varies within a few integers take every integer (found
+before the tails are evaluated). Beyond counts of :math:`10^6` such inputs take integer nodes:
+every integer on panels shorter than 256, integer interpolatory rules on longer ones, with as
+many nodes (8 to 32) as the summands' scale asks, and then the single sums take those nodes
+too, so that the tails and point masses are evaluated once. A node with no count within the
+kernel's reach has the kernel :math:`(1 - t/y)^{a - c(y)}` on all its shifts, summed over every
+:math:`t` as a block of nodes by shifts. For :math:`n = 2` the inverse median is summed
 directly over the trapezoidal law of :math:`r_1 + r_2`.
 
 Error bound
@@ -63,7 +68,9 @@ What is dropped: tails below :math:`10^{-24}` in each single sum, and below the 
 :math:`10^{-15}` of the inverse median's sums (whose weights :math:`1/x^2` grow towards 0:
 :func:`~rankstats.null.median_tails.inverse_tail`); in the double sum, kernel
 terms below :math:`\tau = \min(10^{-12}, \max(10^{-18}, 10^{-16} n))` of the largest and nodes
-whose point mass is below :math:`\tau` of the largest. The double sum enters
+whose point mass is below :math:`\tau` of the largest; the interpolated kernel sums within
+:math:`10^{-16}` by their bound and :math:`10^{-13}` of the largest by their check. The double
+sum enters
 :math:`\mathbb{V}[M]` through :math:`\mathbb{V}[G]/4 \approx \mathbb{V}[M]/n`, so a relative
 error :math:`\tau` in it moves :math:`\mathbb{V}[M]` by about :math:`2\tau/n \le 2 \cdot 10^{-16}`
 relative (and the inverse median's by less: its weights carry a further :math:`(G/X)^2`).
@@ -162,7 +169,7 @@ from rankstats.null.median_even import (
     window_nodes,
     window_scale,
 )
-from rankstats.null.median_gap import continues, gap_sums
+from rankstats.null.median_gap import continues, gap_sums, interpolates, uninterpolable_nodes
 from rankstats.null.median_gap_quadrature import _T_ENUM_BUDGET, _GapSums
 from rankstats.null.median_rules import (
     dot,
@@ -229,7 +236,8 @@ def _moments(cands: _Candidates, *, t_budget: int = _T_ENUM_BUDGET) -> Moments:
     lo = max(min(w[0] for w in windows), 1)
     hi = max(min(max(w[1] for w in windows), cands.c_max), lo)
     c0 = cands.centre(lo, hi)
-    x, w, breaks, piece = window_nodes(cands, lo, hi, c0)
+    nodes = window_nodes(cands, lo, hi, c0)
+    x, w, breaks, piece = nodes.x, nodes.w, nodes.breaks, nodes.piece
     a = ks[0]
     even = n % 2 == 0
     # the gap term weighs about 1/n in V[M]: its relative error may grow with n (module docs)
@@ -241,6 +249,18 @@ def _moments(cands: _Candidates, *, t_budget: int = _T_ENUM_BUDGET) -> Moments:
     # there for their small masses, may fail it while the sums accept the rest)
     middle = x[np.abs(x - (lo + hi) / 2.0) <= (hi - lo) / 10.0]
     if (
+        even
+        and not on_integers
+        and interpolates(float(hi))
+        and not continues(cands.values, cands.counts, cands.below, a, x, tolerance)
+    ):
+        # the gap sums interpolate their inner sums between the counts (a count lies within
+        # the kernel's reach), but next to a count where the kernel varies within a few
+        # integers: those pieces take every integer
+        hard = uninterpolable_nodes(cands.values, cands.counts, cands.below, a, x, tolerance)
+        if hard.size:
+            x, w = nodes.enumerated(hard)
+    elif (
         even
         and not on_integers
         and middle.size

@@ -117,6 +117,22 @@ class WindowNodes(NamedTuple):
     #: the cut points (counts in the window, the centre, a ladder) and the longest piece
     breaks: IntArray
     piece: int
+    #: the pieces (first integer, length) and the piece of each node
+    starts: IntArray
+    lengths: IntArray
+    owner: IntArray
+
+    def enumerated(self, nodes: IntArray) -> tuple[FloatArray, FloatArray]:
+        """The nodes and weights with every integer of the pieces of ``nodes``, sorted."""
+        pieces = np.unique(self.owner[nodes])
+        keep = ~np.isin(self.owner, pieces)
+        lengths = self.lengths[pieces]
+        offsets = np.arange(int(lengths.sum())) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+        added = (np.repeat(self.starts[pieces], lengths) + offsets).astype(np.float64)
+        x = np.concatenate((self.x[keep], added))
+        w = np.concatenate((self.w[keep], np.ones(added.size)))
+        order = np.argsort(x, kind="stable")
+        return x[order], w[order]
 
 
 def window_scale(lo: int, hi: int) -> float:
@@ -142,13 +158,13 @@ def window_nodes(cands: _Candidates, lo: int, hi: int, c0: int) -> WindowNodes:
         starts, lengths = _pieces(lo, hi, breaks, long_piece)
         smooth = np.minimum(window_scale(lo, hi), starts.astype(np.float64))
         if float((lengths / (2.0 * smooth)).max()) <= _RATIO_UNCLIPPED:
-            x, w, _ = _piece_nodes(starts, lengths, smooth, enumerate_below=1.0)
-            return WindowNodes(x, w, breaks, piece)
+            x, w, owner = _piece_nodes(starts, lengths, smooth, enumerate_below=1.0)
+            return WindowNodes(x, w, breaks, piece, starts, lengths, owner)
     starts, lengths = _pieces(lo, hi, breaks, piece)
     # tails vary on the window's scale, the weights 1/x on the scale of x
     smooth = np.minimum(window_scale(lo, hi), starts.astype(np.float64))
-    x, w, _ = _piece_nodes(starts, lengths, smooth)
-    return WindowNodes(x, w, breaks, piece)
+    x, w, owner = _piece_nodes(starts, lengths, smooth)
+    return WindowNodes(x, w, breaks, piece, starts, lengths, owner)
 
 
 class SingleSums(NamedTuple):
@@ -192,7 +208,8 @@ def _single(
     cands: _Candidates, evaluator: _Evaluator, k: int, lo: int, hi: int, c0: int
 ) -> Moments:
     r"""Centred moments of the single order statistic :math:`X = X_{(k)}` (:class:`SingleSums`)."""
-    x, w, _, _ = window_nodes(cands, lo, hi, c0)
+    nodes = window_nodes(cands, lo, hi, c0)
+    x, w = nodes.x, nodes.w
     lower, upper, _, _ = evaluator.evaluate(x, 0.0, [k - 1], [])
     sums = single_sums(x, w, np.where(x < c0, -upper[:, 0], lower[:, 0]), c0)
     return sums.s1, sums.s2, sums.e_inv, sums.m2_inv

@@ -55,6 +55,7 @@ from numpy.lib.stride_tricks import sliding_window_view
 
 from rankstats.arrays import FloatArray, IntArray
 from rankstats.null.interpolation import chebyshev_interpolate, chebyshev_points
+from rankstats.null.median_gap_intervals import interpolated_sums, uninterpolable
 from rankstats.null.median_gap_panels import (
     kernel_pieces,
     node_blocks,
@@ -64,7 +65,7 @@ from rankstats.null.median_gap_panels import (
 )
 from rankstats.null.median_rules import _NU, dot
 
-__all__ = ["continues", "gap_sums"]
+__all__ = ["continues", "gap_sums", "interpolates", "uninterpolable_nodes"]
 
 #: integer nodes up to this value use the table of log-kernel increments (its arrays and the
 #: weight tables take about 100 bytes per integer: 4e6 made a median of 66 tasks peak at 94 MB)
@@ -88,11 +89,18 @@ _CHEBYSHEV = 33
 #: summed 1e7 shifts at every point: 7 s)
 _SMOOTH_MAX_SHIFTS = 20_000
 _SMOOTH_TOLERANCE = 1e-14
+#: the integer nodes' every pair (from the table of running sums) against the panels' rules: a
+#: panel's pair costs about _PANEL_COST times a table's pair (an exponential and the weights per
+#: pair, against three multiply-adds; measured 36 against 10 ns), a node's panels about
+#: _PANEL_NODE_COST pairs more, and a piece about _PANEL_PAIRS pairs (its Gauss nodes)
+_PANEL_COST = 4
+_PANEL_NODE_COST = 400
+_PANEL_PAIRS = 12
 #: nodes and pairs per block of the integer-node sums (each block as wide as its longest span)
 _BLOCK_ROWS = 128
 _PAIR_BLOCK = 65_536
 #: the most a block's log-kernel references D(y) may differ for one reference to serve them
-#: all (see _integer_nodes)
+#: all (see _integer_rows)
 _BLOCK_LOG_RANGE = 4.0
 
 #: weight functions of s = x + y for the gap sums, one array per sum
@@ -231,7 +239,7 @@ def _plain_reach(y: FloatArray, power: FloatArray, cut: FloatArray) -> FloatArra
 
 
 def _least_pairs(y: FloatArray, x0: float, a: int, cut: FloatArray) -> int:
-    r"""A lower bound of the pairs :func:`_integer_nodes` sums, without its table of :math:`D`.
+    r"""A lower bound of the pairs :func:`_integer_rows` sums, without its table of :math:`D`.
 
     Each of the :math:`c(y) - c(x)` counts in :math:`(x, y]` adds :math:`\log(x / C_i) \ge
     \log(x / y)` to :math:`\log \kappa(x, y)`, so :math:`\log \kappa(x, y) \ge (a - c(x))
@@ -282,16 +290,36 @@ def _inverse_weights(s: FloatArray, c0: float) -> tuple[FloatArray, FloatArray]:
     return cube, u1
 
 
-def _integer_nodes(
+def _running_sum(steps: FloatArray) -> tuple[FloatArray, FloatArray]:
+    """The running sums of ``steps`` from 0 as high and low parts (a double-double).
+
+    The high part is :func:`numpy.cumsum`'s; the low part sums the exact rounding error of each
+    of its additions (Knuth's TwoSum). The log-kernel :math:`D(x) - D(y)` of a few hundred
+    thousand steps had carried their roundings, about :math:`10^{-13}` relative in the kernel
+    sums.
+    """
+    running = np.zeros(steps.size + 1)
+    np.cumsum(steps, out=running[1:])
+    before, after = running[:-1], running[1:]
+    added = after - before
+    errors = (before - (after - added)) + (steps - added)
+    low_part = np.zeros(steps.size + 1)
+    np.cumsum(errors, out=low_part[1:])
+    return running, low_part
+
+
+def _integer_rows(
     kernel: _Kernel,
     y: FloatArray,
-    scale: FloatArray,
     power: FloatArray,
     phi: Weights,
     budget: int,
     cut: FloatArray,
-) -> list[float] | None:
-    r"""The gap sums for integer nodes, every pair :math:`x < y` summed.
+) -> FloatArray | None:
+    r"""The inner sums :math:`\sum_{x < y} \kappa(x, y) \varphi_j(x + y)` at integer nodes.
+
+    Returns an array of shape ``(weights, nodes)`` (the nodes in the order given), every pair
+    :math:`x < y` summed, or ``None`` past the budget or :data:`_INTEGER_RANGE`.
 
     On the integers, :math:`\alpha(x + 1) / \alpha(x) = (1 + 1/x)^{a - c(x)}` (a count at
     :math:`x + 1` changes the power and the product by the same factor), so
@@ -316,22 +344,23 @@ def _integer_nodes(
         return None
     z = np.arange(x0, top + 1.0)
     steps = kernel.exponent(z[:-1]) * np.log1p(1.0 / z[:-1])
-    running = np.zeros(z.size)
-    np.cumsum(steps, out=running[1:])
+    running, low_part = _running_sum(steps)
     at_y = running[(y - x0).astype(np.int64)]
+    at_y_low = low_part[(y - x0).astype(np.int64)]
     first = np.searchsorted(running, at_y - cut, side="left")
     span = np.maximum((y - x0).astype(np.int64) - first, 0)
     if int(span.sum()) > budget:
         return None
     s_lo = int(2.0 * x0) + 1
     tables = phi(np.arange(float(s_lo), 2.0 * top))
-    totals = np.zeros(len(tables))
+    out = np.zeros((len(tables), y.size))
     order = np.argsort(y, kind="stable")
     y_at = (y[order] - x0).astype(np.int64)
-    span, scale, at_y = span[order], scale[order], at_y[order]
+    span, at_y, at_y_low = span[order], at_y[order], at_y_low[order]
     pad = int(span.max()) if span.size else 0
     # below x0 the kernel's terms are 0: D = -inf there
     padded = np.concatenate((np.full(pad, -np.inf), running))
+    padded_low = np.concatenate((np.zeros(pad), low_part))
     padded_tables = [np.concatenate((np.zeros(pad), table)) for table in tables]
     ceiling = np.maximum.accumulate(at_y)  # D(y) is non-decreasing; this keeps it so
     start = 0
@@ -349,25 +378,33 @@ def _integer_nodes(
         # beyond its own span are summed too (terms below the cut, but exact ones)
         low = int(rows[0]) + pad - width
         reference = float(ceiling[stop - 1])
-        factor = scale[start:stop]
+        # (each difference of D as the difference of its high parts, exact where they are
+        # within a factor 2, plus that of its low parts)
+        node_hi, node_lo = at_y[start:stop], at_y_low[start:stop]
         if (
             reference - float(ceiling[start]) <= _BLOCK_LOG_RANGE
             and 2 * (int(rows[-1] - rows[0]) + width) < rows.size * width
         ):
             # one exponential per x and per node
-            ratios = np.exp(padded[low : int(rows[-1]) + pad] - reference)
+            window = slice(low, int(rows[-1]) + pad)
+            ratios = np.exp((padded[window] - reference) + padded_low[window])
             kernel_rows = sliding_window_view(ratios, width)[rows - rows[0]]
-            factor = np.exp(reference - at_y[start:stop]) * factor
+            factor = np.exp((reference - node_hi) - node_lo)
         else:  # nodes far apart (a steep kernel, short spans): one per pair
-            log_k = sliding_window_view(padded, width)[rows + pad - width]
-            kernel_rows = np.exp(log_k - at_y[start:stop, None])
+            log_k = sliding_window_view(padded, width)[rows + pad - width] - node_hi[:, None]
+            log_k += sliding_window_view(padded_low, width)[rows + pad - width]
+            log_k -= node_lo[:, None]
+            kernel_rows = np.exp(log_k)
+            factor = None
         # s = x + y = 2y - width + c, from x0 + (y - x0) + (y - x0) - width + c
         first_s = 2 * rows + int(2.0 * x0) - width - s_lo + pad
+        placed = order[start:stop]
         for j, table in enumerate(padded_tables):
             values = sliding_window_view(table, width)[first_s]
-            totals[j] += float(factor @ np.einsum("ij,ij->i", kernel_rows, values))
+            row_sums = np.einsum("ij,ij->i", kernel_rows, values)
+            out[j, placed] = row_sums if factor is None else factor * row_sums
         start = stop
-    return [float(total) for total in totals]
+    return out
 
 
 def _continues(values: FloatArray, y: FloatArray, reach: FloatArray, span: IntArray) -> bool:
@@ -389,6 +426,32 @@ def continues(
     reach = y - kernel.lowest(y, np.full(y.size, -math.log(tolerance)))
     span = np.maximum(np.floor(np.minimum(reach, y - 1.0)), 0.0).astype(np.int64)
     return _continues(values, y, reach, span)
+
+
+def interpolates(y_max: float) -> bool:
+    """Whether :func:`gap_sums` may interpolate the inner sums to non-integer nodes up to ``y_max``.
+
+    (Between the counts, from exact sums at integer points: :mod:`.median_gap_intervals`.)
+    Where it may not, nodes with a count within the kernel's reach must be integers.
+    """
+    return y_max <= _INTEGER_RANGE
+
+
+def uninterpolable_nodes(
+    values: FloatArray, counts: FloatArray, below: IntArray, a: int, y: FloatArray, tolerance: float
+) -> IntArray:
+    """The non-integer nodes (indices into ``y``) whose inner sums cannot be interpolated.
+
+    Where :func:`interpolates`, :func:`gap_sums` serves non-integer nodes with a count within
+    the kernel's reach by interpolating the inner sums between the counts
+    (:mod:`.median_gap_intervals`); these nodes (where the kernel varies within a few integers
+    next to a count) need integer nodes instead. Judged before any point mass is evaluated.
+    """
+    kernel = _Kernel(values, counts, below, a)
+    cut = -math.log(tolerance)
+    inside = np.flatnonzero(y > 1.0)
+    found = uninterpolable(values, y[inside], kernel.exponent(y[inside]), pole_weights(kernel, cut))
+    return inside[found]
 
 
 def gap_sums(
@@ -435,9 +498,9 @@ def gap_sums(
     Returns
     -------
     list of float, or None
-        One sum per weight function; ``None`` if the nodes are not integers and the inner sums reach
-        :math:`x = 1` (where the continuation in :math:`y` is not smooth), or if the pairs
-        exceed ``budget``.
+        One sum per weight function; ``None`` if the nodes are not integers, a count lies within
+        some node's reach and the inner sums cannot be interpolated between the counts
+        (:mod:`.median_gap_intervals`), or if the pairs exceed ``budget``.
     """
     contribution = np.abs(weights) * mass
     if phi is None:
@@ -471,32 +534,118 @@ def gap_sums(
     smooth = _smooth_sums(kernel, phi, y, power, cut, scale, width)
     if smooth is not None:
         return smooth
-    if bool(np.all(y == np.floor(y))) and float(y.max()) <= _INTEGER_RANGE:
-        fast = _integer_nodes(kernel, y, scale, power, phi, budget, cut)
+    integral = bool(np.all(y == np.floor(y)))
+    reach = None
+    if not integral:
+        reach = y - kernel.lowest(y, cut)
+        span = np.maximum(np.floor(np.minimum(reach, y - 1.0)), 0.0).astype(np.int64)
+        if not _continues(values, y, reach, span):
+            # a count within some node's reach: the inner sums between consecutive counts,
+            # interpolated from exact sums at integer points
+            return _interpolated(kernel, phi, y, scale, power, cut, budget, width)
+    rows = _exact_rows(kernel, phi, y, power, cut, budget, width, reach)
+    if rows is None:
+        return None
+    return [dot(row, scale) for row in rows]
+
+
+def _interpolated(
+    kernel: _Kernel,
+    phi: Weights,
+    y: FloatArray,
+    scale: FloatArray,
+    power: FloatArray,
+    cut: FloatArray,
+    budget: int,
+    width: int,
+) -> list[float] | None:
+    """The gap sums at nodes whose kernel reaches a count: :mod:`.median_gap_intervals`."""
+    if not interpolates(float(y.max())):
+        return None
+    values = kernel.values
+
+    def exact_rows(points: FloatArray) -> FloatArray | None:
+        at = np.full(points.size, cut[0])
+        return _exact_rows(kernel, phi, points, kernel.exponent(points), at, budget, width)
+
+    pole = pole_weights(kernel, cut[0])
+    return interpolated_sums(values, y, scale, power, pole, exact_rows, width)
+
+
+def pole_weights(kernel: _Kernel, cut: float) -> Callable[[FloatArray], FloatArray]:
+    r"""At points :math:`x`, :math:`\log \kappa(C_-, x)` for the count :math:`C_-` below each.
+
+    The weight of the inner sums' pole at 0 in an interpolant from :math:`x` up
+    (:mod:`.median_gap_intervals`); at least :math:`-c` (the cut), where the lowest :math:`x`
+    summed takes the count's place.
+    """
+
+    def log_pole(x: FloatArray) -> FloatArray:
+        ix = kernel.index(x)
+        count = kernel.values[np.maximum(ix - 1, 0)]
+        inside = (ix > 0) & (count < x)
+        log_k = np.full(x.size, -cut)
+        if bool(np.any(inside)):
+            log_k[inside] = kernel.log_ratio(count[inside], x[inside])
+        return np.where((ix > 0) & (count == x), 0.0, np.maximum(log_k, -cut))
+
+    return log_pole
+
+
+def _exact_rows(
+    kernel: _Kernel,
+    phi: Weights,
+    y: FloatArray,
+    power: FloatArray,
+    cut: FloatArray,
+    budget: int,
+    width: int,
+    reach: FloatArray | None = None,
+) -> FloatArray | None:
+    """The inner sums at integer nodes (or at nodes whose sums continue), ``(width, nodes)``.
+
+    ``None`` past the budget.
+    """
+    tabled = bool(np.all(y == np.floor(y))) and float(y.max()) <= _INTEGER_RANGE
+    if tabled and float(np.minimum(_plain_reach(y, power, cut), y).sum()) <= _ENUMERATE_MAX:
+        # few pairs (the plain reach bounds the spans but where counts are crossed, and
+        # then it is close): every pair from the table, no panels to weigh
+        fast = _integer_rows(kernel, y, power, phi, budget, cut)
         if fast is not None:
             return fast
-    reach = y - kernel.lowest(y, cut)
-    integral = bool(np.all(y == np.floor(y)))
+    if reach is None:
+        reach = y - kernel.lowest(y, cut)
     span = np.maximum(np.floor(np.minimum(reach, y - 1.0)), 0.0).astype(np.int64)
-    if not integral and not _continues(values, y, reach, span):
-        return None
+    values, a = kernel.values, kernel.a
+    found = shift_cuts(values, y, span, power)
+    if (
+        tabled
+        and int(span.sum())
+        <= _PANEL_COST
+        * int(np.minimum(span, _PANEL_PAIRS * (found.kinks + found.regular + 1)).sum())
+        + _PANEL_NODE_COST * y.size
+    ):
+        # every pair from the table of running sums: cheaper than the panels' rules here
+        fast = _integer_rows(kernel, y, power, phi, budget, cut)
+        if fast is not None:
+            return fast
     iy = kernel.index(y)
-    totals = np.zeros(width)
+    rows = np.zeros((width, y.size))
     if int(span.sum()) <= min(budget, _ENUMERATE_MAX):
         # no count within a node's reach: the kernel is (1 - t/y)^p on all its shifts
         plain = (kernel.index(y - span) == iy) & (power >= 0.0)
-        _add_plain(totals, phi, y[plain], power[plain], span[plain], scale[plain])
+        if bool(np.any(plain)):
+            rows[:, plain] = _plain_rows(phi, y[plain], power[plain], span[plain], width)
         rest = np.flatnonzero(~plain)
         if rest.size:
             t, owner, w_t = _enumerated(span[rest])
-            _add_pairs(totals, kernel, phi, y, iy, scale, t, rest[owner], w_t, None)
-        return [float(total) for total in totals]
+            _add_pairs(rows, kernel, phi, y, iy, t, rest[owner], w_t, None)
+        return rows
     # the panels' pairs, block of nodes by block of nodes: memory bounded by the block, not by
     # the counts (wide spans cut by many counts make many pieces)
     # count the pairs first: an input beyond the budget costs the pieces, not their rules and
     # sums. Each piece has a pair at least, and a node at least max(kinks, regular) + 1 pieces
     # (the kinks are distinct, the regular cuts too, but a kink may fall on a regular cut)
-    found = shift_cuts(values, y, span, power)
     blocks = node_blocks(found)
     if int((np.maximum(found.kinks, found.regular) + 1).sum()) > budget:
         return None
@@ -513,51 +662,31 @@ def gap_sums(
     for block in blocks:
         pieces = kernel_pieces(values, kernel.below, a, y[block], span[block], power[block])
         t, owner, w_t, ix = panel_nodes(pieces)
-        _add_pairs(totals, kernel, phi, y, iy, scale, t, block[owner], w_t, ix)
-    return [float(total) for total in totals]
+        _add_pairs(rows, kernel, phi, y, iy, t, block[owner], w_t, ix)
+    return rows
 
 
 def _add_pairs(
-    totals: FloatArray,
+    rows: FloatArray,
     kernel: _Kernel,
     phi: Weights,
     y: FloatArray,
     iy: IntArray,
-    scale: FloatArray,
     t: FloatArray,
     owner: IntArray,
     w_t: FloatArray,
     ix: IntArray | None,
 ) -> None:
-    """Add the weighted kernel terms of the pairs ``(y[owner] - t, y[owner])`` to ``totals``."""
+    """Add the kernel terms of the pairs ``(y[owner] - t, y[owner])`` to their nodes' ``rows``."""
     for c0_ in range(0, t.size, _PAIR_CHUNK):
         c1_ = c0_ + _PAIR_CHUNK
         own = owner[c0_:c1_]
         yy = y[own]
         xx = yy - t[c0_:c1_]
         log_k = kernel.log_ratio(xx, yy, None if ix is None else ix[c0_:c1_], iy[own])
-        kappa = np.exp(log_k) * (scale[own] * w_t[c0_:c1_])
+        kappa = np.exp(log_k) * w_t[c0_:c1_]
         for j, values_j in enumerate(phi(xx + yy)):
-            totals[j] += dot(kappa, values_j)
-
-
-def _add_plain(
-    totals: FloatArray,
-    phi: Weights,
-    y: FloatArray,
-    power: FloatArray,
-    span: IntArray,
-    scale: FloatArray,
-) -> None:
-    r"""Add :math:`\sum_j s_j \sum_{t=1}^{T_j} (1 - t/y_j)^{p_j} \varphi(2 y_j - t)` to ``totals``.
-
-    For nodes with no count within their reach (:math:`s_j` is ``scale``).
-    """
-    if y.size == 0:
-        return
-    rows = _plain_rows(phi, y, power, span, totals.size)
-    for j in range(totals.size):
-        totals[j] += dot(rows[j], scale)
+            rows[j] += np.bincount(own, weights=kappa * values_j, minlength=y.size)
 
 
 def _plain_rows(

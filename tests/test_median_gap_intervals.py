@@ -1,0 +1,157 @@
+"""The gap sums' inner sums interpolated between the counts (``median_gap_intervals``)."""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+from rankstats.null import median_gap
+from rankstats.null import median_gap_intervals as intervals
+from rankstats.null.grouping import distinct_counts
+from rankstats.null.median_even import window_nodes
+from rankstats.null.median_gap import _running_sum, gap_sums, uninterpolable_nodes
+from rankstats.null.median_tails import _Candidates, _Evaluator
+from support import record_found
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_interval_points_are_distinct_integers_in_range(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    nu = rng.integers(3, intervals.NU_MAX + 1, size=400)
+    lo = np.floor(rng.uniform(1.0, 1e6, size=nu.size))
+    hi = lo + nu + rng.integers(0, 3 * intervals.NU_MAX, size=nu.size)
+    points = intervals._interval_points(lo, hi, nu)
+    for row, count, low, high in zip(points, nu, lo, hi, strict=True):
+        real = row[~np.isnan(row)]
+        assert real.size == count
+        assert np.all(np.diff(real) >= 1.0)
+        assert np.all(real == np.floor(real))
+        assert real[0] >= low
+        assert real[-1] <= high
+
+
+@pytest.mark.parametrize(
+    ("lo", "hi", "power", "log_pole"),
+    [
+        (165.0, 220.0, 50.0, -32.0),  # no count below: the pole weighs e^-cut
+        (1048.0, 1072.0, 41.0, 0.0),  # next to a count
+        (3000.0, 3144.0, 30.0, -0.5),
+        (600.0, 660.0, 41.0, -2.0),
+        (20_000.0, 26_000.0, 12.0, -41.0),
+    ],
+)
+def test_points_needed_bound_interpolation_of_the_pole(
+    lo: float, hi: float, power: float, log_pole: float
+) -> None:
+    r"""Interpolating :math:`1 + \kappa (l / y)^p` through the chosen points: within 1e-15.
+
+    (The pole of order :math:`p` at 0 with its weight, and a smooth part; both parts of the
+    bound. Evaluated in long double against the function itself.)
+    """
+    nu = intervals._points_needed(
+        np.array([lo]), np.array([hi]), np.array([power]), np.array([log_pole])
+    )
+    assert int(nu[0]) <= intervals.NU_MAX
+    points = intervals._interval_points(np.array([lo]), np.array([hi]), nu)
+    kappa = math.exp(log_pole)
+
+    def f(y: np.ndarray) -> np.ndarray:
+        wide = y.astype(np.longdouble)
+        return np.asarray(1.0 + kappa * (np.longdouble(lo) / wide) ** int(power), dtype=float)
+
+    at = np.linspace(lo + 0.25, hi - 0.25, 997)
+    at = at[at != np.floor(at)]
+    rows = np.repeat(points, at.size, axis=0)
+    values = np.where(np.isnan(rows), 0.0, f(np.nan_to_num(rows, nan=lo)))[None]
+    got = intervals._barycentric(
+        rows, np.repeat(intervals._weights(points), at.size, axis=0), values, at
+    )[0]
+    np.testing.assert_allclose(got, f(at), rtol=1e-15, atol=0.0)
+
+
+def test_running_sum_is_exact_to_its_low_part() -> None:
+    """The high and low parts of the running sums against exact rational sums."""
+    rng = np.random.default_rng(2)
+    steps = 40.0 * np.log1p(1.0 / np.arange(1.0, 200_001.0)) * rng.uniform(0.5, 1.0, 200_000)
+    high, low = _running_sum(steps)
+    exact = Fraction(0)
+    checked = 0
+    for k, step in enumerate(steps.tolist(), start=1):
+        exact += Fraction(step)
+        if k % 9_973 == 0:
+            error = Fraction(high[k]) + Fraction(low[k]) - exact
+            assert abs(float(error)) <= 1e-26 * float(exact)
+            checked += 1
+    assert checked > 10
+    # the high part alone carries the plain running sum's roundings
+    assert float(Fraction(high[-1]) - exact) != 0.0
+
+
+def _parts(candidates: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    values, counts = distinct_counts(candidates)
+    below = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
+    return values.astype(np.float64), counts.astype(np.float64), below
+
+
+@pytest.mark.parametrize(
+    "candidates",
+    [
+        np.random.default_rng(0).integers(1_000, 2_001, size=100),
+        np.random.default_rng(1).integers(1, 3_001, size=64),
+        np.random.default_rng(2).integers(1, 14_506, size=100),
+        np.random.default_rng(3).integers(1, 5_001, size=80),
+    ],
+    ids=["n=100 C~U[1e3,2e3]", "n=64 C~U[1,3e3]", "n=100 C~U[1,14505]", "n=80 C~U[1,5e3]"],
+)
+def test_gram_nodes_against_every_integer(
+    candidates: np.ndarray, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    r"""The gap sums at the window's Gram nodes (interpolated inner sums) against every integer.
+
+    With the point masses :math:`P(N_y = a)` of the input at both (the same smooth function of
+    :math:`y` between the counts), and the panels of nodes that cannot be interpolated summed
+    at every integer, as the median's moments do. The sums over every integer of the window
+    are exact in :math:`y` (each node's inner sum over every pair).
+    """
+    taken = record_found(monkeypatch, median_gap, "_interpolated")
+    cands = _Candidates(candidates)
+    a = candidates.size // 2
+    lo, hi = max(cands.window(a)[0], 1), min(cands.window(a + 1)[1], cands.c_max)
+    c0 = float(cands.centre(lo, hi))
+    values, counts, below = _parts(candidates)
+    nodes = window_nodes(cands, lo, hi, int(c0))
+    tolerance = 1e-14
+    hard = uninterpolable_nodes(values, counts, below, a, nodes.x, tolerance)
+    x, w = nodes.enumerated(hard) if hard.size else (nodes.x, nodes.w)
+    assert not bool(np.all(x == np.floor(x)))
+    evaluator = _Evaluator(cands, float(lo), float(hi), 0.0)
+    mass = evaluator.evaluate(x, 0.0, [], [a])[2][:, 0]
+    got = gap_sums(values, counts, below, a, x, w, mass, c0, tolerance=tolerance)
+    assert taken == [True]  # the inner sums were interpolated
+    assert got is not None
+    every = np.arange(float(lo), float(hi) + 1.0)
+    every_mass = evaluator.evaluate(every, 0.0, [], [a])[2][:, 0]
+    expected = gap_sums(
+        values, counts, below, a, every, np.ones(every.size), every_mass, c0, tolerance=tolerance
+    )
+    assert expected is not None
+    # the last weight changes sign at s = 2 c0: its sum is small against its terms
+    scale = gap_sums(
+        values,
+        counts,
+        below,
+        a,
+        every,
+        np.ones(every.size),
+        every_mass,
+        c0,
+        tolerance=tolerance,
+        phi=lambda s: [np.abs(weight) for weight in median_gap._inverse_weights(s, c0)],
+    )
+    assert scale is not None
+    assert got[0] == pytest.approx(expected[0], rel=1e-13)
+    assert abs(got[1] - expected[1]) <= 1e-13 * scale[0]
+    assert abs(got[2] - expected[2]) <= 1e-13 * scale[1]
