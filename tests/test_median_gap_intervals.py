@@ -12,7 +12,7 @@ from rankstats.null import median_gap
 from rankstats.null import median_gap_intervals as intervals
 from rankstats.null.grouping import distinct_counts
 from rankstats.null.median_even import window_nodes
-from rankstats.null.median_gap import _running_sum, gap_sums, uninterpolable_nodes
+from rankstats.null.median_gap import _running_sum, gap_sums, interpolation_plan
 from rankstats.null.median_tails import _Candidates, _Evaluator
 from support import record_found
 
@@ -124,7 +124,7 @@ def test_gram_nodes_against_every_integer(
     values, counts, below = _parts(candidates)
     nodes = window_nodes(cands, lo, hi, int(c0))
     tolerance = 1e-14
-    hard = uninterpolable_nodes(values, counts, below, a, nodes.x, tolerance)
+    hard, _ = interpolation_plan(values, counts, below, a, nodes.x, tolerance)
     x, w = nodes.enumerated(hard) if hard.size else (nodes.x, nodes.w)
     assert not bool(np.all(x == np.floor(x)))
     evaluator = _Evaluator(cands, float(lo), float(hi), 0.0)

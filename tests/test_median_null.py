@@ -259,8 +259,9 @@ def test_quadrature_matches_point_by_point_sums(monkeypatch: pytest.MonkeyPatch)
         (
             np.exp(np.random.default_rng(13).uniform(0.0, math.log(1e12), size=60)).astype(np.int64)
             + 1,
-            False,
+            True,
         ),
+        (np.random.default_rng(16).integers(1, 10**12, size=100_000), False),
     ],
     ids=[
         "n=100 C~U[1,1e6]",
@@ -268,6 +269,7 @@ def test_quadrature_matches_point_by_point_sums(monkeypatch: pytest.MonkeyPatch)
         "n=100 C~U[1e3,2e3]",
         "n=64 C~U[1,5e3]",
         "n=60 log-uniform to 1e12",
+        "n=1e5 C~U[1,1e12]",
     ],
 )
 def test_even_gram_nodes_with_interpolated_gap_sums_against_integer_nodes(
@@ -276,15 +278,20 @@ def test_even_gram_nodes_with_interpolated_gap_sums_against_integer_nodes(
     """Counts within the kernel's reach: Gram nodes, the gap sums' inner sums interpolated.
 
     Against the integer nodes for both the single sums and the gap sums (the path before
-    2026-11-28, forced by refusing the interpolation), which sum the gap sums exactly in
-    :math:`y`. Beyond the integer table's range (counts to 1e12) both take the integer nodes.
+    2026-11-28, forced by pricing the interpolation out), which sum the gap sums exactly in
+    :math:`y`. Where the interpolants would need more exact sums than the integer nodes (1e5
+    tasks with as many distinct counts), the integer nodes serve either way.
     """
     taken = record_found(monkeypatch, median_gap, "_interpolated")
     got = (*median_moments(candidates), *inverse_median_moments(candidates))
     assert any(taken) == interpolated
     median_module._CACHE.clear()
-    monkeypatch.setattr(median_module, "interpolates", lambda y_max: False)
-    monkeypatch.setattr(median_gap, "interpolates", lambda y_max: False)
+    # no interpolation point is cheaper than an integer node
+    monkeypatch.setattr(
+        median_module,
+        "interpolation_plan",
+        lambda *args: (np.zeros(0, dtype=np.int64), 10**9),
+    )
     taken.clear()
     expected = (*median_moments(candidates), *inverse_median_moments(candidates))
     assert not any(taken)

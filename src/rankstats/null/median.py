@@ -54,7 +54,9 @@ kernel sums, an analytic function of :math:`y` between consecutive counts, are i
 there from exact sums at a few integers near Chebyshev points
 (:mod:`~rankstats.null.median_gap_intervals`, with its derivation and error bound), and the
 panels next to a count where the kernel varies within a few integers take every integer (found
-before the tails are evaluated). Beyond counts of :math:`10^6` such inputs take integer nodes:
+before the tails are evaluated). Where the interpolants would need more exact sums than the
+integer nodes would (the Gram nodes and the interpolation points against twice the integer
+nodes: many distinct counts in a narrow window), such inputs take integer nodes instead:
 every integer on panels shorter than 256, integer interpolatory rules on longer ones, with as
 many nodes (8 to 32) as the summands' scale asks, and then the single sums take those nodes
 too, so that the tails and point masses are evaluated once. A node with no count within the
@@ -163,13 +165,14 @@ import numpy as np
 from rankstats.arrays import FloatArray, IntArray
 from rankstats.null.grouping import distinct_counts
 from rankstats.null.median_even import (
+    WindowNodes,
     _centre,
     even_moments,
     single_sums,
     window_nodes,
     window_scale,
 )
-from rankstats.null.median_gap import continues, gap_sums, interpolates, uninterpolable_nodes
+from rankstats.null.median_gap import continues, gap_sums, interpolation_plan
 from rankstats.null.median_gap_quadrature import _T_ENUM_BUDGET, _GapSums
 from rankstats.null.median_rules import (
     dot,
@@ -243,33 +246,16 @@ def _moments(cands: _Candidates, *, t_budget: int = _T_ENUM_BUDGET) -> Moments:
     # the gap term weighs about 1/n in V[M]: its relative error may grow with n (module docs)
     tolerance = min(_GAP_TOLERANCE_MAX, max(1e-18, 1e-16 * n))
     on_integers = bool(np.all(x == np.floor(x)))
-    # the nodes of the window's middle fifth carry masses near the largest: the gap sums keep
-    # them whatever the tolerance, so where they alone fail the kernel's continuation (a count
-    # within their reach), the gap sums will need integer nodes (the tails' nodes, dropped
-    # there for their small masses, may fail it while the sums accept the rest)
-    middle = x[np.abs(x - (lo + hi) / 2.0) <= (hi - lo) / 10.0]
     if (
         even
         and not on_integers
-        and interpolates(float(hi))
         and not continues(cands.values, cands.counts, cands.below, a, x, tolerance)
     ):
-        # the gap sums interpolate their inner sums between the counts (a count lies within
-        # the kernel's reach), but next to a count where the kernel varies within a few
-        # integers: those pieces take every integer
-        hard = uninterpolable_nodes(cands.values, cands.counts, cands.below, a, x, tolerance)
-        if hard.size:
-            x, w = nodes.enumerated(hard)
-    elif (
-        even
-        and not on_integers
-        and middle.size
-        and not continues(cands.values, cands.counts, cands.below, a, middle, tolerance)
-    ):
-        # then the single sums take the integer nodes too: the tails and point masses are
-        # evaluated once
-        x, w = integer_nodes(lo, hi, breaks, piece, window_scale(lo, hi))
-        on_integers = True
+        # a count within the kernel's reach: either the gap sums interpolate their inner sums
+        # between the counts at the Gram nodes (the pieces next to a count where the kernel
+        # varies within a few integers take every integer), or every sum takes integer nodes
+        # (the tails and point masses evaluated once), whichever evaluates at fewer nodes
+        x, w, on_integers = _even_nodes(cands, nodes, a, tolerance, lo, hi)
     evaluator = _Evaluator(cands, float(lo), float(hi), 0.0)
     lower, upper, pmf, _ = evaluator.evaluate(x, 0.0, [a - 1], [a] if even else [])
     # P(X > x) - 1[x < c0], from whichever tail keeps its relative accuracy
@@ -335,6 +321,25 @@ def _moments(cands: _Candidates, *, t_budget: int = _T_ENUM_BUDGET) -> Moments:
         if from_upper is not None:
             return from_upper
     return found
+
+
+def _even_nodes(
+    cands: _Candidates, nodes: WindowNodes, a: int, tolerance: float, lo: int, hi: int
+) -> tuple[FloatArray, FloatArray, bool]:
+    """Nodes and weights where a count lies within the gap sums' kernel reach, and if integers.
+
+    The Gram nodes with interpolated inner sums cost the tails and point masses at the nodes
+    plus an exact inner sum at each interpolation point; the integer nodes cost the tails,
+    point masses and an exact inner sum at each integer node.
+    """
+    hard, points = interpolation_plan(
+        cands.values, cands.counts, cands.below, a, nodes.x, tolerance
+    )
+    x, w = nodes.enumerated(hard) if hard.size else (nodes.x, nodes.w)
+    xi, wi = integer_nodes(lo, hi, nodes.breaks, nodes.piece, window_scale(lo, hi))
+    if x.size + points <= 2 * xi.size:
+        return x, w, False
+    return xi, wi, True
 
 
 class MedianDistribution:

@@ -55,7 +55,7 @@ from numpy.lib.stride_tricks import sliding_window_view
 
 from rankstats.arrays import FloatArray, IntArray
 from rankstats.null.interpolation import chebyshev_interpolate, chebyshev_points
-from rankstats.null.median_gap_intervals import interpolated_sums, uninterpolable
+from rankstats.null.median_gap_intervals import interpolated_sums, plan_points
 from rankstats.null.median_gap_panels import (
     kernel_pieces,
     node_blocks,
@@ -65,7 +65,7 @@ from rankstats.null.median_gap_panels import (
 )
 from rankstats.null.median_rules import _NU, dot
 
-__all__ = ["continues", "gap_sums", "interpolates", "uninterpolable_nodes"]
+__all__ = ["continues", "gap_sums", "interpolation_plan"]
 
 #: integer nodes up to this value use the table of log-kernel increments (its arrays and the
 #: weight tables take about 100 bytes per integer: 4e6 made a median of 66 tasks peak at 94 MB)
@@ -428,30 +428,24 @@ def continues(
     return _continues(values, y, reach, span)
 
 
-def interpolates(y_max: float) -> bool:
-    """Whether :func:`gap_sums` may interpolate the inner sums to non-integer nodes up to ``y_max``.
-
-    (Between the counts, from exact sums at integer points: :mod:`.median_gap_intervals`.)
-    Where it may not, nodes with a count within the kernel's reach must be integers.
-    """
-    return y_max <= _INTEGER_RANGE
-
-
-def uninterpolable_nodes(
+def interpolation_plan(
     values: FloatArray, counts: FloatArray, below: IntArray, a: int, y: FloatArray, tolerance: float
-) -> IntArray:
-    """The non-integer nodes (indices into ``y``) whose inner sums cannot be interpolated.
+) -> tuple[IntArray, int]:
+    """How :func:`gap_sums` would serve the non-integer nodes ``y`` by interpolation.
 
-    Where :func:`interpolates`, :func:`gap_sums` serves non-integer nodes with a count within
-    the kernel's reach by interpolating the inner sums between the counts
-    (:mod:`.median_gap_intervals`); these nodes (where the kernel varies within a few integers
-    next to a count) need integer nodes instead. Judged before any point mass is evaluated.
+    Where a count lies within the kernel's reach, :func:`gap_sums` interpolates the inner sums
+    between the counts (:mod:`.median_gap_intervals`). Returns the nodes (indices into ``y``)
+    that cannot be interpolated (where the kernel varies within a few integers next to a count:
+    their panels need integer nodes) and the number of integer points whose exact inner sums the
+    interpolants take. Judged before any point mass is evaluated.
     """
     kernel = _Kernel(values, counts, below, a)
     cut = -math.log(tolerance)
     inside = np.flatnonzero(y > 1.0)
-    found = uninterpolable(values, y[inside], kernel.exponent(y[inside]), pole_weights(kernel, cut))
-    return inside[found]
+    found, points = plan_points(
+        values, y[inside], kernel.exponent(y[inside]), pole_weights(kernel, cut)
+    )
+    return inside[found], points
 
 
 def gap_sums(
@@ -560,8 +554,6 @@ def _interpolated(
     width: int,
 ) -> list[float] | None:
     """The gap sums at nodes whose kernel reaches a count: :mod:`.median_gap_intervals`."""
-    if not interpolates(float(y.max())):
-        return None
     values = kernel.values
 
     def exact_rows(points: FloatArray) -> FloatArray | None:
