@@ -172,7 +172,12 @@ from rankstats.null.median_even import (
     window_nodes,
     window_scale,
 )
-from rankstats.null.median_gap import continues, gap_sums, interpolation_plan
+from rankstats.null.median_gap import (
+    continues,
+    fewest_points,
+    gap_sums,
+    interpolation_plan,
+)
 from rankstats.null.median_gap_quadrature import _T_ENUM_BUDGET, _GapSums
 from rankstats.null.median_rules import (
     dot,
@@ -332,11 +337,13 @@ def _even_nodes(
     plus an exact inner sum at each interpolation point; the integer nodes cost the tails,
     point masses and an exact inner sum at each integer node.
     """
+    xi, wi = integer_nodes(lo, hi, nodes.breaks, nodes.piece, window_scale(lo, hi))
+    if nodes.x.size + fewest_points(cands.values, nodes.x) > 2 * xi.size:
+        return xi, wi, True  # fewer integer nodes whatever the plan (before its cost)
     hard, points = interpolation_plan(
         cands.values, cands.counts, cands.below, a, nodes.x, tolerance
     )
     x, w = nodes.enumerated(hard) if hard.size else (nodes.x, nodes.w)
-    xi, wi = integer_nodes(lo, hi, nodes.breaks, nodes.piece, window_scale(lo, hi))
     if x.size + points <= 2 * xi.size:
         return x, w, False
     return xi, wi, True

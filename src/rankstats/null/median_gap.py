@@ -55,7 +55,7 @@ from numpy.lib.stride_tricks import sliding_window_view
 
 from rankstats.arrays import FloatArray, IntArray
 from rankstats.null.interpolation import chebyshev_interpolate, chebyshev_points
-from rankstats.null.median_gap_intervals import interpolated_sums, plan_points
+from rankstats.null.median_gap_intervals import fewest_points, interpolated_sums, plan_points
 from rankstats.null.median_gap_panels import (
     kernel_pieces,
     node_blocks,
@@ -65,7 +65,7 @@ from rankstats.null.median_gap_panels import (
 )
 from rankstats.null.median_rules import _NU, dot
 
-__all__ = ["continues", "gap_sums", "interpolation_plan"]
+__all__ = ["continues", "fewest_points", "gap_sums", "interpolation_plan"]
 
 #: integer nodes up to this value use the table of log-kernel increments (its arrays and the
 #: weight tables take about 100 bytes per integer: 4e6 made a median of 66 tasks peak at 94 MB)

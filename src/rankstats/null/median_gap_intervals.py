@@ -88,6 +88,7 @@ __all__ = [
     "LADDER",
     "NU_MAX",
     "SPLIT_MIN",
+    "fewest_points",
     "interpolated_sums",
     "plan_points",
 ]
@@ -177,6 +178,23 @@ def _interval_points(lo: FloatArray, hi: FloatArray, nu: IntArray) -> FloatArray
     return points
 
 
+def _cell_keys(interval: IntArray, at: FloatArray) -> IntArray:
+    """One key per interval between counts and rung of the ladder (:data:`LADDER`)."""
+    rung = np.floor(np.log(at) / math.log(LADDER)).astype(np.int64)
+    keys: IntArray = interval * (int(rung.max(initial=0)) + 1) + rung
+    return keys
+
+
+def fewest_points(values: FloatArray, y: FloatArray) -> int:
+    """A lower bound of the points :func:`plan_points` counts: four per cell before any halving.
+
+    (At least three points and a check each; cheap, to turn an input away before its plan.)
+    """
+    at = y[y != np.floor(y)]
+    interval = np.searchsorted(values, at, side="right").astype(np.int64)
+    return 4 * int(np.unique(_cell_keys(interval, at)).size)
+
+
 class _Plan(NamedTuple):
     """Interpolants (cells) for non-integer nodes: padded points, a check each, their nodes."""
 
@@ -205,8 +223,7 @@ def _plan(values: FloatArray, y: FloatArray, power: FloatArray, pole: Pole) -> _
     loose = np.flatnonzero(y != np.floor(y))
     at = y[loose]
     interval = np.searchsorted(values, at, side="right").astype(np.int64)
-    rung = np.floor(np.log(at) / math.log(LADDER)).astype(np.int64)
-    _, group = np.unique(interval * (int(rung.max(initial=0)) + 1) + rung, return_inverse=True)
+    _, group = np.unique(_cell_keys(interval, at), return_inverse=True)
     padded = np.concatenate(([1.0], values, [np.inf]))
     cells_points: list[FloatArray] = []
     cells_probe: list[FloatArray] = []
