@@ -193,35 +193,29 @@ def test_rules_on_count_free_windows_match_every_rank(
     ],
     ids=lambda c: f"n={c.size}",
 )
-def test_the_probe_of_a_few_pieces_decides_as_the_full_check(
+def test_upper_middle_rank_gram_nodes_against_integer_nodes(
     counts: np.ndarray, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Where a few pieces' nodes already fail the smoothness check, every piece's nodes fail it
-    too, and the integer nodes are taken at once: the same moments, to the bit, as when every
-    piece's nodes are built and checked."""
+    """Counts within the kernel's reach of the upper middle rank's nodes: the cheaper of the Gram
+    nodes (the kernel sums interpolated between the counts) and the integer nodes, against the
+    integer nodes (forced; the path before 2026-11-28)."""
     from rankstats.null import median_even
 
     cands = _Candidates(*np.unique(counts, return_counts=True))
-    probed: list[bool] = []
-    real_probe, real_check = median_even._may_continue, median_even.continues
+    chosen: list[bool] = []
+    real = median_even.cheaper_nodes
 
-    def spy(*args: object) -> bool:
-        probed.append(real_probe(*args))  # type: ignore[arg-type]
-        return probed[-1]
+    def spy(*args: object, **kwargs: object) -> object:
+        found = real(*args, **kwargs)  # type: ignore[arg-type]
+        chosen.append(bool(found[2]))
+        return found
 
-    monkeypatch.setattr(median_even, "_may_continue", spy)
-    fast = even_moments(cands)
-    assert probed == [False]
-    full: list[bool] = []
-
-    def check(*args: object) -> bool:
-        full.append(real_check(*args))  # type: ignore[arg-type]
-        return full[-1]
-
-    monkeypatch.setattr(median_even, "_may_continue", lambda *args: True)
-    monkeypatch.setattr(median_even, "continues", check)
-    slow = even_moments(cands)
-    assert full == [False]
-    assert fast is not None
-    assert slow is not None
-    assert np.array_equal(np.array(fast), np.array(slow))
+    monkeypatch.setattr(median_even, "cheaper_nodes", spy)
+    got = even_moments(cands)
+    assert len(chosen) == 1  # a count lies within the kernel's reach
+    monkeypatch.setattr(median_even, "cheaper_nodes", lambda *args, **kwargs: (*args[4], True))
+    forced = even_moments(cands)
+    assert got is not None
+    assert forced is not None
+    for actual, wanted in zip(got, forced, strict=True):
+        assert actual == pytest.approx(wanted, rel=1e-13)

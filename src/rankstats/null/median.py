@@ -165,19 +165,14 @@ import numpy as np
 from rankstats.arrays import FloatArray, IntArray
 from rankstats.null.grouping import distinct_counts
 from rankstats.null.median_even import (
-    WindowNodes,
     _centre,
+    cheaper_nodes,
     even_moments,
     single_sums,
     window_nodes,
     window_scale,
 )
-from rankstats.null.median_gap import (
-    continues,
-    fewest_points,
-    gap_sums,
-    interpolation_plan,
-)
+from rankstats.null.median_gap import continues, gap_sums
 from rankstats.null.median_gap_quadrature import _T_ENUM_BUDGET, _GapSums
 from rankstats.null.median_rules import (
     dot,
@@ -260,7 +255,8 @@ def _moments(cands: _Candidates, *, t_budget: int = _T_ENUM_BUDGET) -> Moments:
         # between the counts at the Gram nodes (the pieces next to a count where the kernel
         # varies within a few integers take every integer), or every sum takes integer nodes
         # (the tails and point masses evaluated once), whichever evaluates at fewer nodes
-        x, w, on_integers = _even_nodes(cands, nodes, a, tolerance, lo, hi)
+        integers = integer_nodes(lo, hi, breaks, piece, window_scale(lo, hi))
+        x, w, on_integers = cheaper_nodes(cands, nodes, a, tolerance, integers)
     evaluator = _Evaluator(cands, float(lo), float(hi), 0.0)
     lower, upper, pmf, _ = evaluator.evaluate(x, 0.0, [a - 1], [a] if even else [])
     # P(X > x) - 1[x < c0], from whichever tail keeps its relative accuracy
@@ -326,27 +322,6 @@ def _moments(cands: _Candidates, *, t_budget: int = _T_ENUM_BUDGET) -> Moments:
         if from_upper is not None:
             return from_upper
     return found
-
-
-def _even_nodes(
-    cands: _Candidates, nodes: WindowNodes, a: int, tolerance: float, lo: int, hi: int
-) -> tuple[FloatArray, FloatArray, bool]:
-    """Nodes and weights where a count lies within the gap sums' kernel reach, and if integers.
-
-    The Gram nodes with interpolated inner sums cost the tails and point masses at the nodes
-    plus an exact inner sum at each interpolation point; the integer nodes cost the tails,
-    point masses and an exact inner sum at each integer node.
-    """
-    xi, wi = integer_nodes(lo, hi, nodes.breaks, nodes.piece, window_scale(lo, hi))
-    if nodes.x.size + fewest_points(cands.values, nodes.x) > 2 * xi.size:
-        return xi, wi, True  # fewer integer nodes whatever the plan (before its cost)
-    hard, points = interpolation_plan(
-        cands.values, cands.counts, cands.below, a, nodes.x, tolerance
-    )
-    x, w = nodes.enumerated(hard) if hard.size else (nodes.x, nodes.w)
-    if x.size + points <= 2 * xi.size:
-        return x, w, False
-    return xi, wi, True
 
 
 class MedianDistribution:

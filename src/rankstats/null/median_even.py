@@ -49,13 +49,15 @@ integrated by six-point Gauss-Legendre.
 
 Sums and error bound
 --------------------
-:math:`v` runs over the window of :math:`Y` on integer nodes (every integer on short panels,
-integer interpolatory rules of 8 to 32 nodes, as the summands' scale asks, on panels cut at every
-count plus one, where the law changes polynomial, and at powers of four), the kernel sums exactly
-as in
-:func:`~rankstats.null.median_gap.gap_sums`. The tails and point masses are accurate to about
-:math:`10^{-16}` absolute (:mod:`rankstats.null.median_tails`); every term of the second sum of
-the inverse median is nonnegative and each factor is accurate to a few units in the last place
+:math:`v` runs over the window of :math:`Y` on panels cut at every count plus one, where the
+law changes polynomial, and at powers of four: on Gram nodes where the kernel sums at
+:math:`y = v - 1` continue smoothly, or can be interpolated between the counts at less cost than
+integer nodes take (:func:`cheaper_nodes`, :mod:`rankstats.null.median_gap_intervals`), else on
+integer nodes (every integer on short panels, integer interpolatory rules of 8 to 32 nodes, as
+the summands' scale asks), the kernel sums as in :func:`~rankstats.null.median_gap.gap_sums`.
+The tails and point masses are accurate to about :math:`10^{-16}` absolute
+(:mod:`rankstats.null.median_tails`); every term of the second sum of the inverse median is
+nonnegative and each factor is accurate to a few units in the last place
 relative, so the second term is accurate to about :math:`10^{-15}` relative of itself, and the
 first is a single order statistic (:math:`10^{-13}` relative or better). Measured against a
 30-60 digit reference that conditions on how many ranks fall below the smaller of two counts
@@ -79,7 +81,13 @@ from typing import NamedTuple
 import numpy as np
 
 from rankstats.arrays import FloatArray, IntArray
-from rankstats.null.median_gap import _Kernel, continues, gap_sums
+from rankstats.null.median_gap import (
+    _Kernel,
+    continues,
+    fewest_points,
+    gap_sums,
+    interpolation_plan,
+)
 from rankstats.null.median_rules import (
     _ENUM,
     _ladder,
@@ -90,7 +98,14 @@ from rankstats.null.median_rules import (
 )
 from rankstats.null.median_tails import _Candidates, _Evaluator
 
-__all__ = ["SingleSums", "WindowNodes", "even_moments", "single_sums", "window_nodes"]
+__all__ = [
+    "SingleSums",
+    "WindowNodes",
+    "cheaper_nodes",
+    "even_moments",
+    "single_sums",
+    "window_nodes",
+]
 
 #: the window is cut into at least this many panels
 _N_SUB = 48
@@ -133,6 +148,35 @@ class WindowNodes(NamedTuple):
         w = np.concatenate((self.w[keep], np.ones(added.size)))
         order = np.argsort(x, kind="stable")
         return x[order], w[order]
+
+
+def cheaper_nodes(
+    cands: _Candidates,
+    nodes: WindowNodes,
+    a: int,
+    tolerance: float,
+    integers: tuple[FloatArray, FloatArray],
+    shift: float = 0.0,
+) -> tuple[FloatArray, FloatArray, bool]:
+    """The Gram ``nodes`` or the ``integers``, whichever the gap sums take at less cost.
+
+    For nodes with a count within the gap sums' kernel reach (at ``nodes.x - shift``): the Gram
+    nodes, the gap sums' inner sums interpolated between the counts, cost the tails and point
+    masses at the nodes and an exact inner sum at each interpolation point (their panels next
+    to a count where the kernel varies within a few integers take every integer); the integer
+    nodes cost the tails, the point masses and an exact inner sum at each. Returns the nodes,
+    their weights and whether they are the integers.
+    """
+    xi, wi = integers
+    if nodes.x.size + fewest_points(cands.values, nodes.x - shift) > 2 * xi.size:
+        return xi, wi, True  # fewer integer nodes whatever the plan (before its cost)
+    hard, points = interpolation_plan(
+        cands.values, cands.counts, cands.below, a, nodes.x - shift, tolerance
+    )
+    x, w = nodes.enumerated(hard) if hard.size else (nodes.x, nodes.w)
+    if x.size + points <= 2 * xi.size:
+        return x, w, False
+    return xi, wi, True
 
 
 def window_scale(lo: int, hi: int) -> float:
@@ -284,15 +328,19 @@ def even_moments(cands: _Candidates) -> Moments | None:
     breaks = np.concatenate((in_window + 1, _ladder(hi_b)))
     piece = max(_ENUM, -(-(hi_b - v_lo + 1) // _N_SUB))
     kernel = _Kernel(cands.values, cands.counts, cands.below, a)
-    # first Gram nodes (J and the kernel sums continue smoothly to non-integer v where no
-    # count lies within the kernel's reach), else integer nodes, where both are exact
+    # Gram nodes (J and the kernel sums continue smoothly to non-integer v where no count lies
+    # within the kernel's reach, and are interpolated between the counts where one does), or
+    # integer nodes, where both are exact, whichever costs less
     starts, lengths = _pieces(v_lo, hi_b, breaks, piece)
     smooth = np.minimum(window_scale(v_lo, hi_b), starts.astype(np.float64))
-    terms = None
-    if _may_continue(cands, a, starts, lengths, smooth, in_window):
-        v, wv, _ = _piece_nodes(starts, lengths, smooth)
-        if continues(cands.values, cands.counts, cands.below, a, v - 1.0, _GAP_TOLERANCE):
-            terms = _pair_terms(cands, evaluator, kernel, a, v, wv, float(c0))
+    v, wv, owner = _piece_nodes(starts, lengths, smooth)
+    if not continues(cands.values, cands.counts, cands.below, a, v - 1.0, _GAP_TOLERANCE):
+        # a count within the kernel's reach: the inner sums interpolated between the counts
+        # at the Gram nodes, or integer nodes, whichever costs less
+        nodes = WindowNodes(v, wv, breaks, piece, starts, lengths, owner)
+        integers = integer_nodes(v_lo, hi_b, breaks, piece, window_scale(v_lo, hi_b))
+        v, wv, _ = cheaper_nodes(cands, nodes, a, _GAP_TOLERANCE, integers, shift=1.0)
+    terms = _pair_terms(cands, evaluator, kernel, a, v, wv, float(c0))
     if terms is None:
         v, wv = integer_nodes(v_lo, hi_b, breaks, piece, window_scale(v_lo, hi_b))
         terms = _pair_terms(cands, evaluator, kernel, a, v, wv, float(c0))
@@ -303,28 +351,6 @@ def even_moments(cands: _Candidates) -> Moments | None:
     e_inv += terms[2]
     m2_inv += terms[3]
     return c0 + shift, m2 - shift * shift, 1.0 / c0 + e_inv, m2_inv - e_inv * e_inv
-
-
-def _may_continue(
-    cands: _Candidates,
-    a: int,
-    starts: IntArray,
-    lengths: IntArray,
-    smooth: FloatArray,
-    in_window: IntArray,
-) -> bool:
-    """Whether the Gram nodes may pass :func:`continues`, judged on a few pieces' nodes.
-
-    The first and last pieces and those starting just above a count in the window: where the
-    kernel's reach from their nodes covers :math:`x = 1` or a count, it does so from the full
-    set of nodes too (each node's reach is its own, and the check looks for a count between the
-    lowest reach and the highest node), so :func:`continues` would fail after building every
-    piece's nodes. ``True`` means only that the full check must decide.
-    """
-    probe = np.flatnonzero(np.isin(starts, in_window + 1))
-    probe = np.unique(np.concatenate(([0, starts.size - 1], probe)))
-    v, _, _ = _piece_nodes(starts[probe], lengths[probe], smooth[probe])
-    return continues(cands.values, cands.counts, cands.below, a, v - 1.0, _GAP_TOLERANCE)
 
 
 def _pair_terms(
