@@ -81,13 +81,8 @@ from typing import NamedTuple
 import numpy as np
 
 from rankstats.arrays import FloatArray, IntArray
-from rankstats.null.median_gap import (
-    _Kernel,
-    continues,
-    fewest_points,
-    gap_sums,
-    interpolation_plan,
-)
+from rankstats.null.median_gap import _Kernel, continues, gap_sums, interpolation_plan
+from rankstats.null.median_gap_intervals import fewest_points
 from rankstats.null.median_rules import (
     _ENUM,
     _ladder,
@@ -141,11 +136,12 @@ class WindowNodes(NamedTuple):
         """The nodes and weights with every integer of the pieces of ``nodes``, sorted."""
         pieces = np.unique(self.owner[nodes])
         keep = ~np.isin(self.owner, pieces)
-        lengths = self.lengths[pieces]
-        offsets = np.arange(int(lengths.sum())) - np.repeat(np.cumsum(lengths) - lengths, lengths)
-        added = (np.repeat(self.starts[pieces], lengths) + offsets).astype(np.float64)
+        # as many nodes as integers: every integer, weight one
+        added, ones, _ = _piece_nodes(
+            self.starts[pieces], self.lengths[pieces], nu=self.lengths[pieces]
+        )
         x = np.concatenate((self.x[keep], added))
-        w = np.concatenate((self.w[keep], np.ones(added.size)))
+        w = np.concatenate((self.w[keep], ones))
         order = np.argsort(x, kind="stable")
         return x[order], w[order]
 
@@ -168,11 +164,10 @@ def cheaper_nodes(
     their weights and whether they are the integers.
     """
     xi, wi = integers
-    if nodes.x.size + fewest_points(cands.values, nodes.x - shift) > 2 * xi.size:
+    y = nodes.x - shift
+    if nodes.x.size + fewest_points(cands.values, y) > 2 * xi.size:
         return xi, wi, True  # fewer integer nodes whatever the plan (before its cost)
-    hard, points = interpolation_plan(
-        cands.values, cands.counts, cands.below, a, nodes.x - shift, tolerance
-    )
+    hard, points = interpolation_plan(cands.values, cands.counts, cands.below, a, y, tolerance)
     x, w = nodes.enumerated(hard) if hard.size else (nodes.x, nodes.w)
     if x.size + points <= 2 * xi.size:
         return x, w, False

@@ -55,7 +55,7 @@ from numpy.lib.stride_tricks import sliding_window_view
 
 from rankstats.arrays import FloatArray, IntArray
 from rankstats.null.interpolation import chebyshev_interpolate, chebyshev_points
-from rankstats.null.median_gap_intervals import fewest_points, interpolated_sums, plan_points
+from rankstats.null.median_gap_intervals import interpolated_sums, plan_points
 from rankstats.null.median_gap_panels import (
     kernel_pieces,
     node_blocks,
@@ -65,7 +65,7 @@ from rankstats.null.median_gap_panels import (
 )
 from rankstats.null.median_rules import _NU, dot
 
-__all__ = ["continues", "fewest_points", "gap_sums", "interpolation_plan"]
+__all__ = ["continues", "gap_sums", "interpolation_plan"]
 
 #: integer nodes up to this value use the table of log-kernel increments (its arrays and the
 #: weight tables take about 100 bytes per integer: 4e6 made a median of 66 tasks peak at 94 MB)
@@ -443,7 +443,7 @@ def interpolation_plan(
     cut = -math.log(tolerance)
     inside = np.flatnonzero(y > 1.0)
     found, points = plan_points(
-        values, y[inside], kernel.exponent(y[inside]), pole_weights(kernel, cut)
+        values, y[inside], kernel.exponent(y[inside]), _pole_weights(kernel, cut)
     )
     return inside[found], points
 
@@ -560,11 +560,11 @@ def _interpolated(
         at = np.full(points.size, cut[0])
         return _exact_rows(kernel, phi, points, kernel.exponent(points), at, budget, width)
 
-    pole = pole_weights(kernel, cut[0])
+    pole = _pole_weights(kernel, cut[0])
     return interpolated_sums(values, y, scale, power, pole, exact_rows, width)
 
 
-def pole_weights(kernel: _Kernel, cut: float) -> Callable[[FloatArray], FloatArray]:
+def _pole_weights(kernel: _Kernel, cut: float) -> Callable[[FloatArray], FloatArray]:
     r"""At points :math:`x`, :math:`\log \kappa(C_-, x)` for the count :math:`C_-` below each.
 
     The weight of the inner sums' pole at 0 in an interpolant from :math:`x` up
@@ -599,9 +599,10 @@ def _exact_rows(
     ``None`` past the budget.
     """
     tabled = bool(np.all(y == np.floor(y))) and float(y.max()) <= _INTEGER_RANGE
-    if tabled and float(np.minimum(_plain_reach(y, power, cut), y).sum()) <= _ENUMERATE_MAX:
-        # few pairs (the plain reach bounds the spans but where counts are crossed, and
-        # then it is close): every pair from the table, no panels to weigh
+    # few pairs (the plain reach bounds the spans but where counts are crossed, and then it is
+    # close): every pair from the table, no panels to weigh
+    few = tabled and float(np.minimum(_plain_reach(y, power, cut), y).sum()) <= _ENUMERATE_MAX
+    if few:
         fast = _integer_rows(kernel, y, power, phi, budget, cut)
         if fast is not None:
             return fast
@@ -612,6 +613,7 @@ def _exact_rows(
     found = shift_cuts(values, y, span, power)
     if (
         tabled
+        and not few
         and int(span.sum())
         <= _PANEL_COST
         * int(np.minimum(span, _PANEL_PAIRS * (found.kinks + found.regular + 1)).sum())
