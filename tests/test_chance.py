@@ -10,6 +10,8 @@ accumulator) gives the same bits, and that the exact sums run where the criterio
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 import mpmath as mp
 import numpy as np
 import pytest
@@ -18,16 +20,22 @@ from hypothesis import strategies as st
 
 from rankstats import (
     AdjustedArithmeticMeanRankIndex,
+    AdjustedHitsAtK,
+    HitsAtK,
     RankAccumulator,
     ZArithmeticMeanRank,
+    ZHitsAtK,
     evaluate,
+    ranks_from_scores,
 )
 from rankstats.chance import (
     CONDITION_LIMIT,
     EXACT_SUMS_LIMIT,
+    exact_difference,
     ill_conditioned,
     multiples_of_half,
     sums_exact,
+    weight_sums_exact,
 )
 from rankstats.evaluation import chance_rows, grouped
 
@@ -167,3 +175,123 @@ def test_exact_sums_run_where_the_criterion_says(monkeypatch: pytest.MonkeyPatch
     # weights (even of 1): the sums are no longer known to be exact
     weights = [1.0] * 6
     assert _exact_sums_taken(monkeypatch, _ranks_at(counts, 1 / 300), counts, weights) > 0
+
+
+HITS_KEYS = ("adjusted_hits_at_3", "z_hits_at_3")
+
+
+def _hits_every_path(
+    ranks: list[float], counts: list[int], weights: list[float] | None
+) -> list[float]:
+    """Adjusted and z-scored Hits@3 from the call, evaluate (ungrouped, each group of both
+    averages, the macro average) and the accumulator."""
+    found = [
+        float(metric(ranks, counts, weights)) for metric in (AdjustedHitsAtK(k=3), ZHitsAtK(k=3))
+    ]
+    found.extend(evaluate(ranks, counts, weights=weights, metrics=list(HITS_KEYS)).values())
+    twice = None if weights is None else weights * 2
+    labels = [0] * len(ranks) + [1] * len(ranks)
+    for average in ("micro", "macro"):
+        results = evaluate(
+            ranks * 2,
+            counts * 2,
+            weights=twice,
+            metrics=list(HITS_KEYS),
+            groups=labels,
+            average=average,
+        )
+        found.extend(value for group in results.by_group.values() for value in group.values())
+        found.extend(results.values())
+        accumulator = RankAccumulator(list(HITS_KEYS), average=average)
+        accumulator.update(
+            np.array(ranks), np.array(counts), weights=weights, groups=[3] * len(ranks)
+        )
+        found.extend(accumulator.compute().values())
+    return found
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.lists(st.integers(1, 40), max_size=3),
+    st.integers(4, 40),
+    st.sampled_from([None, 0.5, 3.0, 0.25]),
+    st.randoms(use_true_random=False),
+)
+def test_hits_exactly_at_chance_give_exactly_zero(
+    others: list[int], count: int, weight: float | None, rng: object
+) -> None:
+    """Each count C given to C tasks whose ranks are 1..C: Hits@3 is exactly its expectation
+    (min(3, C) hits of C per count), so the adjusted and z-scored Hits@3 are exactly 0 in every
+    path. Each expectation min(3, C) / C rounded before its weight had left 1e-17 (ten tasks of
+    ten candidates: 10 fl(3/10) != 3). One count above 3 at least (else chance is perfect)."""
+    distinct = sorted({count, *others})
+    counts = [c for c in distinct for _ in range(c)]
+    ranks = [float(r) for c in distinct for r in range(1, c + 1)]
+    order = list(range(len(counts)))
+    rng.shuffle(order)  # type: ignore[attr-defined]
+    counts, ranks = [counts[i] for i in order], [ranks[i] for i in order]
+    weights = None if weight is None else [weight] * len(counts)
+    assert all(value == 0.0 for value in _hits_every_path(ranks, counts, weights))
+
+
+def test_hits_at_chance_over_ties_give_exactly_zero() -> None:
+    """The expected rank over ties as a ratio too: ten tasks of 15 candidates with the true
+    answer tied with nine others at the top (3/10 of a hit each), five with it last, against
+    15 fl(3/15): Hits@3 at chance exactly."""
+    scores = np.zeros((15, 15))
+    scores[:10, 10:] = -1.0  # ten tasks: candidates 0..9 tied at the top, the target among them
+    scores[10:, 1:] = 1.0  # five tasks: the target (0) last
+    results = evaluate(
+        ranks_from_scores(scores, np.zeros(15, dtype=int)),
+        metrics=list(HITS_KEYS),
+        rank_types="expected",
+    )
+    assert list(results.values()) == [0.0, 0.0]
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from([1, 2, 3, 4, 7, 10, 13, 999, 10**6 + 3, 10**12]),
+            st.integers(1, 10**6),
+            st.sampled_from([0.1, 0.3, 1.0, 1e-3, 7.0, 2.5]),
+        ),
+        min_size=1,
+        max_size=8,
+    )
+)
+def test_hits_difference_within_a_rounding_of_each_term(
+    tasks: list[tuple[int, int, float]],
+) -> None:
+    """M - E of Hits@3 (weighted, per-task rows) against the exact rational sum: within a unit of
+    2**-53 of the sum of the magnitudes of the null terms (each term rounded once at most) and
+    of itself (the division by W), whether or not a product of weight and numerator is a
+    double."""
+    counts = np.array([c for c, _, _ in tasks])
+    ranks = np.array([float(min(r, c)) for c, r, _ in tasks])
+    weights = np.array([w for _, _, w in tasks])
+    terms = HitsAtK(k=3)._chance_terms()
+    total = float(weights.sum())
+    got = exact_difference(terms, ranks, weights, counts, weights, total)
+    exact = sum(
+        Fraction(w) * (int(r <= 3) - Fraction(min(3, int(c)), int(c)))
+        for c, r, w in zip(counts, ranks, weights, strict=True)
+    )
+    scale = sum(
+        Fraction(w) * Fraction(min(3, int(c)), int(c)) for c, w in zip(counts, weights, strict=True)
+    )
+    reference = exact / Fraction(total)  # the division by W rounds once more
+    bound = (abs(reference) + scale / Fraction(total)) * Fraction(2) ** -52
+    assert abs(Fraction(got) - reference) <= bound
+
+
+def test_weight_sums_exact() -> None:
+    assert weight_sums_exact(np.array([0.0, 0.5, 0.0]))
+    assert weight_sums_exact(np.zeros(3))
+    assert weight_sums_exact(np.array([2.0**51, 1.0, 1.0]))
+    assert not weight_sums_exact(np.array([2.0**52, 1.0, 1.0]))  # past 2**52 units of 1
+    assert weight_sums_exact(np.array([2.0**1000, 3.0 * 2.0**1001]))
+    assert not weight_sums_exact(np.array([1.0, 2.0**-60]))
+    assert not weight_sums_exact(np.array([0.1, 0.1]))
+    assert weight_sums_exact(np.array([3.0 * 2.0**-1074, 2.0**-1070]))  # subnormals

@@ -33,6 +33,15 @@ form that carries its digits: :math:`w\, t` or :math:`w - w\, (1 - t)`, whicheve
 the terms are exact (a task with one candidate, a hit or a miss, an integer rank and its
 expectation): the cancellation between tasks is gone.
 
+Where a term is a ratio of integers (:math:`\min(k, C) / C` of Hits@k, its expectation over
+tie-breaking), rounding it before the product keeps a rounding that the product itself need not
+have: ten tasks of ten candidates, three of them hits, gave the adjusted Hits@3 as
+:math:`1.6 \cdot 10^{-17}`, not 0, as :math:`10 \cdot \mathrm{fl}(3/10) \ne 3`. With the ratio
+given (:attr:`ChanceTerms.expected_ratio`, ``rank_ratio`` of :func:`exact_difference`), a product
+whose weight times the numerator is exact in a double is taken as that product divided by the
+denominator, rounded once: exact wherever :math:`w\, t` is a double, and within half a unit of
+:math:`2^{-53}` of it elsewhere (the form above is within a unit, or more for large weights).
+
 Where :math:`M` and :math:`\mathbb{E}[M]` (and their gaps) are themselves exact sums, each
 rounded once by the division by :math:`W`, :math:`c` is 1 (2 for a gap taken as ``1 - M``), and
 the limit is :data:`EXACT_SUMS_LIMIT`, :math:`L = 1024`: :math:`(2 L + 1) \cdot 2 \cdot 2^{-53}`
@@ -45,6 +54,7 @@ common enough, then needs no exact sum.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
@@ -53,17 +63,21 @@ import numpy.typing as npt
 
 from rankstats.arrays import FloatArray, IntArray
 from rankstats.exact_sums import exact_products, exact_sum
+from rankstats.null.grouping import distinct_counts, distinct_inverse
 
 __all__ = [
     "CONDITION_LIMIT",
     "EXACT_SUMS_LIMIT",
     "ChanceTerms",
     "ExactDifference",
+    "Ratio",
+    "candidate_rows",
     "condition_threshold",
     "exact_difference",
     "ill_conditioned",
     "multiples_of_half",
     "sums_exact",
+    "weight_sums_exact",
 ]
 
 #: the rounded difference is recomputed where the magnitudes it is taken from exceed this many
@@ -72,6 +86,11 @@ CONDITION_LIMIT = 256.0
 #: the limit where :math:`M` and :math:`\mathbb{E}` are exact sums, each rounded once
 #: (:func:`sums_exact`, module doc)
 EXACT_SUMS_LIMIT = 1024.0
+
+
+#: a term as a ratio of integers (as doubles): ``(numerator, gap numerator, denominator)``, the
+#: term being ``numerator / denominator`` and its gap ``gap numerator / denominator``
+Ratio = tuple[FloatArray, FloatArray, FloatArray]
 
 
 class ChanceTerms(NamedTuple):
@@ -89,6 +108,9 @@ class ChanceTerms(NamedTuple):
     #: whether the terms of ranks that are multiples of 1/2, their expectations and their gaps
     #: are multiples of 1/2 too (the mean rank's): summed exactly where :func:`sums_exact`
     halves: bool = False
+    #: the expectations as ratios of integers, where they are (:data:`Ratio`, Hits@k's
+    #: :math:`\min(k, C) / C`): each weighted product then rounded once (module doc)
+    expected_ratio: Callable[[IntArray], Ratio] | None = None
 
 
 class ExactDifference(NamedTuple):
@@ -171,8 +193,57 @@ def sums_exact(
     )
 
 
+def weight_sums_exact(weights: FloatArray) -> bool:
+    r"""Whether every sum of some of the (nonnegative, finite) ``weights`` is exact in a double.
+
+    So it is where each weight is a multiple of the smallest unit :math:`q` in the last place
+    among them (a power of two) and their total is at most :math:`2^{52} q` (every partial sum
+    is then a multiple of :math:`q` below :math:`2^{53} q`, the total's own rounding
+    notwithstanding): integers, halves, any dyadic weights of a modest span, but not tenths.
+
+    Examples
+    --------
+    >>> weight_sums_exact(np.array([0.5, 3.0, 0.25])), weight_sums_exact(np.array([0.1, 0.2]))
+    (True, False)
+    """
+    nonzero = weights[weights != 0.0]
+    if nonzero.size == 0:
+        return True
+    fraction, exponent = np.frexp(nonzero)
+    mantissa = (fraction * 2.0**53).astype(np.int64)  # exact: 53 bits
+    lowest = mantissa & -mantissa  # the lowest set bit of each
+    unit = math.ldexp(1.0, int((exponent - 53 + np.log2(lowest).astype(np.int64)).min()))
+    return float(nonzero.sum()) <= 2.0**52 * unit
+
+
+def candidate_rows(
+    candidates: IntArray, weights: FloatArray | None
+) -> tuple[IntArray, FloatArray | None]:
+    r"""The candidate counts' rows for :func:`exact_difference`: each distinct count once.
+
+    Each distinct count comes with its number of tasks (unweighted) or the sum of its tasks'
+    weights, where those sums are exact (:func:`weight_sums_exact`); otherwise one row per task
+    with its own weight. A count's rows rounded once, not once per task, is what makes a mean of
+    ratios exactly at chance give a difference of exactly 0 (module doc).
+    """
+    if weights is None:
+        values, counts = distinct_counts(candidates)
+        return values, counts.astype(np.float64)
+    if not weight_sums_exact(weights):
+        return candidates, weights
+    values, inverse = distinct_inverse(candidates)
+    totals: FloatArray = np.bincount(inverse, weights=weights, minlength=values.size).astype(
+        np.float64, copy=False
+    )
+    return values, totals
+
+
 def _parts(
-    terms: FloatArray, gaps: FloatArray, weights: FloatArray | None, groups: IntArray | None
+    terms: FloatArray,
+    gaps: FloatArray,
+    weights: FloatArray | None,
+    groups: IntArray | None,
+    ratio: Ratio | None = None,
 ) -> tuple[list[FloatArray], list[IntArray]]:
     r"""``w t`` as ``w (t)`` or ``w - w (1 - t)``, whichever of the term and its gap is smaller.
 
@@ -180,13 +251,20 @@ def _parts(
     products (``w t`` or ``-w (1 - t)``) as two doubles each, adding up to them exactly
     (:func:`~rankstats.exact_sums.exact_products`), and the ``+w`` of the rows in the gap form.
     ``weights`` ``None`` stands for a weight of 1 each (no groups): the products are the terms,
-    and the ``+w`` parts their count.
+    and the ``+w`` parts their count. With the terms' ``ratio``, a product whose weight times
+    the numerator is exact is that product over the denominator, rounded once (module doc).
     """
     in_gap = np.abs(gaps) < np.abs(terms)
     chosen = np.where(in_gap, -gaps, terms)
     if weights is None:
         return [chosen, np.array([float(np.count_nonzero(in_gap))])], []
     high, low = exact_products(chosen, weights)
+    if ratio is not None:
+        numerator, gap_numerator, denominator = ratio
+        scaled, error = exact_products(np.where(in_gap, -gap_numerator, numerator), weights)
+        once = error == 0.0
+        high = np.where(once, scaled / denominator, high)
+        low = np.where(once, 0.0, low)
     if groups is None:
         return [high, low, weights[in_gap]], []
     return [high, low, weights[in_gap]], [groups, groups, groups[in_gap]]
@@ -204,6 +282,7 @@ def exact_difference(
     size: int = 1,
     *,
     rank_terms: tuple[FloatArray, FloatArray] | None = None,
+    rank_ratio: Ratio | None = None,
 ) -> Any:
     r""":math:`M - \mathbb{E}[M]` from the ranks and the candidate counts, as one exact sum.
 
@@ -215,7 +294,8 @@ def exact_difference(
         The ranks (or distinct ranks) and the total weight of the tasks of each (``None``: 1
         each, without groups).
         ``rank_terms`` may give their terms and the terms' gaps instead of ``ranks`` (the
-        expectations over tie-breaking of pairs of ranks, say).
+        expectations over tie-breaking of pairs of ranks, say), and ``rank_ratio`` those terms
+        as ratios of integers (:data:`Ratio`), where they are.
     candidates, candidate_weights
         The candidate counts (or distinct counts) and the total weight of the tasks of each
         (``None``: 1 each, without groups).
@@ -233,12 +313,13 @@ def exact_difference(
         if rank_terms is None:
             assert ranks is not None
             rank_terms = terms.value(ranks), terms.value_gap(ranks)
-        value, value_groups = _parts(*rank_terms, rank_weights, rank_groups)
+        value, value_groups = _parts(*rank_terms, rank_weights, rank_groups, rank_ratio)
         null, null_groups = _parts(
             terms.expected(candidates),
             terms.expected_gap(candidates),
             candidate_weights,
             candidate_groups,
+            None if terms.expected_ratio is None else terms.expected_ratio(candidates),
         )
     parts = np.concatenate([*value, *(-part for part in null)])
     if rank_groups is None or candidate_groups is None:

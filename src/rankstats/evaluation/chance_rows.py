@@ -15,7 +15,7 @@ import numpy as np
 
 from rankstats.arrays import FloatArray, IntArray
 from rankstats.base import RankBasedMetric
-from rankstats.chance import ChanceTerms, ExactDifference, exact_difference, sums_exact
+from rankstats.chance import ChanceTerms, ExactDifference, Ratio, exact_difference, sums_exact
 from rankstats.evaluation.scores import RANK_EXPECTED
 from rankstats.evaluation.tables import (
     WEIGHT,
@@ -24,7 +24,7 @@ from rankstats.evaluation.tables import (
     Table,
     pair_ranks,
 )
-from rankstats.evaluation.terms import tie_terms
+from rankstats.evaluation.terms import tie_ratios, tie_terms
 
 __all__ = [
     "exact_cell_difference",
@@ -79,6 +79,7 @@ def exact_cell_difference(
         tasks = cell.tasks
         if rank_type == RANK_EXPECTED:
             assert cell.pairs is not None
+            tie_values, tie_ratio = _tie_terms(metric, cell.pairs, slice(None))
             return float(
                 exact_difference(
                     chance_terms,
@@ -87,7 +88,8 @@ def exact_cell_difference(
                     tasks.candidates,
                     tasks.row_weights,
                     tasks.total_weight,
-                    rank_terms=_tie_terms(metric, cell.pairs, slice(None)),
+                    rank_terms=tie_values,
+                    rank_ratio=tie_ratio,
                 )
             )
         values, weights = cell.histogram(rank_type)
@@ -107,18 +109,21 @@ def exact_cell_difference(
 
 def _tie_terms(
     metric: RankBasedMetric, pairs: Table, rows: IntArray | slice
-) -> tuple[FloatArray, FloatArray]:
+) -> tuple[tuple[FloatArray, FloatArray], Ratio | None]:
     r"""The expectations over tie-breaking of a metric's terms on rows of the pairs, and gaps.
 
     The gap is ``1 - t`` by subtraction: it is taken only where it is the smaller, where
-    :math:`t \ge 1/2` and the subtraction is exact (Sterbenz).
+    :math:`t \ge 1/2` and the subtraction is exact (Sterbenz). Returned with the terms as
+    ratios of integers where they are (``rank_terms`` and ``rank_ratio`` of
+    :func:`~rankstats.chance.exact_difference`).
     """
     tie = tie_terms(metric)
     assert tie is not None  # the mean-type metrics with chance terms
     optimistic = pairs.columns["optimistic"][rows].astype(np.int64)
     pessimistic = pairs.columns["pessimistic"][rows].astype(np.int64)
     values = tie(optimistic, pessimistic)
-    return values, 1.0 - values
+    ratio = tie_ratios(metric)
+    return (values, 1.0 - values), None if ratio is None else ratio(optimistic, pessimistic)
 
 
 def exact_group_differences(
@@ -143,6 +148,7 @@ def exact_group_differences(
     candidates = stats.candidates
     candidate_rows, candidate_groups = _rows_of(row_ranges(candidates), groups)
     expected = rank_type == RANK_EXPECTED
+    tie_values, tie_ratio = _tie_terms(metric, table, rank_rows) if expected else (None, None)
     differences: FloatArray = exact_difference(
         terms,
         None if expected else _ranks(table, rank_type, rank_rows),
@@ -153,7 +159,8 @@ def exact_group_differences(
         rank_groups,
         candidate_groups,
         groups.size,
-        rank_terms=_tie_terms(metric, table, rank_rows) if expected else None,
+        rank_terms=tie_values,
+        rank_ratio=tie_ratio,
     )
     return differences
 

@@ -15,7 +15,7 @@ import numpy as np
 
 from rankstats.arrays import FloatArray, IntArray
 from rankstats.base import RankBasedMetric
-from rankstats.chance import ChanceTerms
+from rankstats.chance import ChanceTerms, Ratio
 from rankstats.evaluation.ties import reciprocal_sum
 from rankstats.metrics.central import (
     ArithmeticMeanRank,
@@ -42,6 +42,7 @@ __all__ = [
     "null_gap_term",
     "null_terms",
     "sums_only",
+    "tie_ratios",
     "tie_terms",
     "value_gap_terms",
     "value_terms",
@@ -139,6 +140,21 @@ def tie_terms(metric: RankBasedMetric) -> Callable[[IntArray, IntArray], FloatAr
         k = metric.cutoff  # type: ignore[attr-defined]
         return lambda o, p: _expected_hit(o, p, k)
     return None
+
+
+def tie_ratios(metric: RankBasedMetric) -> Callable[[IntArray, IntArray], Ratio] | None:
+    """:func:`tie_terms` as ratios of integers, where they are (Hits@k), else ``None``."""
+    if type(metric) is HitsAtK:
+        k = metric.cutoff
+        return lambda o, p: _hit_ratio(o, p, k)
+    return None
+
+
+def _hit_ratio(low: IntArray, high: IntArray, k: int) -> Ratio:
+    r""":func:`_expected_hit` as ``(hits, misses, p - o + 1)`` among the ranks ``o..p``."""
+    size = (high - low + 1).astype(np.float64)
+    hits = np.minimum(np.maximum(k - low + 1, 0), high - low + 1).astype(np.float64)
+    return hits, size - hits, size
 
 
 def _tied(low: IntArray, high: IntArray) -> tuple[IntArray | slice, IntArray, IntArray]:

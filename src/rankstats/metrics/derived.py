@@ -35,6 +35,7 @@ from rankstats.base import RANK_TYPES, RankBasedMetric, RankType, override
 from rankstats.chance import (
     EXACT_SUMS_LIMIT,
     ExactDifference,
+    candidate_rows,
     exact_difference,
     ill_conditioned,
     sums_exact,
@@ -387,20 +388,10 @@ class DerivedRankBasedMetric(RankBasedMetric):
             chance_terms = terms
 
             def compute() -> Any:
-                tasks = Tasks(num_candidates, weights)
-                if weights is None:  # the counts' terms once per distinct count, times its tasks
-                    values, counts = tasks.distinct()
-                    return exact_difference(
-                        chance_terms,
-                        ranks,
-                        None,
-                        values,
-                        counts.astype(np.float64),
-                        float(ranks.size),
-                    )
-                return exact_difference(
-                    chance_terms, ranks, weights, num_candidates, weights, tasks.total_weight
-                )
+                # the counts' terms once per distinct count, times its tasks or their weight
+                values, totals = candidate_rows(num_candidates, weights)
+                total = Tasks(num_candidates, weights).total_weight
+                return exact_difference(chance_terms, ranks, weights, values, totals, total)
 
             def exact_sums() -> bool:
                 return chance_terms.halves and sums_exact(

@@ -9,13 +9,13 @@ from docdata import parse_docdata
 
 from rankstats.arrays import FloatArray, IntArray
 from rankstats.base import RankBasedMetric, override
-from rankstats.chance import ChanceTerms
+from rankstats.chance import ChanceTerms, Ratio
 from rankstats.null.tasks import Tasks
 from rankstats.ranges import ValueRange
 from rankstats.validation import MAX_NUM_CANDIDATES, check_positive_int
 from rankstats.weighting import weighted_mean
 
-__all__ = ["HitsAtK", "hit_probability", "miss_probability"]
+__all__ = ["HitsAtK", "hit_probability", "hit_ratio", "miss_probability"]
 
 
 def hit_probability(num_candidates: IntArray, k: int) -> FloatArray:
@@ -30,6 +30,17 @@ def miss_probability(num_candidates: IntArray, k: int) -> FloatArray:
     shares with 1 when :math:`C_i` is just above :math:`k`.
     """
     return np.maximum(num_candidates - k, 0) / num_candidates
+
+
+def hit_ratio(num_candidates: IntArray, k: int) -> Ratio:
+    r"""The null probabilities of a hit and a miss as ratios of integers (as doubles).
+
+    ``(min(k, C), max(C - k, 0), C)``: :func:`hit_probability` and :func:`miss_probability`
+    are the first two over the third, each rounded once.
+    """
+    counts = np.asarray(num_candidates, dtype=np.float64)
+    hits = np.minimum(float(k), counts)
+    return hits, counts - hits, counts
 
 
 @parse_docdata
@@ -122,6 +133,7 @@ class HitsAtK(RankBasedMetric):
             lambda ranks: (ranks > cutoff).astype(np.float64),
             lambda candidates: hit_probability(candidates, cutoff),
             lambda candidates: miss_probability(candidates, cutoff),
+            expected_ratio=lambda candidates: hit_ratio(candidates, cutoff),
         )
 
     @override
