@@ -63,6 +63,7 @@ from rankstats.null.median_gap_panels import (
     panel_nodes,
     shift_cuts,
 )
+from rankstats.null.median_gap_shared import shared_sums
 from rankstats.null.median_rules import _NU, dot
 
 __all__ = ["continues", "gap_sums", "interpolation_plan"]
@@ -653,6 +654,17 @@ def _exact_rows(
             pairs += pair_count(pieces)
             if pairs > budget:
                 return None
+    if bool(np.all(y == np.floor(y))):
+        # integer nodes: the sums below the count under each node from Gauss nodes in x that
+        # all nodes share (.median_gap_shared); each node's panels from that count up only
+        below_y = np.searchsorted(values, y, side="left") - 1
+        lowest = y - span
+        bound = np.maximum(np.where(below_y >= 0, values[np.maximum(below_y, 0)], 0.0), lowest)
+        shared = shared_sums(kernel, phi, y, lowest, bound, width, budget)
+        if shared is not None:
+            rows += shared
+            span = (y - bound).astype(np.int64)
+            blocks = node_blocks(shift_cuts(values, y, span, power))
     for block in blocks:
         pieces = kernel_pieces(values, kernel.below, a, y[block], span[block], power[block])
         t, owner, w_t, ix = panel_nodes(pieces)
