@@ -14,6 +14,7 @@ import pytest
 
 from rankstats.null import median_rules
 from rankstats.null.median_rules import (
+    IntegerWindow,
     _gram_rules,
     _nodes_per_piece,
     _piece_nodes,
@@ -149,6 +150,9 @@ def test_integer_nodes_with_a_scale(lo: int, hi: int, centre: float, width: floa
     assert np.all(x == np.floor(x))
     default_x, _ = integer_nodes(lo, hi, breaks, piece)
     assert x.size < default_x.size  # fewer nodes than the fixed 32 per panel
+    # the count a comparison of costs reads, without forming the rules
+    assert IntegerWindow(lo, hi, breaks, piece, scale).size() == x.size
+    assert IntegerWindow(lo, hi, breaks, piece).size() == default_x.size
 
     def f(values: np.ndarray) -> np.ndarray:
         return np.exp(-(((values - centre) / width) ** 2)) / values

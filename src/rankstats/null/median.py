@@ -175,6 +175,7 @@ from rankstats.null.median_even import (
 from rankstats.null.median_gap import continues, gap_sums
 from rankstats.null.median_gap_quadrature import _T_ENUM_BUDGET, _GapSums
 from rankstats.null.median_rules import (
+    IntegerWindow,
     dot,
     integer_nodes,
 )
@@ -255,7 +256,7 @@ def _moments(cands: _Candidates, *, t_budget: int = _T_ENUM_BUDGET) -> Moments:
         # between the counts at the Gram nodes (the pieces next to a count where the kernel
         # varies within a few integers take every integer), or every sum takes integer nodes
         # (the tails and point masses evaluated once), whichever evaluates at fewer nodes
-        integers = integer_nodes(lo, hi, breaks, piece, window_scale(lo, hi))
+        integers = IntegerWindow(lo, hi, breaks, piece, window_scale(lo, hi))
         x, w, on_integers = cheaper_nodes(cands, nodes, a, tolerance, integers)
     evaluator = _Evaluator(cands, float(lo), float(hi), 0.0)
     lower, upper, pmf, _ = evaluator.evaluate(x, 0.0, [a - 1], [a] if even else [])

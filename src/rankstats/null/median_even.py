@@ -85,6 +85,7 @@ from rankstats.null.median_gap import _Kernel, continues, gap_sums, interpolatio
 from rankstats.null.median_gap_intervals import fewest_points
 from rankstats.null.median_rules import (
     _ENUM,
+    IntegerWindow,
     _ladder,
     _piece_nodes,
     _pieces,
@@ -151,7 +152,7 @@ def cheaper_nodes(
     nodes: WindowNodes,
     a: int,
     tolerance: float,
-    integers: tuple[FloatArray, FloatArray],
+    integers: IntegerWindow,
     shift: float = 0.0,
 ) -> tuple[FloatArray, FloatArray, bool]:
     """The Gram ``nodes`` or the ``integers``, whichever the gap sums take at less cost.
@@ -161,17 +162,17 @@ def cheaper_nodes(
     masses at the nodes and an exact inner sum at each interpolation point (their panels next
     to a count where the kernel varies within a few integers take every integer); the integer
     nodes cost the tails, the point masses and an exact inner sum at each. Returns the nodes,
-    their weights and whether they are the integers.
+    their weights and whether they are the integers (whose rules are formed only then).
     """
-    xi, wi = integers
+    limit = 2 * integers.size()
     y = nodes.x - shift
-    if nodes.x.size + fewest_points(cands.values, y) > 2 * xi.size:
-        return xi, wi, True  # fewer integer nodes whatever the plan (before its cost)
+    if nodes.x.size + fewest_points(cands.values, y) > limit:
+        return (*integers.nodes(), True)  # fewer integer nodes whatever the plan (before its cost)
     hard, points = interpolation_plan(cands.values, cands.counts, cands.below, a, y, tolerance)
     x, w = nodes.enumerated(hard) if hard.size else (nodes.x, nodes.w)
-    if x.size + points <= 2 * xi.size:
+    if x.size + points <= limit:
         return x, w, False
-    return xi, wi, True
+    return (*integers.nodes(), True)
 
 
 def window_scale(lo: int, hi: int) -> float:
@@ -333,7 +334,7 @@ def even_moments(cands: _Candidates) -> Moments | None:
         # a count within the kernel's reach: the inner sums interpolated between the counts
         # at the Gram nodes, or integer nodes, whichever costs less
         nodes = WindowNodes(v, wv, breaks, piece, starts, lengths, owner)
-        integers = integer_nodes(v_lo, hi_b, breaks, piece, window_scale(v_lo, hi_b))
+        integers = IntegerWindow(v_lo, hi_b, breaks, piece, window_scale(v_lo, hi_b))
         v, wv, _ = cheaper_nodes(cands, nodes, a, _GAP_TOLERANCE, integers, shift=1.0)
     terms = _pair_terms(cands, evaluator, kernel, a, v, wv, float(c0))
     if terms is None:

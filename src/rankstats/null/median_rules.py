@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import threading
+from typing import NamedTuple
 
 import numpy as np
 
@@ -564,6 +565,38 @@ def _integer_nodes_per_piece(lengths: IntArray, scale: FloatArray) -> IntArray:
     return np.clip(nu, NU_INTEGER_MIN, NU_INTEGER).astype(np.int64)
 
 
+class IntegerWindow(NamedTuple):
+    """The integer nodes of a window ``lo..hi`` (pieces cut at ``breaks``), formed on demand.
+
+    :meth:`size` says how many there are without forming the rules (a comparison of costs
+    needs no more); :meth:`nodes` forms them (:func:`integer_nodes`).
+    """
+
+    lo: int
+    hi: int
+    breaks: IntArray
+    piece: int
+    scale: float | None = None
+
+    def pieces(self) -> tuple[IntArray, IntArray, IntArray]:
+        """Starts, lengths and node counts of the window's pieces."""
+        piece = self.piece if self.piece >= INTEGER_MIN_PIECE else 2 * NU_INTEGER
+        starts, lengths = _pieces(self.lo, self.hi, self.breaks, piece)
+        if self.scale is None:
+            return starts, lengths, np.full(lengths.size, NU_INTEGER, dtype=np.int64)
+        scale = np.minimum(self.scale, starts.astype(np.float64))
+        return starts, lengths, _integer_nodes_per_piece(lengths, scale)
+
+    def size(self) -> int:
+        """How many nodes :meth:`nodes` gives (each short piece's every integer)."""
+        _, lengths, nus = self.pieces()
+        return int(np.where(lengths <= 2 * nus, lengths, nus).sum())
+
+    def nodes(self) -> tuple[FloatArray, FloatArray]:
+        """The nodes and weights."""
+        return _integer_rules(*self.pieces())
+
+
 def integer_nodes(
     lo: int, hi: int, breaks: IntArray, piece: int, scale: float | None = None
 ) -> tuple[FloatArray, FloatArray]:
@@ -574,11 +607,4 @@ def integer_nodes(
     from 0), as many as :func:`_integer_nodes_per_piece` asks; pieces shorter than
     :data:`INTEGER_MIN_PIECE` are enumerated two panels' worth at a time.
     """
-    starts, lengths = _pieces(
-        lo, hi, breaks, piece if piece >= INTEGER_MIN_PIECE else 2 * NU_INTEGER
-    )
-    if scale is None:
-        nus = np.full(lengths.size, NU_INTEGER, dtype=np.int64)
-    else:
-        nus = _integer_nodes_per_piece(lengths, np.minimum(scale, starts.astype(np.float64)))
-    return _integer_rules(starts, lengths, nus)
+    return IntegerWindow(lo, hi, breaks, piece, scale).nodes()
