@@ -386,3 +386,41 @@ def test_least_pairs_bounds_the_pairs_above_the_cut(candidates: np.ndarray, cut:
             pairs += int(np.count_nonzero(kernel.log_ratio(x, np.full(x.size, node)) >= -cut))
         bound = median_gap._least_pairs(y, x0, a, np.full(y.size, cut))
         assert 0 < bound <= pairs
+
+
+@pytest.mark.parametrize(
+    "candidates",
+    [
+        np.concatenate((np.arange(300, 340, 4), np.random.default_rng(2).integers(600, 700, 30))),
+        np.array([2, 3, 5, 40, 45, 50]),
+        np.random.default_rng(4).integers(1, 2_000, size=24),
+        np.random.default_rng(5).integers(1, 14_505, size=100),
+        np.array([3] * 50 + [10**9] * 50),
+        np.random.default_rng(6).integers(1, 10**9, size=64),
+    ],
+    ids=["kinks", "flat", "spread", "spread-100", "separated", "wide"],
+)
+def test_a_count_surely_crossed_is_crossed(candidates: np.ndarray) -> None:
+    """Where the reach's lower bound already holds a count, the bisected reach holds one too:
+    node by node, the shortcut says "a count among the shifts" only where there is one (and it
+    says so for some nodes of every input, where it saves the bisection)."""
+    a = candidates.size // 2
+    values, counts, below = _kernel_parts(candidates, a)
+    kernel = _Kernel(values, counts, below, a)
+    rng = np.random.default_rng(7)
+    top = float(np.sort(candidates)[a]) * 1.5 + 2.0
+    said = []
+    for cut in (5.0, 41.4):
+        nodes = rng.uniform(1.5, top, size=200)
+        nodes[::2] = np.floor(nodes[::2]) + 1.0  # integers too
+        for node in nodes:
+            y = np.array([node])
+            surely = median_gap._surely_crosses(values, y, a, cut)
+            reach = y - kernel.lowest(y, np.full(1, cut))
+            span = int(np.maximum(np.floor(np.minimum(reach, y - 1.0)), 0.0)[0])
+            if surely:
+                assert not median_gap._continues(values, y, reach, np.array([span]))
+                assert np.any((values >= node - span) & (values < node))
+            said.append(surely)
+    assert any(said)
+    assert not all(said)

@@ -408,6 +408,22 @@ def _integer_rows(
     return out
 
 
+def _surely_crosses(values: FloatArray, y: FloatArray, a: int, cut: float) -> bool:
+    r"""Whether some count surely lies within some node's reach (no :meth:`_Kernel.lowest`).
+
+    :math:`\log \kappa(x, y) \ge (a - c(x)) \log(x / y) \ge a \log(x / y)` (each count in
+    :math:`(x, y]` adds :math:`\log(x / C_i) \ge \log(x / y)`), so every integer
+    :math:`x \ge x_* = \lceil y e^{-c / a} \rceil` is within the reach, and a count in
+    :math:`[x_* + 1, y)` lies inside the shifts summed (whose lowest :math:`x` is below
+    :math:`x_* + 1` whatever the rounding of a non-integer :math:`y`). Then
+    :func:`_continues` is false: spread counts need not bisect the kernel's reach to say so.
+    """
+    with np.errstate(under="ignore"):
+        x_star = np.maximum(np.ceil(y * math.exp(-cut / max(a, 1))), 1.0)
+    first = np.searchsorted(values, x_star + 1.0, side="left")
+    return bool(np.any(np.searchsorted(values, y, side="left") > first))
+
+
 def _continues(values: FloatArray, y: FloatArray, reach: FloatArray, span: IntArray) -> bool:
     """Whether the inner sums continue smoothly to non-integer nodes ``y``."""
     if bool(np.any(reach >= y - 1.0)):
@@ -423,6 +439,8 @@ def continues(
     y = y[y > 1.0]
     if y.size == 0:
         return True
+    if _surely_crosses(values, y, a, -math.log(tolerance)):
+        return False
     kernel = _Kernel(values, counts, below, a)
     reach = y - kernel.lowest(y, np.full(y.size, -math.log(tolerance)))
     span = np.maximum(np.floor(np.minimum(reach, y - 1.0)), 0.0).astype(np.int64)
@@ -531,6 +549,10 @@ def gap_sums(
         return smooth
     integral = bool(np.all(y == np.floor(y)))
     reach = None
+    if not integral and _surely_crosses(values, y, a, float(cut[0])):
+        # a count within some node's reach: the inner sums between consecutive counts,
+        # interpolated from exact sums at integer points
+        return _interpolated(kernel, phi, y, scale, power, cut, budget, width)
     if not integral:
         reach = y - kernel.lowest(y, cut)
         span = np.maximum(np.floor(np.minimum(reach, y - 1.0)), 0.0).astype(np.int64)
