@@ -213,7 +213,9 @@ def test_upper_middle_rank_gram_nodes_against_integer_nodes(
     monkeypatch.setattr(median_even, "cheaper_nodes", spy)
     got = even_moments(cands)
     assert len(chosen) == 1  # a count lies within the kernel's reach
-    monkeypatch.setattr(median_even, "cheaper_nodes", lambda *args, **kwargs: (*args[4], True))
+    monkeypatch.setattr(
+        median_even, "cheaper_nodes", lambda *args, **kwargs: (*args[4].nodes(), True)
+    )
     forced = even_moments(cands)
     assert got is not None
     assert forced is not None
