@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
@@ -9,7 +11,12 @@ import rankstats.null.median as median_module
 from rankstats import InverseMedianRank, MedianRank
 from rankstats.null import median_gap
 from rankstats.null.median_gap import _Kernel, gap_sums
-from rankstats.null.median_gap_shared import _cuts
+from rankstats.null.median_gap_shared import (
+    _cuts,
+    _direct_rows,
+    _interpolated_rows,
+    _interpolation_size,
+)
 from support import record_found
 from test_median_gap import _kernel_parts, _reference
 
@@ -112,3 +119,42 @@ def test_pieces_cover_the_range_cut_at_every_count(candidates: np.ndarray) -> No
     # the ladder's rungs), or the shortest step
     q = np.where(power > 4.0, 4.0 / np.maximum(power, 1.0), 0.25)
     assert (lengths <= np.maximum(q * starts + 1.0, 32)).all()
+
+
+@pytest.mark.parametrize(
+    ("x_low", "x_high", "y_low", "y_high"),
+    [(300.0, 4_000.0, 4_100.0, 4_300.0), (20.0, 200.0, 250.0, 330.0), (1e6, 8e8, 8.1e8, 8.6e8)],
+)
+def test_interpolated_weights_against_every_node(
+    x_low: float, x_high: float, y_low: float, y_high: float
+) -> None:
+    """Each node's masked sum with the weights interpolated in y from a few Chebyshev points,
+    against the weights at every node (the inverse median's three weight functions), within a
+    few units in the last place of the largest sum. As in the gap sums, the kernel rises along
+    the Gauss nodes, and each node's range starts where it is still below the cut."""
+    rng = np.random.default_rng(8)
+    xs = np.sort(rng.uniform(x_low, x_high, size=400))
+    rising = np.exp(-45.0 * (1.0 - np.linspace(0.0, 1.0, xs.size)))
+    kern = rising * rng.uniform(0.5, 2.0, xs.size)
+    y = np.unique(np.floor(rng.uniform(y_low, y_high, size=60)))
+    lo = rng.integers(0, int(np.searchsorted(rising, math.exp(-41.4))), size=y.size)
+    hi = rng.integers(300, 401, size=y.size)
+    c0 = (x_high + y_high) / 4.0
+
+    def phi(s: np.ndarray) -> list[np.ndarray]:
+        return [np.ones(s.size), *median_gap._inverse_weights(s, c0)]
+
+    size = _interpolation_size(float(xs[0]), float(y[0]), float(y[-1]))
+    assert size < y.size  # fewer points than nodes here
+    direct = _direct_rows(phi, kern, xs, y, lo, hi)
+    interpolated = _interpolated_rows(phi, kern, xs, y, lo, hi, size)
+    scale = np.abs(direct).max(axis=1, keepdims=True)
+    assert (np.abs(interpolated - direct) <= 2e-15 * scale).all()
+
+
+def test_interpolation_size_near_a_pole() -> None:
+    """A range of nodes reaching near the weights' pole (at y = -x - 2) asks too many points
+    (the block is summed directly); far from it, a few."""
+    assert _interpolation_size(1.0, 2.0, 1_000.0) > 10**6
+    assert _interpolation_size(4_000.0, 5_000.0, 5_100.0) <= 12
+    assert _interpolation_size(1.0, 7.0, 7.0) == 1  # one node
