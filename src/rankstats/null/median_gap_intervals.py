@@ -154,7 +154,9 @@ def _widened(
         new_hi = np.minimum(bounds[:, 1], new_lo + 2.0 * nu - 1.0)
         new_lo = np.maximum(bounds[:, 0], np.minimum(new_lo, new_hi - 2.0 * nu + 1.0))
         lo, hi = np.where(short, new_lo, lo), np.where(short, new_hi, hi)
-        nu = np.where(short, _points_needed(lo, hi, power, pole(lo)), nu)
+        changed = np.flatnonzero(short)  # the others keep their counts
+        nu = nu.copy()
+        nu[changed] = _points_needed(lo[changed], hi[changed], power[changed], pole(lo[changed]))
     return lo, hi, nu
 
 
