@@ -424,3 +424,55 @@ def test_a_count_surely_crossed_is_crossed(candidates: np.ndarray) -> None:
             said.append(surely)
     assert any(said)
     assert not all(said)
+
+
+def _log_kappa_reference(candidates: np.ndarray, a: int, x: float, y: float) -> mpmath.mpf:
+    """log kappa(x, y) = (a - c(y)) log(x / y) + sum over counts in (x, y] of log(x / C)."""
+    with mpmath.workdps(40):
+        xm, ym = mpmath.mpf(x), mpmath.mpf(y)
+        power = a - int(np.count_nonzero(candidates <= y))
+        crossed = candidates[(candidates > x) & (candidates <= y)]
+        total = power * mpmath.log(xm / ym)
+        return total + mpmath.fsum(mpmath.log(xm / mpmath.mpf(int(c))) for c in crossed)
+
+
+@pytest.mark.parametrize(
+    "candidates",
+    [
+        # half the tasks below 4000, half up to 7.5e8: sums of log C over hundreds of counts
+        np.concatenate(
+            (
+                np.random.default_rng(10).integers(1, 4_000, 750),
+                np.random.default_rng(11).integers(4_000, 753_122_781, 750),
+            )
+        ),
+        np.random.default_rng(12).integers(1, 14_505, size=100),
+        np.random.default_rng(13).integers(1, 10**12, size=64),
+    ],
+    ids=["clusters", "spread", "wide"],
+)
+def test_log_kernel_against_high_precision(candidates: np.ndarray) -> None:
+    """log kappa within a few units of 2**-53 of 1 + |log kappa| where the kernel is within
+    reach of its cut (nodes and points below the median and above it, non-integers too). As
+    a difference of running sums of log C over all tasks it had been 1e-13 off near 0 for the
+    clusters (whose sums reach thousands)."""
+    a = candidates.size // 2
+    values, counts, below = _kernel_parts(candidates, a)
+    kernel = _Kernel(values, counts, below, a)
+    rng = np.random.default_rng(14)
+    ordered = np.sort(candidates)
+    top = float(ordered[min(a + a // 4, ordered.size - 1)])
+    y = np.exp(rng.uniform(0.0, math.log(top), size=60)) + 1.0
+    y[::3] = np.floor(y[::3])
+    x = np.maximum(y * rng.uniform(0.05, 1.0, size=y.size) ** 3, 1.0)
+    x[::4] = np.maximum(np.floor(x[::4]), 1.0)
+    keep = x < y
+    x, y = x[keep], y[keep]
+    got = kernel.log_ratio(x, y)
+    checked = 0
+    for xj, yj, gj in zip(x, y, got, strict=True):
+        exact = float(_log_kappa_reference(candidates, a, float(xj), float(yj)))
+        if exact >= -60.0:  # the kernel's terms within reach of the cut (and some beyond)
+            assert abs(gj - exact) <= 2e-15 * (1.0 + abs(exact))
+            checked += 1
+    assert checked >= 10
