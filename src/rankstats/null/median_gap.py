@@ -129,8 +129,16 @@ class _Kernel:
         self.values = values
         self.below = below.astype(np.float64)
         self.a = a
-        steps = (a - self.below[1:-1]) * np.log1p(np.diff(values) / values[:-1])
-        self._log_alpha, self._log_alpha_low = _running_sum(steps)
+        self._power = a - self.below  # by index(x): the power a - c(x)
+        steps = self._power[1:-1] * np.log1p(np.diff(values) / values[:-1])
+        high, low = _running_sum(steps)
+        # by index(x): the count next above x, and log alpha there (padded past the last);
+        # by index(y): the count at or below y, and log alpha there (padded before the first)
+        self._up = np.append(values, 1.0)
+        self._up_log, self._up_log_low = np.append(high, 0.0), np.append(low, 0.0)
+        self._down = np.concatenate(([1.0], values))
+        self._down_log = np.concatenate(([0.0], high))
+        self._down_log_low = np.concatenate(([0.0], low))
 
     def exponent(self, y: FloatArray) -> FloatArray:
         """:math:`a - c(y)`, the power of ``x`` in the kernel near ``y``."""
@@ -232,25 +240,34 @@ class _Kernel:
     ) -> FloatArray:
         r"""Return :math:`\log \kappa(x, y)` for :math:`1 \le x < y`.
 
-        ``ix`` and ``iy`` are :meth:`index` of ``x`` and ``y`` when known.
+        ``ix`` and ``iy`` are :meth:`index` of ``x`` and ``y`` when known; a single ``y`` (of
+        shape ``(1,)``) serves every ``x`` (its terms computed once).
         """
         ix = self.index(x) if ix is None else ix
         iy = self.index(y) if iy is None else iy
-        power_y = self.a - self.below[iy]
+        power_y = self._power[iy]
         same = np.asarray(ix == iy)
         if bool(same.all()):  # no count in (x, y]: one power
             return np.asarray(power_y * np.log1p(-(y - x) / y), dtype=np.float64)
-        last = self.values.size - 1
-        up = np.minimum(ix, last)  # the count next above x (where one is)
-        down = np.maximum(iy - 1, 0)  # the count next at or below y
-        v_up, v_down = self.values[up], self.values[down]
-        out = (self.a - self.below[ix]) * np.log1p((x - v_up) / v_up)
-        out += (self._log_alpha[up] - self._log_alpha[down]) + (
-            self._log_alpha_low[up] - self._log_alpha_low[down]
+        v_up, v_down = self._up[ix], self._down[iy]
+        out = np.subtract(x, v_up)
+        out /= v_up
+        np.log1p(out, out=out)
+        out *= self._power[ix]
+        out += (self._up_log[ix] - self._down_log[iy]) + (
+            self._up_log_low[ix] - self._down_log_low[iy]
         )
-        out += power_y * np.log1p((v_down - y) / y)
+        below_y = np.subtract(v_down, y)
+        below_y /= y
+        np.log1p(below_y, out=below_y)
+        below_y *= power_y
+        out += below_y
         if bool(same.any()):
-            out = np.where(same, power_y * np.log1p(-(y - x) / y), out)
+            pick = np.flatnonzero(same)
+            shape = out.shape  # (a single y broadcasts against many x)
+            y_same = np.broadcast_to(y, shape)[pick]
+            step = (np.broadcast_to(x, shape)[pick] - y_same) / y_same
+            out[pick] = np.broadcast_to(power_y, shape)[pick] * np.log1p(step)
         return np.asarray(out, dtype=np.float64)
 
 

@@ -159,10 +159,10 @@ def shared_sums(
             # kappa(x, y) = kappa(x, y_r) / kappa(y, y_r), y_r the block's last node
             y_block = y_live[start:stop]
             xs = x[g0:g1]
-            kern = np.exp(kernel.log_ratio(xs, np.full(xs.size, y_block[-1]))) * w[g0:g1]
+            kern = np.exp(kernel.log_ratio(xs, y_block[-1:])) * w[g0:g1]
             # (each node's own log kernel to the last: the running sums of log alpha over the
             # nodes carry a rounding per node, 4e-14 over a block of a hundred)
-            factor = np.exp(-kernel.log_ratio(y_block, np.full(y_block.size, y_block[-1])))
+            factor = np.exp(-kernel.log_ratio(y_block, y_block[-1:]))
             lo_g, hi_g = node_lo[start:stop] - g0, node_hi[start:stop] - g0
             size = _interpolation_size(float(xs[0]), float(y_block[0]), float(y_block[-1]))
             if size < rows.size:
