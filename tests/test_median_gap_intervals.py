@@ -124,7 +124,7 @@ def test_gram_nodes_against_every_integer(
     values, counts, below = _parts(candidates)
     nodes = window_nodes(cands, lo, hi, int(c0))
     tolerance = 1e-14
-    hard, _ = interpolation_plan(values, counts, below, a, nodes.x, tolerance)
+    hard, _, _ = interpolation_plan(values, counts, below, a, nodes.x, tolerance)
     x, w = nodes.enumerated(hard) if hard.size else (nodes.x, nodes.w)
     assert not bool(np.all(x == np.floor(x)))
     evaluator = _Evaluator(cands, float(lo), float(hi), 0.0)
@@ -155,3 +155,35 @@ def test_gram_nodes_against_every_integer(
     assert got[0] == pytest.approx(expected[0], rel=1e-13)
     assert abs(got[1] - expected[1]) <= 1e-13 * scale[0]
     assert abs(got[2] - expected[2]) <= 1e-13 * scale[1]
+
+
+def test_the_plan_of_the_choice_serves_the_gap_sums(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The cells planned on every Gram node (when the nodes are chosen) serve the nodes the gap
+    sums keep, with the same sums as a plan of their own; a node the cells do not hold takes a
+    plan of its own."""
+    candidates = np.random.default_rng(2).integers(1, 14_506, size=100)
+    cands = _Candidates(candidates)
+    a = candidates.size // 2
+    lo, hi = max(cands.window(a)[0], 1), min(cands.window(a + 1)[1], cands.c_max)
+    c0 = float(cands.centre(lo, hi))
+    values, counts, below = _parts(candidates)
+    nodes = window_nodes(cands, lo, hi, int(c0))
+    tolerance = 1e-14
+    hard, _, cells = interpolation_plan(values, counts, below, a, nodes.x, tolerance)
+    x, w = nodes.enumerated(hard) if hard.size else (nodes.x, nodes.w)
+    mass = _Evaluator(cands, float(lo), float(hi), 0.0).evaluate(x, 0.0, [], [a])[2][:, 0]
+    planned = record_found(monkeypatch, intervals, "_restricted")
+    own = gap_sums(values, counts, below, a, x, w, mass, c0, tolerance=tolerance)
+    handed = gap_sums(values, counts, below, a, x, w, mass, c0, tolerance=tolerance, cells=cells)
+    assert planned == [False, True]
+    assert own is not None
+    assert handed is not None
+    np.testing.assert_allclose(handed, own, rtol=1e-15)
+    # cells that miss a node (one in the middle of the window, which the gap sums keep): planned
+    # afresh
+    drop = np.arange(cells.at.size) != cells.at.size // 2
+    partial = intervals.Cells(cells.at[drop], cells.cell[drop], cells.points, cells.probe)
+    planned.clear()
+    again = gap_sums(values, counts, below, a, x, w, mass, c0, tolerance=tolerance, cells=partial)
+    assert planned == [False]
+    assert again == own

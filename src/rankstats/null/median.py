@@ -247,6 +247,7 @@ def _moments(cands: _Candidates, *, t_budget: int = _T_ENUM_BUDGET) -> Moments:
     # the gap term weighs about 1/n in V[M]: its relative error may grow with n (module docs)
     tolerance = min(_GAP_TOLERANCE_MAX, max(1e-18, 1e-16 * n))
     on_integers = bool(np.all(x == np.floor(x)))
+    cells = None
     if (
         even
         and not on_integers
@@ -257,7 +258,7 @@ def _moments(cands: _Candidates, *, t_budget: int = _T_ENUM_BUDGET) -> Moments:
         # varies within a few integers take every integer), or every sum takes integer nodes
         # (the tails and point masses evaluated once), whichever evaluates at fewer nodes
         integers = IntegerWindow(lo, hi, breaks, piece, window_scale(lo, hi))
-        x, w, on_integers = cheaper_nodes(cands, nodes, a, tolerance, integers)
+        x, w, on_integers, cells = cheaper_nodes(cands, nodes, a, tolerance, integers)
     evaluator = _Evaluator(cands, float(lo), float(hi), 0.0)
     lower, upper, pmf, _ = evaluator.evaluate(x, 0.0, [a - 1], [a] if even else [])
     # P(X > x) - 1[x < c0], from whichever tail keeps its relative accuracy
@@ -284,7 +285,16 @@ def _moments(cands: _Candidates, *, t_budget: int = _T_ENUM_BUDGET) -> Moments:
         dot(aw, np.abs(single.m2_inv_terms)) + dot(aw, np.abs(m2_inv_terms)),
     ]
     sums = gap_sums(
-        cands.values, cands.counts, cands.below, a, x, w, mass, float(c0), tolerance=tolerance
+        cands.values,
+        cands.counts,
+        cands.below,
+        a,
+        x,
+        w,
+        mass,
+        float(c0),
+        tolerance=tolerance,
+        cells=cells,
     )
     if sums is None and not on_integers:
         # sum over integer nodes, where the kernel sums are exact

@@ -82,7 +82,7 @@ import numpy as np
 
 from rankstats.arrays import FloatArray, IntArray
 from rankstats.null.median_gap import _Kernel, continues, gap_sums, interpolation_plan
-from rankstats.null.median_gap_intervals import fewest_points
+from rankstats.null.median_gap_intervals import Cells, fewest_points
 from rankstats.null.median_rules import (
     _ENUM,
     IntegerWindow,
@@ -154,7 +154,7 @@ def cheaper_nodes(
     tolerance: float,
     integers: IntegerWindow,
     shift: float = 0.0,
-) -> tuple[FloatArray, FloatArray, bool]:
+) -> tuple[FloatArray, FloatArray, bool, Cells | None]:
     """The Gram ``nodes`` or the ``integers``, whichever the gap sums take at less cost.
 
     For nodes with a count within the gap sums' kernel reach (at ``nodes.x - shift``): the Gram
@@ -162,17 +162,21 @@ def cheaper_nodes(
     masses at the nodes and an exact inner sum at each interpolation point (their panels next
     to a count where the kernel varies within a few integers take every integer); the integer
     nodes cost the tails, the point masses and an exact inner sum at each. Returns the nodes,
-    their weights and whether they are the integers (whose rules are formed only then).
+    their weights, whether they are the integers (whose rules are formed only then) and, for
+    the Gram nodes, the interpolation's cells (at ``nodes.x - shift``, for :func:`gap_sums`).
     """
     limit = 2 * integers.size()
     y = nodes.x - shift
     if nodes.x.size + fewest_points(cands.values, y) > limit:
-        return (*integers.nodes(), True)  # fewer integer nodes whatever the plan (before its cost)
-    hard, points = interpolation_plan(cands.values, cands.counts, cands.below, a, y, tolerance)
+        # fewer integer nodes whatever the plan (before its cost)
+        return (*integers.nodes(), True, None)
+    hard, points, cells = interpolation_plan(
+        cands.values, cands.counts, cands.below, a, y, tolerance
+    )
     x, w = nodes.enumerated(hard) if hard.size else (nodes.x, nodes.w)
     if x.size + points <= limit:
-        return x, w, False
-    return (*integers.nodes(), True)
+        return x, w, False, cells
+    return (*integers.nodes(), True, None)
 
 
 def window_scale(lo: int, hi: int) -> float:
@@ -335,7 +339,7 @@ def even_moments(cands: _Candidates) -> Moments | None:
         # at the Gram nodes, or integer nodes, whichever costs less
         nodes = WindowNodes(v, wv, breaks, piece, starts, lengths, owner)
         integers = IntegerWindow(v_lo, hi_b, breaks, piece, window_scale(v_lo, hi_b))
-        v, wv, _ = cheaper_nodes(cands, nodes, a, _GAP_TOLERANCE, integers, shift=1.0)
+        v, wv, _, _ = cheaper_nodes(cands, nodes, a, _GAP_TOLERANCE, integers, shift=1.0)
     terms = _pair_terms(cands, evaluator, kernel, a, v, wv, float(c0))
     if terms is None:
         v, wv = integer_nodes(v_lo, hi_b, breaks, piece, window_scale(v_lo, hi_b))

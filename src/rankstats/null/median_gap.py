@@ -55,7 +55,7 @@ from numpy.lib.stride_tricks import sliding_window_view
 
 from rankstats.arrays import FloatArray, IntArray
 from rankstats.null.interpolation import chebyshev_interpolate, chebyshev_points
-from rankstats.null.median_gap_intervals import interpolated_sums, plan_points
+from rankstats.null.median_gap_intervals import Cells, interpolated_sums, plan_points
 from rankstats.null.median_gap_panels import (
     kernel_pieces,
     node_blocks,
@@ -456,22 +456,23 @@ def continues(
 
 def interpolation_plan(
     values: FloatArray, counts: FloatArray, below: IntArray, a: int, y: FloatArray, tolerance: float
-) -> tuple[IntArray, int]:
+) -> tuple[IntArray, int, Cells]:
     """How :func:`gap_sums` would serve the non-integer nodes ``y`` by interpolation.
 
     Where a count lies within the kernel's reach, :func:`gap_sums` interpolates the inner sums
     between the counts (:mod:`.median_gap_intervals`). Returns the nodes (indices into ``y``)
     that cannot be interpolated (where the kernel varies within a few integers next to a count:
     their panels need integer nodes) and the number of integer points whose exact inner sums the
-    interpolants take. Judged before any point mass is evaluated.
+    interpolants take, and the cells (for :func:`gap_sums` on the nodes kept). Judged before any
+    point mass is evaluated.
     """
     kernel = _Kernel(values, counts, below, a)
     cut = -math.log(tolerance)
     inside = np.flatnonzero(y > 1.0)
-    found, points = plan_points(
+    found, points, cells = plan_points(
         values, y[inside], kernel.exponent(y[inside]), _pole_weights(kernel, cut)
     )
-    return inside[found], points
+    return inside[found], points, cells
 
 
 def gap_sums(
@@ -487,6 +488,7 @@ def gap_sums(
     tolerance: float = 1e-18,
     budget: int = _PAIR_BUDGET,
     phi: Weights | None = None,
+    cells: Cells | None = None,
 ) -> list[float] | None:
     r"""Return the sums over :math:`x < y` of :math:`H \varphi_j(x + y)`, one per weight function.
 
@@ -514,6 +516,8 @@ def gap_sums(
         The most pairs :math:`(x, y)` to sum.
     phi : callable, optional
         Maps an array of :math:`s` to the list of weight arrays :math:`\varphi_j(s)`.
+    cells : Cells, optional
+        The interpolation cells :func:`interpolation_plan` formed on these nodes (or more).
 
     Returns
     -------
@@ -559,14 +563,14 @@ def gap_sums(
     if not integral and _surely_crosses(values, y, a, float(cut[0])):
         # a count within some node's reach: the inner sums between consecutive counts,
         # interpolated from exact sums at integer points
-        return _interpolated(kernel, phi, y, scale, power, cut, budget, width)
+        return _interpolated(kernel, phi, y, scale, power, cut, budget, width, cells)
     if not integral:
         reach = y - kernel.lowest(y, cut)
         span = np.maximum(np.floor(np.minimum(reach, y - 1.0)), 0.0).astype(np.int64)
         if not _continues(values, y, reach, span):
             # a count within some node's reach: the inner sums between consecutive counts,
             # interpolated from exact sums at integer points
-            return _interpolated(kernel, phi, y, scale, power, cut, budget, width)
+            return _interpolated(kernel, phi, y, scale, power, cut, budget, width, cells)
     rows = _exact_rows(kernel, phi, y, power, cut, budget, width, reach)
     if rows is None:
         return None
@@ -582,6 +586,7 @@ def _interpolated(
     cut: FloatArray,
     budget: int,
     width: int,
+    cells: Cells | None = None,
 ) -> list[float] | None:
     """The gap sums at nodes whose kernel reaches a count: :mod:`.median_gap_intervals`."""
     values = kernel.values
@@ -591,7 +596,7 @@ def _interpolated(
         return _exact_rows(kernel, phi, points, kernel.exponent(points), at, budget, width)
 
     pole = _pole_weights(kernel, cut[0])
-    return interpolated_sums(values, y, scale, power, pole, exact_rows, width)
+    return interpolated_sums(values, y, scale, power, pole, exact_rows, width, cells)
 
 
 def _pole_weights(kernel: _Kernel, cut: float) -> Callable[[FloatArray], FloatArray]:

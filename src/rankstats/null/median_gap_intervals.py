@@ -88,6 +88,7 @@ __all__ = [
     "LADDER",
     "NU_MAX",
     "SPLIT_MIN",
+    "Cells",
     "fewest_points",
     "interpolated_sums",
     "plan_points",
@@ -282,18 +283,54 @@ def _plan(values: FloatArray, y: FloatArray, power: FloatArray, pole: Pole) -> _
     )
 
 
+class Cells(NamedTuple):
+    """A plan's cells by the values of the nodes they serve, for :func:`interpolated_sums`.
+
+    The plan of the nodes a choice of nodes was judged on serves the nodes the gap sums keep
+    of them (a subset, by value): its cells need not be formed again.
+    """
+
+    #: the nodes served, sorted, and the cell of each
+    at: FloatArray
+    cell: IntArray
+    #: each cell's points (NaN padded) and check
+    points: FloatArray
+    probe: FloatArray
+
+
 def plan_points(
     values: FloatArray, y: FloatArray, power: FloatArray, pole: Pole
-) -> tuple[IntArray, int]:
+) -> tuple[IntArray, int, Cells]:
     """The non-integer nodes among ``y`` no interpolant here can serve, and the points it takes.
 
     (The nodes' panels need integer nodes: :func:`interpolated_sums` gives ``None`` while any
     is left. The points are the integers whose exact sums the interpolants and their checks
-    take.)
+    take.) Returns the cells too, for :func:`interpolated_sums` on these nodes or some of them.
     """
     plan = _plan(values, y, power, pole)
     real = ~np.isnan(plan.points)
-    return plan.failed, int(np.unique(np.concatenate((plan.points[real], plan.probe))).size)
+    order = np.argsort(y[plan.nodes], kind="stable")
+    cells = Cells(y[plan.nodes][order], plan.cell[order], plan.points, plan.probe)
+    points = int(np.unique(np.concatenate((plan.points[real], plan.probe))).size)
+    return plan.failed, points, cells
+
+
+def _restricted(cells: Cells | None, y: FloatArray) -> _Plan | None:
+    """The plan of the non-integer nodes among ``y`` from ``cells`` (``None``: some not served).
+
+    The cells that serve none of them are left out, with their points.
+    """
+    if cells is None:
+        return None
+    loose = np.flatnonzero(y != np.floor(y))
+    at = y[loose]
+    position = np.minimum(np.searchsorted(cells.at, at), max(cells.at.size - 1, 0))
+    if cells.at.size == 0 or not bool(np.all(cells.at[position] == at)):
+        return None
+    used, cell = np.unique(cells.cell[position], return_inverse=True)
+    return _Plan(
+        cells.points[used], cells.probe[used], loose, cell.reshape(-1), np.zeros(0, np.int64)
+    )
 
 
 def _weights(points: FloatArray) -> FloatArray:
@@ -333,6 +370,7 @@ def interpolated_sums(
     pole: Pole,
     rows: Rows,
     width: int,
+    cells: Cells | None = None,
 ) -> list[float] | None:
     r"""Return :math:`\sum_y` ``scale`` :math:`\cdot S_j(y)` for each weight :math:`j`.
 
@@ -351,6 +389,9 @@ def interpolated_sums(
         Exact inner sums at integer points, shape ``(width, points)``, or ``None``.
     width : int
         The number of weight functions.
+    cells : Cells, optional
+        The cells :func:`plan_points` formed on these nodes or more (by value); planned
+        afresh where ``None`` or where some node is not among them.
 
     Returns
     -------
@@ -359,7 +400,9 @@ def interpolated_sums(
         (see the module documentation).
     """
     integral = y == np.floor(y)
-    plan = _plan(values, y, power, pole)
+    plan = _restricted(cells, y)
+    if plan is None:
+        plan = _plan(values, y, power, pole)
     if plan.failed.size:
         return None
     real = ~np.isnan(plan.points)
