@@ -214,7 +214,7 @@ def test_upper_middle_rank_gram_nodes_against_integer_nodes(
     got = even_moments(cands)
     assert len(chosen) == 1  # a count lies within the kernel's reach
     monkeypatch.setattr(
-        median_even, "cheaper_nodes", lambda *args, **kwargs: (*args[4].nodes(), True)
+        median_even, "cheaper_nodes", lambda *args, **kwargs: (*args[4].nodes(), True, None)
     )
     forced = even_moments(cands)
     assert got is not None

@@ -289,7 +289,7 @@ def test_even_gram_nodes_with_interpolated_gap_sums_against_integer_nodes(
     # the integer nodes, whatever they cost
     for module in (median_module, median_even):
         monkeypatch.setattr(
-            module, "cheaper_nodes", lambda *args, **kwargs: (*args[4].nodes(), True)
+            module, "cheaper_nodes", lambda *args, **kwargs: (*args[4].nodes(), True, None)
         )
     taken.clear()
     expected = (*median_moments(candidates), *inverse_median_moments(candidates))
