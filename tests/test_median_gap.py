@@ -52,6 +52,11 @@ def _reference(
     return [float(total) for total in totals]
 
 
+#: counts with kinks among the nodes, a node whose power reaches 0, counts spread widely
+KINKS = np.concatenate((np.arange(300, 340, 4), np.random.default_rng(2).integers(600, 700, 30)))
+FLAT = np.array([2, 3, 5, 40, 45, 50])
+SPREAD = np.random.default_rng(4).integers(1, 2_000, size=24)
+
 CASES = [
     # no count below the nodes: every node takes the plain rows (kernel (1 - t/y)^p)
     pytest.param(np.random.default_rng(1).integers(900, 1000, size=40), 20, False, id="plain"),
@@ -274,9 +279,9 @@ def test_long_inner_sums_take_the_panels(monkeypatch: pytest.MonkeyPatch) -> Non
 @pytest.mark.parametrize(
     "candidates",
     [
-        np.concatenate((np.arange(300, 340, 4), np.random.default_rng(2).integers(600, 700, 30))),
-        np.array([2, 3, 5, 40, 45, 50]),
-        np.random.default_rng(4).integers(1, 2_000, size=24),
+        KINKS,
+        FLAT,
+        SPREAD,
     ],
     ids=["kinks", "flat", "spread"],
 )
@@ -358,9 +363,9 @@ def test_crossing_finds_what_bisection_finds(candidates: np.ndarray) -> None:
 @pytest.mark.parametrize(
     "candidates",
     [
-        np.concatenate((np.arange(300, 340, 4), np.random.default_rng(2).integers(600, 700, 30))),
-        np.array([2, 3, 5, 40, 45, 50]),
-        np.random.default_rng(4).integers(1, 2_000, size=24),
+        KINKS,
+        FLAT,
+        SPREAD,
         np.random.default_rng(5).integers(1, 3_000, size=100),
     ],
     ids=["kinks", "flat", "spread", "spread-100"],
@@ -390,9 +395,9 @@ def test_least_pairs_bounds_the_pairs_above_the_cut(candidates: np.ndarray, cut:
 @pytest.mark.parametrize(
     "candidates",
     [
-        np.concatenate((np.arange(300, 340, 4), np.random.default_rng(2).integers(600, 700, 30))),
-        np.array([2, 3, 5, 40, 45, 50]),
-        np.random.default_rng(4).integers(1, 2_000, size=24),
+        KINKS,
+        FLAT,
+        SPREAD,
         np.random.default_rng(5).integers(1, 14_505, size=100),
         np.array([3] * 50 + [10**9] * 50),
         np.random.default_rng(6).integers(1, 10**9, size=64),

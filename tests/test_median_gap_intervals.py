@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from fractions import Fraction
+from typing import Any
 
 import numpy as np
 import pytest
@@ -96,6 +97,43 @@ def _parts(candidates: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return values.astype(np.float64), counts.astype(np.float64), below
 
 
+class _Window:
+    """A median's window of the middle ranks, its Gram nodes (with the plan's hard nodes
+    enumerated) and the interpolation's cells, as the even median takes them."""
+
+    tolerance = 1e-14
+
+    def __init__(self, candidates: np.ndarray) -> None:
+        self.cands = cands = _Candidates(candidates)
+        self.a = a = candidates.size // 2
+        self.lo = max(cands.window(a)[0], 1)
+        self.hi = min(cands.window(a + 1)[1], cands.c_max)
+        self.c0 = float(cands.centre(self.lo, self.hi))
+        self.values, self.counts, self.below = _parts(candidates)
+        nodes = window_nodes(cands, self.lo, self.hi, int(self.c0))
+        hard, _, self.cells = interpolation_plan(
+            self.values, self.counts, self.below, a, nodes.x, self.tolerance
+        )
+        self.x, self.w = nodes.enumerated(hard) if hard.size else (nodes.x, nodes.w)
+        self.evaluator = _Evaluator(cands, float(self.lo), float(self.hi), 0.0)
+
+    def sums(self, y: np.ndarray, weights: np.ndarray, **options: Any) -> list[float] | None:
+        """The gap sums at nodes ``y`` with the input's point masses there."""
+        mass = self.evaluator.evaluate(y, 0.0, [], [self.a])[2][:, 0]
+        return gap_sums(
+            self.values,
+            self.counts,
+            self.below,
+            self.a,
+            y,
+            weights,
+            mass,
+            self.c0,
+            tolerance=self.tolerance,
+            **options,
+        )
+
+
 @pytest.mark.parametrize(
     "candidates",
     [
@@ -117,39 +155,19 @@ def test_gram_nodes_against_every_integer(
     are exact in :math:`y` (each node's inner sum over every pair).
     """
     taken = record_found(monkeypatch, median_gap, "_interpolated")
-    cands = _Candidates(candidates)
-    a = candidates.size // 2
-    lo, hi = max(cands.window(a)[0], 1), min(cands.window(a + 1)[1], cands.c_max)
-    c0 = float(cands.centre(lo, hi))
-    values, counts, below = _parts(candidates)
-    nodes = window_nodes(cands, lo, hi, int(c0))
-    tolerance = 1e-14
-    hard, _, _ = interpolation_plan(values, counts, below, a, nodes.x, tolerance)
-    x, w = nodes.enumerated(hard) if hard.size else (nodes.x, nodes.w)
-    assert not bool(np.all(x == np.floor(x)))
-    evaluator = _Evaluator(cands, float(lo), float(hi), 0.0)
-    mass = evaluator.evaluate(x, 0.0, [], [a])[2][:, 0]
-    got = gap_sums(values, counts, below, a, x, w, mass, c0, tolerance=tolerance)
+    window = _Window(candidates)
+    assert not bool(np.all(window.x == np.floor(window.x)))
+    got = window.sums(window.x, window.w)
     assert taken == [True]  # the inner sums were interpolated
     assert got is not None
-    every = np.arange(float(lo), float(hi) + 1.0)
-    every_mass = evaluator.evaluate(every, 0.0, [], [a])[2][:, 0]
-    expected = gap_sums(
-        values, counts, below, a, every, np.ones(every.size), every_mass, c0, tolerance=tolerance
-    )
+    every = np.arange(float(window.lo), float(window.hi) + 1.0)
+    expected = window.sums(every, np.ones(every.size))
     assert expected is not None
     # the last weight changes sign at s = 2 c0: its sum is small against its terms
-    scale = gap_sums(
-        values,
-        counts,
-        below,
-        a,
+    scale = window.sums(
         every,
         np.ones(every.size),
-        every_mass,
-        c0,
-        tolerance=tolerance,
-        phi=lambda s: [np.abs(weight) for weight in median_gap._inverse_weights(s, c0)],
+        phi=lambda s: [np.abs(weight) for weight in median_gap._inverse_weights(s, window.c0)],
     )
     assert scale is not None
     assert got[0] == pytest.approx(expected[0], rel=1e-13)
@@ -161,29 +179,20 @@ def test_the_plan_of_the_choice_serves_the_gap_sums(monkeypatch: pytest.MonkeyPa
     """The cells planned on every Gram node (when the nodes are chosen) serve the nodes the gap
     sums keep, with the same sums as a plan of their own; a node the cells do not hold takes a
     plan of its own."""
-    candidates = np.random.default_rng(2).integers(1, 14_506, size=100)
-    cands = _Candidates(candidates)
-    a = candidates.size // 2
-    lo, hi = max(cands.window(a)[0], 1), min(cands.window(a + 1)[1], cands.c_max)
-    c0 = float(cands.centre(lo, hi))
-    values, counts, below = _parts(candidates)
-    nodes = window_nodes(cands, lo, hi, int(c0))
-    tolerance = 1e-14
-    hard, _, cells = interpolation_plan(values, counts, below, a, nodes.x, tolerance)
-    x, w = nodes.enumerated(hard) if hard.size else (nodes.x, nodes.w)
-    mass = _Evaluator(cands, float(lo), float(hi), 0.0).evaluate(x, 0.0, [], [a])[2][:, 0]
+    window = _Window(np.random.default_rng(2).integers(1, 14_506, size=100))
     planned = record_found(monkeypatch, intervals, "_restricted")
-    own = gap_sums(values, counts, below, a, x, w, mass, c0, tolerance=tolerance)
-    handed = gap_sums(values, counts, below, a, x, w, mass, c0, tolerance=tolerance, cells=cells)
+    own = window.sums(window.x, window.w)
+    handed = window.sums(window.x, window.w, cells=window.cells)
     assert planned == [False, True]
     assert own is not None
     assert handed is not None
     np.testing.assert_allclose(handed, own, rtol=1e-15)
     # cells that miss a node (one in the middle of the window, which the gap sums keep): planned
     # afresh
+    cells = window.cells
     drop = np.arange(cells.at.size) != cells.at.size // 2
     partial = intervals.Cells(cells.at[drop], cells.cell[drop], cells.points, cells.probe)
     planned.clear()
-    again = gap_sums(values, counts, below, a, x, w, mass, c0, tolerance=tolerance, cells=partial)
+    again = window.sums(window.x, window.w, cells=partial)
     assert planned == [False]
     assert again == own

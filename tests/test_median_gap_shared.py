@@ -12,6 +12,7 @@ from rankstats import InverseMedianRank, MedianRank
 from rankstats.null import median_gap
 from rankstats.null.median_gap import _Kernel, gap_sums
 from rankstats.null.median_gap_shared import (
+    _Block,
     _cuts,
     _direct_rows,
     _interpolated_rows,
@@ -146,8 +147,9 @@ def test_interpolated_weights_against_every_node(
 
     size = _interpolation_size(float(xs[0]), float(y[0]), float(y[-1]))
     assert size < y.size  # fewer points than nodes here
-    direct = _direct_rows(phi, kern, xs, y, lo, hi)
-    interpolated = _interpolated_rows(phi, kern, xs, y, lo, hi, size)
+    block = _Block(kern, xs, y, lo, hi)
+    direct = _direct_rows(phi, block)
+    interpolated = _interpolated_rows(phi, block, size)
     scale = np.abs(direct).max(axis=1, keepdims=True)
     assert (np.abs(interpolated - direct) <= 2e-15 * scale).all()
 

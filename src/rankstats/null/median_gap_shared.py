@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 import numpy as np
 
@@ -117,10 +117,12 @@ def shared_sums(
     r"""Per integer node :math:`y_i`, the sums :math:`\sum_x \kappa(x, y_i)\, \varphi_k(x + y_i)`.
 
     Over :math:`x` from the piece holding ``lowest[i]`` up to ``top[i] - 1``. ``top[i]`` is a
-    count below :math:`y_i` (or ``lowest[i]``, for none: an empty sum); the
-    pieces reaching below ``lowest[i]`` are summed whole (their terms are exact, if small).
-    ``phi`` maps an array of :math:`s` to the list of ``width`` weight arrays. Returns
-    ``(width, nodes)``, or ``None`` where the products would exceed ``budget`` entries.
+    count below :math:`y_i` (or ``lowest[i]``, for none: an empty sum); the pieces reaching
+    below ``lowest[i]`` are summed whole (their terms are exact, if small).
+    ``phi`` maps an array of :math:`s` to the list of ``width`` weight arrays, analytic away
+    from :math:`s \le 0` (as :func:`~rankstats.null.median_gap.gap_sums` asks: the
+    interpolation in :math:`y` relies on it). Returns ``(width, nodes)``, or ``None`` where the
+    products would exceed ``budget`` entries.
     """
     out = np.zeros((width, y.size))
     live = np.flatnonzero(top > lowest)
@@ -163,12 +165,12 @@ def shared_sums(
             # (each node's own log kernel to the last: the running sums of log alpha over the
             # nodes carry a rounding per node, 4e-14 over a block of a hundred)
             factor = np.exp(-kernel.log_ratio(y_block, y_block[-1:]))
-            lo_g, hi_g = node_lo[start:stop] - g0, node_hi[start:stop] - g0
+            block = _Block(kern, xs, y_block, node_lo[start:stop] - g0, node_hi[start:stop] - g0)
             size = _interpolation_size(float(xs[0]), float(y_block[0]), float(y_block[-1]))
             if size < rows.size:
-                sums = _interpolated_rows(phi, kern, xs, y_block, lo_g, hi_g, size)
+                sums = _interpolated_rows(phi, block, size)
             else:
-                sums = _direct_rows(phi, kern, xs, y_block, lo_g, hi_g)
+                sums = _direct_rows(phi, block)
             out[:, rows] = factor * sums
         start = stop
     return out
@@ -177,10 +179,10 @@ def shared_sums(
 def _interpolation_size(x_low: float, y_low: float, y_high: float) -> int:
     r"""Chebyshev points in :math:`y` enough for :math:`\varphi(x + y)` over a block's nodes.
 
-    The weights' poles lie at :math:`s \le 0`, at :math:`y \le -x - 2` below the block's
-    range :math:`[y_0, y_1]` (centre :math:`m`, half-width :math:`h`): the Bernstein ellipse
-    through the nearest has :math:`\rho = u + \sqrt{u^2 - 1}`,
-    :math:`u = (m + x + 2) / h`, and the interpolant's error falls like :math:`\rho^{-K}`.
+    The weights' poles lie at :math:`s \le 0`, at :math:`y \le -x` below the block's range
+    :math:`[y_0, y_1]` (centre :math:`m`, half-width :math:`h`): the Bernstein ellipse through
+    the nearest has :math:`\rho = u + \sqrt{u^2 - 1}`, :math:`u = (m + x) / h`, and the
+    interpolant's error falls like :math:`\rho^{-K}`.
     :math:`K` points with :math:`(\rho / 2)^{-K} \le e^{-45}` (the ellipse of half that
     parameter keeps the weights within :math:`2^3` of their size on the range) leave
     :math:`10^{-18}` of the weights' size. A large number where the range reaches near a pole.
@@ -188,38 +190,40 @@ def _interpolation_size(x_low: float, y_low: float, y_high: float) -> int:
     half = (y_high - y_low) / 2.0
     if half <= 0.0:
         return 1
-    u = ((y_high + y_low) / 2.0 + x_low + 2.0) / half
+    u = ((y_high + y_low) / 2.0 + x_low) / half
     rho = u + math.sqrt(u * u - 1.0)
     if rho <= 4.0:
         return 1 << 30
     return max(2, math.ceil(_INTERPOLATION_LOG / math.log(rho / 2.0)))
 
 
-def _direct_rows(
-    phi: Callable[[FloatArray], list[FloatArray]],
-    kern: FloatArray,
-    xs: FloatArray,
-    y: FloatArray,
-    lo: IntArray,
-    hi: IntArray,
-) -> FloatArray:
-    """Each node's masked sum of ``kern`` times the weights at ``xs + y``: ``(width, nodes)``."""
-    column = np.arange(xs.size)
-    kern_rows = np.where((column >= lo[:, None]) & (column < hi[:, None]), kern[None, :], 0.0)
-    s = (xs[None, :] + y[:, None]).ravel()
+class _Block(NamedTuple):
+    """A block of nodes and the Gauss nodes they reach.
+
+    The kernel at the Gauss nodes (their weights included), the Gauss nodes, the nodes ``y``
+    and each node's range of Gauss nodes (``lo`` up to ``hi``, exclusive).
+    """
+
+    kern: FloatArray
+    xs: FloatArray
+    y: FloatArray
+    lo: IntArray
+    hi: IntArray
+
+
+def _direct_rows(phi: Callable[[FloatArray], list[FloatArray]], block: _Block) -> FloatArray:
+    """Each node's masked sum of the kernel times the weights at ``xs + y``: ``(width, nodes)``."""
+    column = np.arange(block.xs.size)
+    inside = (column >= block.lo[:, None]) & (column < block.hi[:, None])
+    kern_rows = np.where(inside, block.kern[None, :], 0.0)
+    s = (block.xs[None, :] + block.y[:, None]).ravel()
     return np.array(
         [np.einsum("ij,ij->i", kern_rows, values_j.reshape(kern_rows.shape)) for values_j in phi(s)]
     )
 
 
 def _interpolated_rows(
-    phi: Callable[[FloatArray], list[FloatArray]],
-    kern: FloatArray,
-    xs: FloatArray,
-    y: FloatArray,
-    lo: IntArray,
-    hi: IntArray,
-    size: int,
+    phi: Callable[[FloatArray], list[FloatArray]], block: _Block, size: int
 ) -> FloatArray:
     r""":func:`_direct_rows` with the weights interpolated in :math:`y` from ``size`` points.
 
@@ -230,15 +234,18 @@ def _interpolated_rows(
     than at every node. (Below a node's range the kernel is below the cut: the running sums
     there are small against the node's.)
     """
+    y = block.y
     points = (y[0] + y[-1]) / 2.0 + (y[-1] - y[0]) / 2.0 * chebyshev_points(size)
     points[[0, -1]] = y[0], y[-1]
     basis = _chebyshev_basis(points, y)
-    s = (xs[None, :] + points[:, None]).ravel()
+    s = (block.xs[None, :] + points[:, None]).ravel()
     out = []
-    running = np.zeros((size, xs.size + 1))
+    running = np.zeros((size, block.xs.size + 1))
     for values_j in phi(s):
-        np.cumsum(values_j.reshape(size, xs.size) * kern[None, :], axis=1, out=running[:, 1:])
-        within = running[:, hi] - running[:, lo]
+        np.cumsum(
+            values_j.reshape(size, block.xs.size) * block.kern[None, :], axis=1, out=running[:, 1:]
+        )
+        within = running[:, block.hi] - running[:, block.lo]
         out.append(np.einsum("ik,ki->i", basis, within))
     return np.array(out)
 
