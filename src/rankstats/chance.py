@@ -33,9 +33,9 @@ form that carries its digits: :math:`w\, t` or :math:`w - w\, (1 - t)`, whicheve
 the terms are exact (a task with one candidate, a hit or a miss, an integer rank and its
 expectation): the cancellation between tasks is gone.
 
-Where a term is a ratio of integers (:math:`\min(k, C) / C` of Hits@k, its expectation over
+Where a term is a ratio of integers (:math:`\min(k, C) / C` of ``Hits@k``, its expectation over
 tie-breaking), rounding it before the product keeps a rounding that the product itself need not
-have: ten tasks of ten candidates, three of them hits, gave the adjusted Hits@3 as
+have: ten tasks of ten candidates, three of them hits, gave the adjusted ``Hits@3`` as
 :math:`1.6 \cdot 10^{-17}`, not 0, as :math:`10 \cdot \mathrm{fl}(3/10) \ne 3`. With the ratio
 given (:attr:`ChanceTerms.expected_ratio`, ``rank_ratio`` of :func:`exact_difference`), a product
 whose weight times the numerator is exact in a double is taken as that product divided by the
@@ -108,7 +108,7 @@ class ChanceTerms(NamedTuple):
     #: whether the terms of ranks that are multiples of 1/2, their expectations and their gaps
     #: are multiples of 1/2 too (the mean rank's): summed exactly where :func:`sums_exact`
     halves: bool = False
-    #: the expectations as ratios of integers, where they are (:data:`Ratio`, Hits@k's
+    #: the expectations as ratios of integers, where they are (:data:`Ratio`, ``Hits@k``'s
     #: :math:`\min(k, C) / C`): each weighted product then rounded once (module doc)
     expected_ratio: Callable[[IntArray], Ratio] | None = None
 

@@ -143,7 +143,7 @@ def tie_terms(metric: RankBasedMetric) -> Callable[[IntArray, IntArray], FloatAr
 
 
 def tie_ratios(metric: RankBasedMetric) -> Callable[[IntArray, IntArray], Ratio] | None:
-    """:func:`tie_terms` as ratios of integers, where they are (Hits@k), else ``None``."""
+    """:func:`tie_terms` as ratios of integers, where they are (``Hits@k``), else ``None``."""
     if type(metric) is HitsAtK:
         k = metric.cutoff
         return lambda o, p: _hit_ratio(o, p, k)
