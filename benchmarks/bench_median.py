@@ -93,6 +93,22 @@ The sums from the upper middle rank (the separated rows) make the same choice; t
 few pieces that had sent them to integer nodes at once (``_may_continue``) went with it: the
 separated row at n = 1000 13.4 -> 13.0 ms, counts 1e3 and 1e9 at n = 60 22 -> 17 ms, 200 small
 counts beside 200 in 1e6..1e12 66 -> 44 ms (CPU, best of five).
+
+Later on 2026-11-28 the exact inner sums at the interpolation's integer points (about 800 at
+n = 100 with counts in 1..14505) came from Gauss nodes in x that all points share
+(``rankstats.null.median_gap_shared``: pieces cut once at the counts and on a ladder of decay
+lengths, the kernel factorised per block of points, the weights interpolated in y), where every
+point had cut, ruled and evaluated its own panels in the shift t (13,000 pieces); the kernel's
+reach came in closed form from log alpha at the counts, where bracketing took a dozen kernel
+evaluations per node (and a count within the reach's lower bound spares even that); the
+interpolation cells planned when the nodes are chosen serve the gap sums (planned once, not
+twice); and the integer nodes' rules are formed only where they are chosen. One run of the
+whole table after these, against the first run of the day (CPU, even against odd; both runs
+beside the accuracy sweep): n = 100 with counts in 1..14505 18.4 -> 10.1 ms (ratio 3.78 ->
+2.16), 1..5e3 13.5 -> 9.7 ms, 1e3..2e3 9.4 -> 7.2 ms, 1..1e6 21.3 -> 10.8 ms (4.79 -> 2.53),
+n = 64 with counts in 1..1e9 16.9 -> 9.2 ms, n = 1000 with counts in 1..1e9 49.9 -> 19.0 ms
+(8.02 -> 3.32), n = 400 49 -> 28 ms, n = 200 22.4 -> 18.2 ms, and the separated row at
+n = 1000 (counts 3 and 1e9) 9.81 -> 7.83. The issue's own spread (200..1200) stays at 5.9 ms.
 """
 
 from __future__ import annotations
