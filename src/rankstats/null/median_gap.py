@@ -560,14 +560,13 @@ def gap_sums(
         return smooth
     integral = bool(np.all(y == np.floor(y)))
     reach = None
-    if not integral and _surely_crosses(values, y, a, float(cut[0])):
-        # a count within some node's reach: the inner sums between consecutive counts,
-        # interpolated from exact sums at integer points
-        return _interpolated(kernel, phi, y, scale, power, cut, budget, width, cells)
     if not integral:
-        reach = y - kernel.lowest(y, cut)
-        span = np.maximum(np.floor(np.minimum(reach, y - 1.0)), 0.0).astype(np.int64)
-        if not _continues(values, y, reach, span):
+        crosses = _surely_crosses(values, y, a, float(cut[0]))
+        if not crosses:
+            reach = y - kernel.lowest(y, cut)
+            span = np.maximum(np.floor(np.minimum(reach, y - 1.0)), 0.0).astype(np.int64)
+            crosses = not _continues(values, y, reach, span)
+        if crosses:
             # a count within some node's reach: the inner sums between consecutive counts,
             # interpolated from exact sums at integer points
             return _interpolated(kernel, phi, y, scale, power, cut, budget, width, cells)
@@ -670,6 +669,17 @@ def _exact_rows(
             t, owner, w_t = _enumerated(span[rest])
             _add_pairs(rows, kernel, phi, y, iy, t, rest[owner], w_t, None)
         return rows
+    if bool(np.all(y == np.floor(y))):
+        # integer nodes: the sums below the count under each node from Gauss nodes in x that
+        # all nodes share (.median_gap_shared); each node's panels from that count up only
+        below_y = np.searchsorted(values, y, side="left") - 1
+        lowest = y - span
+        bound = np.maximum(np.where(below_y >= 0, values[np.maximum(below_y, 0)], 0.0), lowest)
+        shared = shared_sums(kernel, phi, y, lowest, bound, width, budget)
+        if shared is not None:
+            rows += shared
+            span = (y - bound).astype(np.int64)
+            found = shift_cuts(values, y, span, power)
     # the panels' pairs, block of nodes by block of nodes: memory bounded by the block, not by
     # the counts (wide spans cut by many counts make many pieces)
     # count the pairs first: an input beyond the budget costs the pieces, not their rules and
@@ -688,17 +698,6 @@ def _exact_rows(
             pairs += pair_count(pieces)
             if pairs > budget:
                 return None
-    if bool(np.all(y == np.floor(y))):
-        # integer nodes: the sums below the count under each node from Gauss nodes in x that
-        # all nodes share (.median_gap_shared); each node's panels from that count up only
-        below_y = np.searchsorted(values, y, side="left") - 1
-        lowest = y - span
-        bound = np.maximum(np.where(below_y >= 0, values[np.maximum(below_y, 0)], 0.0), lowest)
-        shared = shared_sums(kernel, phi, y, lowest, bound, width, budget)
-        if shared is not None:
-            rows += shared
-            span = (y - bound).astype(np.int64)
-            blocks = node_blocks(shift_cuts(values, y, span, power))
     for block in blocks:
         pieces = kernel_pieces(values, kernel.below, a, y[block], span[block], power[block])
         t, owner, w_t, ix = panel_nodes(pieces)
