@@ -44,8 +44,10 @@ e_{k-1}(z + s)\, ds` for the elementary symmetric polynomials behind :math:`P(N_
     \qquad m = a - c(v - 1),
 
 a positive, smooth integrand (a polynomial in :math:`y` of degree below :math:`n - a`, whose
-logarithm varies by less than about :math:`0.02 n / (n - a)` over the interval there),
-integrated by six-point Gauss-Legendre.
+logarithm varies by less than about :math:`\delta = 0.02 n / (n - a)` over the interval there),
+integrated by four-point Gauss-Legendre (:data:`_GAUSS`; for an integrand like
+:math:`e^{\delta t}` its error is about :math:`6 \cdot 10^{-10} \delta^8`, :math:`4 \cdot
+10^{-21}` at :math:`\delta = 0.04`).
 
 Sums and error bound
 --------------------
