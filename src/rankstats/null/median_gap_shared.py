@@ -44,11 +44,12 @@ from rankstats.null.median_rules import _nodes_per_piece, _piece_nodes, exponent
 __all__ = ["BLOCK_LOG_RANGE", "shared_sums"]
 
 #: the most a block's log kernels between its nodes may span: a Gauss node's factor
-#: kappa(x, y_r) is then at least e^-(c + 8). Each log kernel is a sum over the counts between
-#: its arguments, whose roundings grow with them: at 12 the moments had moved by 1.7e-15 from
-#: the panels' on one input (n = 64, counts up to 8e8), at 8 by 7.7e-16 at most (53 inputs).
-#: Wider blocks take more nodes y per interpolant of the weights (a range of 4 took 2.5 ms at
-#: n = 100 with counts in 1..14505, 8 took 1.8 ms)
+#: kappa(x, y_r) is then at least e^-(c + 8), and the terms that matter to a node (kappa near
+#: 1) come from exponentials of arguments up to 8, each rounded relative to its size, so the
+#: range costs a few units in the last place. Wider blocks take more nodes y per interpolant of
+#: the weights: a range of 4 took 2.5 ms at n = 100 with counts in 1..14505, 8 took 1.8 ms, 12
+#: 1.6 ms (when the factors came from running sums over the nodes, since replaced, 12 had
+#: moved the moments by 1.7e-15)
 BLOCK_LOG_RANGE = 8.0
 #: the most entries (nodes by Gauss nodes) of a block's product
 _BLOCK_ENTRIES = 65536
