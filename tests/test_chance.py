@@ -31,6 +31,7 @@ from rankstats import (
 from rankstats.chance import (
     CONDITION_LIMIT,
     EXACT_SUMS_LIMIT,
+    candidate_rows,
     exact_difference,
     ill_conditioned,
     multiples_of_half,
@@ -295,3 +296,18 @@ def test_weight_sums_exact() -> None:
     assert not weight_sums_exact(np.array([1.0, 2.0**-60]))
     assert not weight_sums_exact(np.array([0.1, 0.1]))
     assert weight_sums_exact(np.array([3.0 * 2.0**-1074, 2.0**-1070]))  # subnormals
+
+
+def test_candidate_rows_merge_a_count_where_its_weights_sum_exactly() -> None:
+    counts = np.array([10, 7, 10, 10])
+    values, totals = candidate_rows(counts, None)
+    assert values.tolist() == [7, 10]
+    assert totals.tolist() == [1.0, 3.0]
+    values, totals = candidate_rows(counts, np.array([0.5, 2.0, 0.25, 0.25]))
+    assert values.tolist() == [7, 10]
+    assert totals.tolist() == [2.0, 1.0]
+    # tenths do not sum exactly: one row per task, its own weight
+    weights = np.array([0.1, 0.2, 0.1, 0.3])
+    values, totals = candidate_rows(counts, weights)
+    assert values.tolist() == counts.tolist()
+    assert totals is weights
