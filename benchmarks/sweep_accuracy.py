@@ -24,7 +24,10 @@ values of derived metrics the floor is the condition number of the transform on 
 ``|1 - M| / |1 - E|`` for re-indexed metrics (``1 - (1 - M) / (1 - E)``), ``min(|M| + |E|,
 |1 - M| + |1 - E|) / sqrt(V)`` for z-scores; no code working from a correctly rounded ``M``
 can do better. The adjusted and z-scored means (of the mean rank, the MRR and Hits@k) take
-``M - E`` as an exact sum where it cancels (``rankstats.chance``): their floor is 0. Where a
+``M - E`` as an exact sum where it cancels (``rankstats.chance``): their floor is that of the
+reference itself, ``10**(15 - DPS)`` of the condition number's terms (a difference that is exactly
+0, as the adjusted Hits@3 of ten tasks of ten candidates with three hits, comes out of 50-digit
+arithmetic as -2.7e-51, which the exact 0 must not miss). Where a
 reference is undefined (re-indexed metric with E = 1, z-score with V = 0)
 a ``ValueError`` is required. Every call runs with warnings turned into errors, so a
 ``RuntimeWarning`` counts as a failure, as does any other exception where a value exists.
@@ -70,6 +73,10 @@ from sweep_reference import (
 
 TOLERANCE = 1e-12
 DPS = 50
+#: the references' own rounding, relative to the terms a derived value is taken from: a
+#: difference that is exactly 0 comes out at about 10**-DPS of them, so the floor trusts a
+#: reference to DPS - 15 digits of its terms (an exact 0 meets a reference of 1e-51 at 1e-16)
+REFERENCE_ROUNDING = mp.mpf(10) ** (15 - DPS)
 
 #: reference key of each base metric class
 BASE_KEYS = {
@@ -494,8 +501,10 @@ def check_case(
                     continue
                 mean, var, value, floor = found
                 if metric.base._chance_terms() is not None:
-                    # M - E summed exactly where it cancels (rankstats.chance): no floor
-                    floor = mp.mpf(0)
+                    # M - E summed exactly where it cancels (rankstats.chance): no floor but
+                    # the reference's own rounding (DPS digits of the terms it is taken from:
+                    # an exact 0 came out as -2.7e-51, and the exact 0 counted as a miss)
+                    floor *= REFERENCE_ROUNDING
             else:
                 mean, var = base
                 value, floor = value_ref, mp.mpf(0)
