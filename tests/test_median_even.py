@@ -221,3 +221,31 @@ def test_upper_middle_rank_gram_nodes_against_integer_nodes(
     assert forced is not None
     for actual, wanted in zip(got, forced, strict=True):
         assert actual == pytest.approx(wanted, rel=1e-13)
+
+
+def test_upper_middle_rank_plans_its_cells_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The cells planned when the Gram nodes are chosen serve the kernel sums at v - 1 (one
+    plan, not two), with the moments the same to the bit as a plan of their own."""
+    from rankstats.null import median_even, median_gap_intervals
+
+    counts = np.array([3] * 500 + [10**9] * 500)
+    plans: list[int] = []
+    real_plan = median_gap_intervals._plan
+
+    def counted(*args: object) -> object:
+        plans.append(1)
+        return real_plan(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(median_gap_intervals, "_plan", counted)
+    handed = even_moments(_Candidates(counts))
+    assert len(plans) == 1
+    real_choice = median_even.cheaper_nodes
+    monkeypatch.setattr(
+        median_even,
+        "cheaper_nodes",
+        lambda *args, **kwargs: (*real_choice(*args, **kwargs)[:3], None),
+    )
+    plans.clear()
+    own = even_moments(_Candidates(counts))
+    assert len(plans) == 2
+    assert handed == own

@@ -336,13 +336,14 @@ def even_moments(cands: _Candidates) -> Moments | None:
     starts, lengths = _pieces(v_lo, hi_b, breaks, piece)
     smooth = np.minimum(window_scale(v_lo, hi_b), starts.astype(np.float64))
     v, wv, owner = _piece_nodes(starts, lengths, smooth)
+    cells = None
     if not continues(cands.values, cands.counts, cands.below, a, v - 1.0, _GAP_TOLERANCE):
         # a count within the kernel's reach: the inner sums interpolated between the counts
         # at the Gram nodes, or integer nodes, whichever costs less
         nodes = WindowNodes(v, wv, breaks, piece, starts, lengths, owner)
         integers = IntegerWindow(v_lo, hi_b, breaks, piece, window_scale(v_lo, hi_b))
-        v, wv, _, _ = cheaper_nodes(cands, nodes, a, _GAP_TOLERANCE, integers, shift=1.0)
-    terms = _pair_terms(cands, evaluator, kernel, a, v, wv, float(c0))
+        v, wv, _, cells = cheaper_nodes(cands, nodes, a, _GAP_TOLERANCE, integers, shift=1.0)
+    terms = _pair_terms(cands, evaluator, kernel, a, v, wv, float(c0), cells)
     if terms is None:
         v, wv = integer_nodes(v_lo, hi_b, breaks, piece, window_scale(v_lo, hi_b))
         terms = _pair_terms(cands, evaluator, kernel, a, v, wv, float(c0))
@@ -363,11 +364,13 @@ def _pair_terms(
     v: FloatArray,
     wv: FloatArray,
     c: float,
+    cells: Cells | None = None,
 ) -> list[float] | None:
     r"""The second terms of :math:`\mathbb{E}[g(M)]` for the four :math:`g` (module docs).
 
     ``None`` if the kernel sums cannot be done at these nodes (see
-    :func:`~rankstats.null.median_gap.gap_sums`).
+    :func:`~rankstats.null.median_gap.gap_sums`); ``cells`` are the interpolation's cells at
+    ``v - 1`` where :func:`cheaper_nodes` planned them.
     """
     mass = _pair_mass(cands, evaluator, kernel, a, v)
     ci = 1.0 / c
@@ -393,6 +396,7 @@ def _pair_terms(
         c,
         tolerance=_GAP_TOLERANCE,
         phi=phi,
+        cells=cells,
     )
     if sums is None:
         return None
