@@ -142,8 +142,7 @@ class _Kernel:
 
     def exponent(self, y: FloatArray) -> FloatArray:
         """:math:`a - c(y)`, the power of ``x`` in the kernel near ``y``."""
-        iy = np.searchsorted(self.values, y, side="right")
-        return np.asarray(self.a - self.below[iy], dtype=np.float64)
+        return np.asarray(self._power[self.index(y)], dtype=np.float64)
 
     def lowest(self, y: FloatArray, cut: FloatArray) -> FloatArray:
         r"""Per node, an integer :math:`x \ge 1` from which on :math:`\log\kappa(x, y) \ge -c`.

@@ -63,8 +63,8 @@ class Kernel(Protocol):
     """What :func:`shared_sums` reads of :class:`rankstats.null.median_gap._Kernel`."""
 
     values: FloatArray
-    below: FloatArray
-    a: int
+
+    def exponent(self, y: FloatArray) -> FloatArray: ...
 
     def log_ratio(self, x: FloatArray, y: FloatArray) -> FloatArray: ...
 
@@ -80,8 +80,7 @@ def _cuts(kernel: Kernel, lo: float, hi: float) -> tuple[IntArray, IntArray, Flo
     inner = values[(values > lo) & (values < hi)]
     edges = np.concatenate(([lo], inner, [hi]))
     starts, ends = edges[:-1], edges[1:]
-    index = np.searchsorted(values, starts, side="right")
-    power = kernel.a - kernel.below[index]
+    power = kernel.exponent(starts)
     q = np.where(power > 4.0, 4.0 / np.maximum(power, 1.0), 0.25)
     # below x* = 32 / q the step is 32; above it, the geometric ladder from max(start, x*)
     knee = np.clip(_MIN_STEP / q, starts, ends)
@@ -89,10 +88,8 @@ def _cuts(kernel: Kernel, lo: float, hi: float) -> tuple[IntArray, IntArray, Flo
     geometric = np.where(ends > knee, np.ceil(np.log(ends / knee) / np.log1p(q)), 0.0).astype(
         np.int64
     )
-    owner_l = np.repeat(np.arange(starts.size), linear)
-    step_l = np.arange(owner_l.size) - np.repeat(np.cumsum(linear) - linear, linear)
-    owner_g = np.repeat(np.arange(starts.size), geometric)
-    step_g = np.arange(owner_g.size) - np.repeat(np.cumsum(geometric) - geometric, geometric)
+    owner_l, step_l = _steps(linear)
+    owner_g, step_g = _steps(geometric)
     cut = np.concatenate(
         (
             starts[owner_l] + _MIN_STEP * step_l,
@@ -102,8 +99,17 @@ def _cuts(kernel: Kernel, lo: float, hi: float) -> tuple[IntArray, IntArray, Flo
     )
     cut = np.unique(cut[(cut >= lo) & (cut <= hi)])
     piece_starts = cut[:-1]
-    piece_power = kernel.a - kernel.below[np.searchsorted(values, piece_starts, side="right")]
-    return piece_starts.astype(np.int64), np.diff(cut).astype(np.int64), piece_power
+    return (
+        piece_starts.astype(np.int64),
+        np.diff(cut).astype(np.int64),
+        kernel.exponent(piece_starts),
+    )
+
+
+def _steps(counts: IntArray) -> tuple[IntArray, IntArray]:
+    """For ``counts[i]`` steps of each interval ``i``: each step's interval and number."""
+    owner = np.repeat(np.arange(counts.size), counts)
+    return owner, np.arange(owner.size) - np.repeat(np.cumsum(counts) - counts, counts)
 
 
 def shared_sums(
