@@ -19,6 +19,7 @@ from median_pool_reference import two_count_reference
 from rankstats import InverseMedianRank, MedianRank
 from rankstats.null.median_even import even_moments
 from rankstats.null.median_tails import _Candidates
+from support import record_found
 from test_median_null import _reference
 
 
@@ -229,14 +230,7 @@ def test_upper_middle_rank_plans_its_cells_once(monkeypatch: pytest.MonkeyPatch)
     from rankstats.null import median_even, median_gap_intervals
 
     counts = np.array([3] * 500 + [10**9] * 500)
-    plans: list[int] = []
-    real_plan = median_gap_intervals._plan
-
-    def counted(*args: object) -> object:
-        plans.append(1)
-        return real_plan(*args)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(median_gap_intervals, "_plan", counted)
+    plans = record_found(monkeypatch, median_gap_intervals, "_plan")  # one entry per call
     handed = even_moments(_Candidates(counts))
     assert len(plans) == 1
     real_choice = median_even.cheaper_nodes

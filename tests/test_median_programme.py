@@ -15,6 +15,7 @@ import pytest
 
 import rankstats.null.median_tails as tails_module
 from rankstats.null.median_tails import _DP_BLOCK, _Candidates, _Evaluator, _programme
+from support import record_found
 
 
 def _task_by_task(q: np.ndarray, settles: np.ndarray, top: int) -> tuple[list, list]:
@@ -92,14 +93,7 @@ def test_band_runs_join_adjacent_pieces_of_the_same_tasks(monkeypatch: pytest.Mo
     cands = _Candidates(values, counts)
     x = np.unique(np.geomspace(3.0, 2.3e8, 3000).round())
     evaluator = _Evaluator(cands, float(x.min()), float(x.max()), 0.0)
-    calls: list[int] = []
-    original = tails_module.band_tails
-
-    def counted(*args: object) -> object:
-        calls.append(1)
-        return original(*args)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(tails_module, "band_tails", counted)
+    calls = record_found(monkeypatch, tails_module, "band_tails")  # one entry per call
     joined = evaluator.evaluate(x, 0.0, [500], [500, 501])
     joined_calls = len(calls)
     calls.clear()
