@@ -14,7 +14,13 @@ import numpy as np
 import pytest
 
 import rankstats.null.median_tails as tails_module
-from rankstats.null.median_tails import _DP_BLOCK, _Candidates, _Evaluator, _programme
+from rankstats.null.median_tails import (
+    _DP_BLOCK,
+    _Candidates,
+    _Evaluator,
+    _programme,
+    _task_rows,
+)
 from support import record_found
 
 
@@ -63,6 +69,31 @@ def test_blocks_give_the_law_of_the_count(seed: int) -> None:
     assert all(g == 0 for g in gone)
     for node in range(4):
         _assert_close(dist[:, node], expected[node], 1e-13)
+
+
+def test_task_rows_are_padded_probabilities_and_give_the_same_law() -> None:
+    """The rows the programme takes: each task's chances, padded with tasks that never succeed.
+
+    A count at or below the node is certain; above it the chances are ``x / (C - t)`` and
+    ``(C - t - x) / (C - t)``, each a single rounding. Padded rows and the same rows unpadded
+    give the same law to the bit.
+    """
+    items = np.array([3.0, 7.0, 7.0, 40.0, 1e9] * 7)  # 35 tasks: padded to 48
+    x = np.array([2.0, 5.5, 30.0, 80.0])
+    t = np.array([0.0, 1.0, 2.0, 0.0])
+    q_rows, p_rows = _task_rows(items, x, t)
+    assert q_rows.shape == p_rows.shape == (3 * _DP_BLOCK, x.size)
+    room = items[:, None] - t
+    inside = room > x
+    np.testing.assert_array_equal(q_rows[: items.size], np.where(inside, x / room, 1.0))
+    np.testing.assert_array_equal(p_rows[: items.size], np.where(inside, (room - x) / room, 0.0))
+    assert np.all(q_rows[items.size :] == 0.0)
+    assert np.all(p_rows[items.size :] == 1.0)
+    settles = np.zeros(items.size, dtype=np.int64)
+    padded = _programme(q_rows, p_rows, settles, 12)
+    unpadded = _programme(q_rows[: items.size], p_rows[: items.size], settles, 12)
+    for got, want in zip(padded, unpadded, strict=True):
+        np.testing.assert_array_equal(got, want)
 
 
 def test_rows_settled_at_block_starts_drop_what_task_by_task_drops() -> None:

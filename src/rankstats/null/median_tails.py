@@ -223,26 +223,56 @@ def _programme_work(settle: IntArray, top: int) -> int:
 
 
 def _block_polynomials(q_rows: FloatArray, p_rows: FloatArray) -> FloatArray:
-    r"""The law of each block's number of successes: ``(blocks, _DP_BLOCK + 1, nodes)``.
+    r"""The law of each block's number of successes: ``(_DP_BLOCK + 1, blocks, nodes)``.
 
     Block :math:`b` holds the tasks :math:`bB, \dots, bB + B - 1` (:math:`B` =
-    :data:`_DP_BLOCK`; the last block padded with tasks that never succeed); its row :math:`s`
-    is :math:`P(\text{$s$ of them succeed})`, built task by task as the programme itself adds
-    tasks (two products and a sum of non-negative terms per cell), for all blocks at once.
+    :data:`_DP_BLOCK`; the last block padded with tasks that never succeed, unless the rows
+    come padded: :func:`_task_rows`); its column :math:`[s, b]` is
+    :math:`P(\text{$s$ of them succeed})`, built task by task as the programme itself adds tasks
+    (two products and a sum of non-negative terms per cell), for all blocks at once. The number
+    of successes leads, so that each step reads and writes one contiguous run of memory.
     """
     items, nodes = q_rows.shape
-    blocks = -(-items // _DP_BLOCK)
-    pad = blocks * _DP_BLOCK - items
-    q = np.concatenate((q_rows, np.zeros((pad, nodes)))).reshape(blocks, _DP_BLOCK, nodes)
-    p = np.concatenate((p_rows, np.ones((pad, nodes)))).reshape(blocks, _DP_BLOCK, nodes)
-    law = np.zeros((blocks, _DP_BLOCK + 1, nodes))
-    law[:, 0] = 1.0
-    moved = np.empty((blocks, _DP_BLOCK, nodes))
+    pad = -items % _DP_BLOCK
+    if pad:
+        q_rows = np.concatenate((q_rows, np.zeros((pad, nodes))))
+        p_rows = np.concatenate((p_rows, np.ones((pad, nodes))))
+    blocks = q_rows.shape[0] // _DP_BLOCK
+    # task s of every block: q[:, s] (a view of the rows)
+    q = q_rows.reshape(blocks, _DP_BLOCK, nodes)
+    p = p_rows.reshape(blocks, _DP_BLOCK, nodes)
+    law = np.zeros((_DP_BLOCK + 1, blocks, nodes))
+    law[0] = 1.0
+    moved = np.empty((_DP_BLOCK, blocks, nodes))
     for s in range(_DP_BLOCK):
-        np.multiply(law[:, : s + 1], q[:, s, None], out=moved[:, : s + 1])
-        law[:, : s + 1] *= p[:, s, None]
-        law[:, 1 : s + 2] += moved[:, : s + 1]
+        np.multiply(law[: s + 1], q[:, s], out=moved[: s + 1])
+        law[: s + 1] *= p[:, s]
+        law[1 : s + 2] += moved[: s + 1]
     return law
+
+
+def _task_rows(items: FloatArray, x: FloatArray, t: FloatArray) -> tuple[FloatArray, FloatArray]:
+    r"""Each task's success and failure probabilities at each node: two (rows, nodes) arrays.
+
+    Task :math:`i` of ``items`` (its candidate count :math:`C_i`) succeeds at node :math:`x`
+    with shift :math:`t` with probability :math:`\min(1, x / (C_i - t))`. The failure
+    probability is :math:`(C_i - t - x) / (C_i - t)`, not :math:`1 - q`: for :math:`q` near 1
+    that difference loses digits (38/39: 2e-15 relative), and the programme raises it to high
+    powers. The rows are padded to whole blocks of :data:`_DP_BLOCK` with tasks that never
+    succeed, and each array is written in place (no temporaries of the rows' size).
+    """
+    size = items.size + (-items.size % _DP_BLOCK)
+    q_rows = np.zeros((size, x.size))
+    p_rows = np.ones((size, x.size))
+    q, p = q_rows[: items.size], p_rows[: items.size]
+    room = items[:, None] - t
+    inside = room > x
+    q.fill(1.0)
+    np.divide(x, room, out=q, where=inside)
+    p.fill(0.0)
+    np.subtract(room, x, out=p, where=inside)
+    np.divide(p, room, out=p, where=inside)
+    return q_rows, p_rows
 
 
 def _programme(
@@ -273,11 +303,15 @@ def _programme(
     # row s' of `rev` is P(B - s' successes), row s' of `tails` P(at least s' successes))
     per_batch = max(1, _BLOCK_TERMS // ((block + 1) * nodes))
     span = per_batch * block
+    # the band between `block` zero rows on either side, one array for all blocks (its rows
+    # below the band are never written; those above it are cleared as the band moves)
+    padded = np.zeros((top + 1 + 2 * block, nodes))
+    windows = np.lib.stride_tricks.sliding_window_view(padded, block + 1, axis=0)
     for start in range(0, q_rows.shape[0], span):
         law = _block_polynomials(q_rows[start : start + span], p_rows[start : start + span])
-        rev = law[:, ::-1]
-        tails = np.cumsum(rev, axis=1)[:, ::-1]
-        for b in range(law.shape[0]):
+        rev = law[::-1]
+        tails = np.cumsum(rev, axis=0)[::-1]
+        for b in range(law.shape[1]):
             k0 = start + b * block
             settle = int(settles[k0])
             if settle > lo:
@@ -289,17 +323,17 @@ def _programme(
             if hi <= lo:
                 continue
             new_hi = min(k0 + block, top) + 1
-            # the band between `block` zero rows on either side: row lo + i of the result is
-            # sum_s' rev[s'] band[i + s'] (sliding windows of block + 1 rows)
-            padded = np.zeros((hi - lo + 2 * block, nodes))
-            padded[block : block + hi - lo] = dist[lo:hi]
-            windows = np.lib.stride_tricks.sliding_window_view(padded, block + 1, axis=0)
+            # row lo + i of the result is sum_s' rev[s'] band[i + s'] (sliding windows of
+            # block + 1 rows of the padded band)
+            width = hi - lo
+            padded[block : block + width] = dist[lo:hi]
+            padded[block + width : 2 * block + width] = 0.0
             # the counts that pass top go to the pool: row j moves there with P(>= top + 1 - j)
             first = max(lo, top + 1 - block)
             if first < hi:
                 reach = top + 1 - np.arange(first, hi)
-                dist[top + 1] += np.einsum("jn,jn->n", dist[first:hi], tails[b, reach])
-            dist[lo:new_hi] = np.einsum("ins,sn->in", windows[: new_hi - lo], rev[b])
+                dist[top + 1] += np.einsum("jn,jn->n", dist[first:hi], tails[reach, b])
+            np.einsum("ins,sn->in", windows[: new_hi - lo], rev[:, b], out=dist[lo:new_hi])
     return dist, settled
 
 
@@ -583,24 +617,16 @@ class _Evaluator:
         low = np.zeros((x.size, len(cdf_at)))
         up = np.ones((x.size, len(cdf_at)))
         pmf = np.zeros((x.size, len(pmf_at)))
-        xx, tt = x[:, None], t[:, None]
         if top >= 0:
-            items = np.repeat(cands.values[i0:], cands.counts[i0:].astype(np.int64))[None, :]
-            room = items - tt
-            inside = room > xx
-            safe = np.where(inside, room, 1.0)
-            q = np.where(inside, xx / safe, 1.0)
-            # one row per task, one column per node (_programme). The complement as
-            # (room - x) / room, not 1 - q: for q near 1 that difference loses digits (38/39:
-            # 2e-15 relative), and the programme raises it to high powers
-            q_rows = np.ascontiguousarray(q.T)
-            p_rows = np.ascontiguousarray(np.where(inside, (room - xx) / safe, 0.0).T)
+            # one row per task, one column per node (_programme)
+            items = np.repeat(cands.values[i0:], cands.counts[i0:].astype(np.int64))
+            q_rows, p_rows = _task_rows(items, x, t)
             # counts 0..top, and a last cell that collects every count above top. A count that
             # cannot pass `decided` with the tasks left ends below every cdf and pmf point: its
             # row is added to `settled` (all of it ends in every lower tail) and dropped, so
             # the live rows form a band at most as wide as the tasks left
             decided = _decided(cdf_at, pmf_at, certain)
-            settles = _settle_rows(_reach(q_rows.max(axis=1)), decided, top)
+            settles = _settle_rows(_reach(q_rows[: items.size].max(axis=1)), decided, top)
             dist, settled = _programme(q_rows, p_rows, settles, top)
             dist = dist.T
             cum_low = np.cumsum(dist, axis=1) + settled[:, None]
