@@ -23,28 +23,9 @@ may use several threads) and numpy, wall time; the small-n cliff compares rankst
 itself, single-threaded, in CPU time of this process, which other processes' time slices do
 not inflate.
 
-Measured on 2026-11-27 (``python benchmarks/run.py evaluate`` with PyKEEN 1.11.1, torch 2.13.0
-CPU and numpy 2.4.6 in a fresh virtual environment; PyKEEN's path took 41-46 ms there, against
-57-61 ms in the last session's environment). At the start of the day the full table took 20-21
-ms (0.48-0.50 of PyKEEN's), and the table at 4,000 ranks per side 1.06-1.11 times the table at
-20,466: the median's three laws (head, tail, both sides) took 11.8 ms at 4,000 ranks against
-8.5 at 20,466, most of it in the Fourier inversion, whose series needed 35 terms at the smaller
-variance against 23. Then, measured as above, in turn:
-
-- the series cut by their remainder weighted by the characteristic function's decay (18 and 14
-  terms), the BLAS product kept in one thread (``np.einsum`` had taken ten times as long), the
-  series' powers in polar form and the power table's columns in blocks: the cliff 1.02, then
-  0.99-1.01;
-- the inversion of a count-free chunk at 129 Chebyshev points, interpolated to its ~540 nodes
-  (``rankstats.null.median_fourier``), with a small last chunk joined to the one before: the
-  median's laws 7 ms at both sizes.
-
-The full table now takes 15-17 ms, 0.40-0.44 of PyKEEN's time; without the median 9-10 ms
-(0.23-0.25); the table at 4,000 ranks per side 0.94-0.99 of that at 20,466 (the tables without
-the median alone 0.92-0.99: what is left of the cliff is that part's noise). Against tails
-from the law built task by task in extended precision the moments agree to 1e-14, as before.
-
-The groups' target is in ``bench_groups.py``.
+The measurements behind the current code (the Fourier inversion's series and chunks, which
+removed the small-n cliff) are in ``benchmarks/HISTORY.md``. The groups' target is in
+``bench_groups.py``.
 """
 
 from __future__ import annotations
