@@ -4,17 +4,17 @@ Run from the repository root (``--quick`` for a small sample)::
 
     PYTHONPATH=src python benchmarks/sweep_accuracy.py [--quick] [--cases N] [--seed S]
 
-For seeded random inputs (n log-uniform in 1..1e6; candidate counts equal, spread, log-uniform up
-to 1e12, wildly separated such as (1, 1e12), all ones, ones and twos; no weights, equal, random,
-log-spread and a few huge or tiny weights; Hits@k with k in 1, 3, 10 and beyond every count) it
-compares ``expected_value``, ``variance`` and ``moments`` of every metric in the registry with a
-closed form, and the values of the derived metrics (and their bases) on drawn ranks, with the
-references of ``sweep_reference.py`` (mpmath, independent of rankstats); then the unweighted
-cases and the weighted ones, a dozen at a time, as the groups of one grouped ``evaluate``
-(whose vectorised null moments, rankstats.evaluation.grouped and
-rankstats.null.reciprocal_groups, the per-case checks do not reach), each group's null moments
-against its case's references. It prints the worst
-error per metric and quantity, then the peak memory (tracemalloc) of every closed form at
+For seeded random inputs (n log-uniform in 1..1e6; candidate counts equal, spread, log-uniform up to
+1e12, wildly separated such as (1, 1e12), all ones, ones and twos; for the median, up to 60 tasks
+with counts up to 200, and two counts, at most 60 and 1e4 to 1e12, at n = 58..1001; no weights,
+equal, random, log-spread and a few huge or tiny weights; Hits@k with k in 1, 3, 10 and beyond every
+count) it compares ``expected_value``, ``variance`` and ``moments`` of every metric in the registry
+with a closed form, and the values of the derived metrics (and their bases) on drawn ranks, with the
+references of ``sweep_reference.py`` (mpmath, independent of rankstats); then the unweighted cases
+and the weighted ones, a dozen at a time, as the groups of one grouped ``evaluate`` (whose
+vectorised null moments, rankstats.evaluation.grouped and rankstats.null.reciprocal_groups, the
+per-case checks do not reach), each group's null moments against its case's references. It prints
+the worst error per metric and quantity, then the peak memory (tracemalloc) of every closed form at
 C = 1e15 and at n = 1e6 with C up to 1e9, against the same inputs with small C.
 
 Error measure: ``|got - ref| / max(|ref|, floor)``. The floor is 0 for null moments: a zero
@@ -287,6 +287,27 @@ def median_cases(seed: int, count: int, top: int = 200) -> list[Case]:
         counts = np.sort(rng.choice(np.arange(1, top + 1), size=d, replace=False))
         rows = [(int(c), 1.0, m) for c, m in zip(counts, _composition(rng, n, d), strict=True)]
         out.append(_case(f"median{index}:n={n}/d={d}", rows, False, 10, seed + index))
+    return out
+
+
+def pooled_median_cases(seed: int, count: int) -> list[Case]:
+    """n of 58 to 1001 over two counts: at most 60 beside 1e4 to 1e12, the middle ranks apart.
+
+    The two-count pool reference covers them (:func:`sweep_reference.median_reference`); the
+    other median cases keep every count at most 200. Here the decomposition of the even median
+    had kept terms 500 times V[1/M] (2.6e-12 off, 30 tasks at 50 beside 28 at 2e6).
+    """
+    rng = np.random.default_rng(seed)
+    out = []
+    for index in range(count):
+        n = 2 * int(np.exp(rng.uniform(np.log(29), np.log(500)))) + int(rng.integers(0, 2))
+        small = int(rng.integers(1, 61))
+        # from 1e4 on: the reference sums shorter ranges term by term in mpmath (3 minutes for
+        # 354 tasks beside 2337), longer ones by Euler-Maclaurin
+        large = int(10 ** rng.uniform(4.0, 12.0))
+        m1 = (n + 1) // 2 + int(rng.integers(-1, 2))
+        rows = [(small, 1.0, m1), (large, 1.0, n - m1)]
+        out.append(_case(f"pooled{index}:n={n}/{small},{large}", rows, False, 10, seed + index))
     return out
 
 
@@ -738,6 +759,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     THOROUGH = not args.quick
     cases = [] if args.no_edges else edge_cases()
     cases += median_cases(args.seed, 10 if args.quick else 60)
+    cases += pooled_median_cases(args.seed, 2 if args.quick else 30)
     if not args.quick:
         cases += lattice_cases(args.seed)
     cases += make_cases(args.seed, count)

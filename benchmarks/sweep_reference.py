@@ -22,7 +22,9 @@ References (``a = w / W``, ``W = sum m w``):
 * Median, inverse median (unweighted): exact enumeration of all rank tuples (small cases);
   n = 1 and n = 2 in closed form (digamma / Hurwitz zeta sums); odd n with one count from the
   regularised incomplete beta function; even n with few small counts from the exact joint law of
-  the middle pair (integer arithmetic).
+  the middle pair (integer arithmetic); two counts, the smaller at most 60 and held by at least
+  a - 1 tasks (a the lower middle rank's order), by conditioning on how many ranks fall below it
+  (the tests' ``median_pool_reference.py``).
 * Derived metrics: the transforms applied to the references above in mpmath.
 """
 
@@ -31,8 +33,10 @@ from __future__ import annotations
 import functools
 import itertools
 import math
+import sys
 from collections.abc import Callable, Sequence
 from fractions import Fraction
+from pathlib import Path
 
 import mpmath as mp
 import numpy as np
@@ -746,7 +750,26 @@ def median_reference(
         return _even_small_median(rows)
     if n % 2 == 0 and len(rows) == 1 and n <= 6:
         return _even_single_count_closed_form(rows[0][0], n)
+    if len(rows) == 2 and rows[0][0] <= 60 and rows[0][1] >= (n + 1) // 2 - 1:
+        return _pooled_median(rows)
     return None
+
+
+def _pooled_median(rows: Sequence[tuple[int, int]]) -> tuple[mp.mpf, ...]:
+    """Two counts, from the tests' references that condition on the pools.
+
+    ``tests/median_pool_reference.py`` (30-60 digits, independent of the library): the small
+    count at most 60 and held by at least ``a - 1`` tasks (``a`` the lower middle rank's
+    order), the large one anything; even or odd n.
+    """
+    tests = str(Path(__file__).resolve().parent.parent / "tests")
+    if tests not in sys.path:
+        sys.path.append(tests)
+    from median_pool_reference import odd_two_count_reference, two_count_reference
+
+    (c1, m1), (c2, m2) = rows
+    reference = two_count_reference if (m1 + m2) % 2 == 0 else odd_two_count_reference
+    return tuple(mp.mpf(value) for value in reference(c1, m1, c2, m2))
 
 
 # --- self check ---------------------------------------------------------------------------------

@@ -11,11 +11,13 @@ uniform on ``1..c1`` and the other ``q = n - p`` i.i.d. uniform on ``c1 + 1..c2`
   one, independent;
 * ``p = a - 1``: the middle ranks are the two smallest of the upper pool.
 
-(``p < a - 1`` is not covered: ``m1 >= a - 1`` is required.) The sums over the upper pool, up
-to ``c2 - c1`` terms, are i.i.d. order-statistic laws summed by Euler-Maclaurin in mpmath after
-a direct head (the summands are analytic there), the inner sums of the two-smallest case in
-closed form (digamma / Hurwitz zeta). Everything is in mpmath at 30 digits (60 where the
-variances are tiny); the moments are returned as floats.
+(``p < a - 1`` is not covered: ``m1 >= a - 1`` is required.) For ``n = 2a - 1``
+(:func:`odd_two_count_reference`) the median is the lower pool's ``a``-th smallest rank where
+``p >= a``, and ``c1`` plus the upper pool's smallest where ``p = a - 1``. The sums over the
+upper pool, up to ``c2 - c1`` terms, are i.i.d. order-statistic laws summed by Euler-Maclaurin
+in mpmath after a direct head (the summands are analytic there), the inner sums of the
+two-smallest case in closed form (digamma / Hurwitz zeta). Everything is in mpmath at 30 digits
+(60 where the variances are tiny); the moments are returned as floats.
 """
 
 from __future__ import annotations
@@ -161,6 +163,54 @@ def two_count_reference(c1: int, m1: int, c2: int, m2: int) -> tuple[float, floa
         return tuple(float(v) for v in out)  # type: ignore[return-value]
 
 
+@functools.cache
+def odd_two_count_reference(
+    c1: int, m1: int, c2: int, m2: int
+) -> tuple[float, float, float, float]:
+    """:func:`two_count_reference` for an odd number of tasks ``n = 2a - 1`` (``M = X_(a)``).
+
+    Requires ``c1 < c2``, ``m1 >= a - 1`` and ``c1 <= 60``. Given ``p`` ranks in the lower pool:
+    ``p >= a``, the median is their ``a``-th smallest (a finite sum over ``1..c1``); ``p = a - 1``,
+    it is ``c1`` plus the smallest of the upper pool's ``q`` ranks.
+    """
+    n = m1 + m2
+    a = (n + 1) // 2
+    assert n % 2 == 1
+    assert c1 < c2
+    assert m1 >= a - 1
+    assert c1 <= 60
+    with mp.workdps(_DPS_LOWER if m1 >= a else _DPS):
+        big_n = c2 - c1
+        nn = mp.mpf(big_n)
+        ratio = mp.mpf(c1) / c2
+        parts: list[tuple[mp.mpf, tuple[mp.mpf, mp.mpf, mp.mpf, mp.mpf]]] = []
+        for j in range(m2 + 1):
+            weight = _binom_pmf(m2, j, ratio)
+            if weight < mp.mpf(10) ** -40 and j > 2:
+                break
+            p = m1 + j
+            if p >= a:
+                # P(X_(a) <= u) = P(at least a of the p ranks are at most u)
+                at_most = [
+                    mp.fsum(_binom_pmf(p, i, mp.mpf(u) / c1) for i in range(a, p + 1))
+                    for u in range(c1 + 1)
+                ]
+                for u in range(1, c1 + 1):
+                    x = mp.mpf(u)
+                    prob = weight * (at_most[u] - at_most[u - 1])
+                    parts.append((prob, (x, x * x, 1 / x, 1 / (x * x))))
+            else:
+                q = n - p
+
+                def h(w: mp.mpf, q: int = q) -> tuple[mp.mpf, ...]:
+                    p_w = _above(q, nn, w, 1)
+                    return tuple(p_w * (c1 + w) ** power for power in (1, 2, -1, -2))
+
+                parts.append((weight, _sum_all(h, big_n)))
+        out = _moments_from(parts)
+        return tuple(float(v) for v in out)  # type: ignore[return-value]
+
+
 def _cross(p: int, c1: int, q: int, nn: mp.mpf, big_n: int) -> tuple[mp.mpf, ...]:
     """Moments of M = (X + c1 + W) / 2, X the largest of p U{1..c1}, W the smallest of q U{1..N}."""
     px = [
@@ -210,21 +260,3 @@ def _two_smallest(c1: int, q: int, nn: mp.mpf, big_n: int) -> tuple[mp.mpf, ...]
         return tuple(pw * inner(w, power) + tw * (c1 + w) ** power for power in (1, 2, -1, -2))
 
     return _sum_all(h, big_n)
-
-
-def _check_small() -> None:  # pragma: no cover - a manual self-test against enumeration
-    import itertools
-
-    import numpy as np
-
-    for c1, m1, c2, m2 in [(2, 2, 9, 2), (1, 1, 7, 3), (3, 3, 11, 1), (2, 3, 8, 3)]:
-        counts = [c1] * m1 + [c2] * m2
-        grids = itertools.product(*[range(1, c + 1) for c in counts])
-        med = np.array([np.median(g) for g in grids])
-        want = (med.mean(), med.var(), (1 / med).mean(), (1 / med).var())
-        got = two_count_reference(c1, m1, c2, m2)
-        print(c1, m1, c2, m2, [abs(g - w) / abs(w) for g, w in zip(got, want, strict=True)])
-
-
-if __name__ == "__main__":  # pragma: no cover
-    _check_small()
