@@ -120,12 +120,48 @@ def _lower_pool(p: int, c: int, a: int) -> list[tuple[mp.mpf, mp.mpf, mp.mpf]]:
     return out
 
 
-def _moments_from(
-    parts: list[tuple[mp.mpf, tuple[mp.mpf, mp.mpf, mp.mpf, mp.mpf]]],
-) -> tuple[mp.mpf, mp.mpf, mp.mpf, mp.mpf]:
+def _moments_from(parts: list[tuple[mp.mpf, tuple[mp.mpf, ...]]]) -> tuple[mp.mpf, ...]:
     total = mp.fsum(w for w, _ in parts)
     e1, e2, i1, i2 = (mp.fsum(w * m[j] for w, m in parts) / total for j in range(4))
     return e1, e2 - e1 * e1, i1, i2 - i1 * i1
+
+
+#: a conditional law's point masses, each with the moments (M, M^2, 1/M, 1/M^2) at its point
+Parts = list[tuple[mp.mpf, tuple[mp.mpf, ...]]]
+
+
+def _powers(m: mp.mpf) -> tuple[mp.mpf, mp.mpf, mp.mpf, mp.mpf]:
+    return m, m * m, 1 / m, 1 / (m * m)
+
+
+def _over_pools(
+    c1: int,
+    m1: int,
+    c2: int,
+    m2: int,
+    a: int,
+    deep: bool,
+    given: Callable[[int, mp.mpf, int], Parts],
+) -> tuple[float, float, float, float]:
+    """The moments over ``J``, each value's parts from ``given(p, N, N)`` (``p = m1 + J``).
+
+    ``deep``: 60 digits rather than 30 (every rank pair below ``c1``: tiny variances).
+    """
+    assert c1 < c2
+    assert m1 >= a - 1
+    assert c1 <= 60
+    with mp.workdps(_DPS_LOWER if deep else _DPS):
+        big_n = c2 - c1
+        nn = mp.mpf(big_n)
+        ratio = mp.mpf(c1) / c2
+        parts: Parts = []
+        for j in range(m2 + 1):
+            weight = _binom_pmf(m2, j, ratio)
+            if weight < mp.mpf(10) ** -40 and j > 2:
+                break
+            parts += [(weight * prob, moments) for prob, moments in given(m1 + j, nn, big_n)]
+        out = _moments_from(parts)
+        return tuple(float(v) for v in out)  # type: ignore[return-value]
 
 
 @functools.cache
@@ -137,30 +173,16 @@ def two_count_reference(c1: int, m1: int, c2: int, m2: int) -> tuple[float, floa
     n = m1 + m2
     a = n // 2
     assert n % 2 == 0
-    assert c1 < c2
-    assert m1 >= a - 1
-    assert c1 <= 60
-    with mp.workdps(_DPS_LOWER if m1 > a else _DPS):
-        big_n = c2 - c1
-        nn = mp.mpf(big_n)
-        ratio = mp.mpf(c1) / c2
-        parts: list[tuple[mp.mpf, tuple[mp.mpf, mp.mpf, mp.mpf, mp.mpf]]] = []
-        for j in range(m2 + 1):
-            weight = _binom_pmf(m2, j, ratio)
-            if weight < mp.mpf(10) ** -40 and j > 2:
-                break
-            p = m1 + j
-            q = n - p
-            if p > a:
-                for prob, x, y in _lower_pool(p, c1, a):
-                    m = (x + y) / 2
-                    parts.append((weight * prob, (m, m * m, 1 / m, 1 / (m * m))))
-            elif p == a:
-                parts.append((weight, _cross(p, c1, q, nn, big_n)))
-            else:
-                parts.append((weight, _two_smallest(c1, q, nn, big_n)))
-        out = _moments_from(parts)
-        return tuple(float(v) for v in out)  # type: ignore[return-value]
+
+    def given(p: int, nn: mp.mpf, big_n: int) -> Parts:
+        q = n - p
+        if p > a:
+            return [(prob, _powers((x + y) / 2)) for prob, x, y in _lower_pool(p, c1, a)]
+        if p == a:
+            return [(mp.mpf(1), _cross(p, c1, q, nn, big_n))]
+        return [(mp.mpf(1), _two_smallest(c1, q, nn, big_n))]
+
+    return _over_pools(c1, m1, c2, m2, a, m1 > a, given)
 
 
 @functools.cache
@@ -176,39 +198,22 @@ def odd_two_count_reference(
     n = m1 + m2
     a = (n + 1) // 2
     assert n % 2 == 1
-    assert c1 < c2
-    assert m1 >= a - 1
-    assert c1 <= 60
-    with mp.workdps(_DPS_LOWER if m1 >= a else _DPS):
-        big_n = c2 - c1
-        nn = mp.mpf(big_n)
-        ratio = mp.mpf(c1) / c2
-        parts: list[tuple[mp.mpf, tuple[mp.mpf, mp.mpf, mp.mpf, mp.mpf]]] = []
-        for j in range(m2 + 1):
-            weight = _binom_pmf(m2, j, ratio)
-            if weight < mp.mpf(10) ** -40 and j > 2:
-                break
-            p = m1 + j
-            if p >= a:
-                # P(X_(a) <= u) = P(at least a of the p ranks are at most u)
-                at_most = [
-                    mp.fsum(_binom_pmf(p, i, mp.mpf(u) / c1) for i in range(a, p + 1))
-                    for u in range(c1 + 1)
-                ]
-                for u in range(1, c1 + 1):
-                    x = mp.mpf(u)
-                    prob = weight * (at_most[u] - at_most[u - 1])
-                    parts.append((prob, (x, x * x, 1 / x, 1 / (x * x))))
-            else:
-                q = n - p
 
-                def h(w: mp.mpf, q: int = q) -> tuple[mp.mpf, ...]:
-                    p_w = _above(q, nn, w, 1)
-                    return tuple(p_w * (c1 + w) ** power for power in (1, 2, -1, -2))
+    def given(p: int, nn: mp.mpf, big_n: int) -> Parts:
+        if p >= a:
+            # P(X_(a) <= u) = P(at least a of the p ranks are at most u)
+            at_most = [
+                mp.fsum(_binom_pmf(p, i, mp.mpf(u) / c1) for i in range(a, p + 1))
+                for u in range(c1 + 1)
+            ]
+            return [(at_most[u] - at_most[u - 1], _powers(mp.mpf(u))) for u in range(1, c1 + 1)]
 
-                parts.append((weight, _sum_all(h, big_n)))
-        out = _moments_from(parts)
-        return tuple(float(v) for v in out)  # type: ignore[return-value]
+        def h(w: mp.mpf) -> tuple[mp.mpf, ...]:
+            return tuple(_above(n - p, nn, w, 1) * v for v in _powers(c1 + w))
+
+        return [(mp.mpf(1), _sum_all(h, big_n))]
+
+    return _over_pools(c1, m1, c2, m2, a, m1 >= a, given)
 
 
 def _cross(p: int, c1: int, q: int, nn: mp.mpf, big_n: int) -> tuple[mp.mpf, ...]:

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from rankstats import RankBasedMetric, metric_resolver
+from rankstats import InverseMedianRank, MedianRank, RankBasedMetric, metric_resolver
 from rankstats.metrics.derived import DerivedRankBasedMetric, ZMetric
 
 
@@ -59,3 +59,14 @@ def record_found(monkeypatch: pytest.MonkeyPatch, module: Any, name: str) -> lis
 
     monkeypatch.setattr(module, name, recording)
     return found
+
+
+def median_null_moments(candidates: np.ndarray) -> tuple[float, float, float, float]:
+    """E and V of the median and of the inverse median, through the metrics' public methods."""
+    metric, inverse = MedianRank(), InverseMedianRank()
+    return (
+        metric.expected_value(candidates),
+        metric.variance(candidates),
+        inverse.expected_value(candidates),
+        inverse.variance(candidates),
+    )

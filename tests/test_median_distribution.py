@@ -25,6 +25,7 @@ from rankstats.null.median import (
     median_moments,
     order_statistic_sf,
 )
+from support import median_null_moments
 from test_median_null import _enumerated, _reference
 
 
@@ -199,14 +200,7 @@ def test_threads_hammering_both_metrics() -> None:
         if i % 7 == 0:
             with rules_module._GRAM_LOCK:
                 rules_module._GRAM_CACHE.clear()
-        candidates = inputs[i % len(inputs)]
-        median, inverse = MedianRank(), InverseMedianRank()
-        return (
-            median.expected_value(candidates),
-            median.variance(candidates),
-            inverse.expected_value(candidates),
-            inverse.variance(candidates),
-        )
+        return median_null_moments(inputs[i % len(inputs)])
 
     median_module._CACHE.clear()
     with ThreadPoolExecutor(max_workers=8) as pool:
