@@ -107,11 +107,11 @@ counts near :math:`10^{12}` spread by 10 %, a limit of its rules).
 *Many tasks, middle ranks far apart.* Beyond 56 tasks the decomposition above is kept when it is
 well conditioned: the sizes of the terms of each of :math:`\mathbb{V}[M]`,
 :math:`\mathbb{E}[1/M]` and :math:`\mathbb{V}[1/M]` (single sums, point-mass sums, double
-sums, squared shift) within 20 times its value. The terms carry up to about :math:`6 \cdot
-10^{-15}` of their size (measured against the two-count pool references: with the limit at
-:math:`10^3`, 30 tasks at 50 candidates beside 28 at :math:`2 \cdot 10^6` had
-:math:`\mathbb{V}[1/M]` :math:`2.6 \cdot 10^{-12}` off, its terms 500 times its value), so that
-20 keeps about :math:`10^{-13}` relative. Otherwise (e.g. half
+sums, squared shift) within 50 times its value. Measured against the two-count pool references
+(about 90 inputs of 58 to 200 tasks), its error was at most :math:`8.4 \cdot 10^{-15}` times
+that ratio (with the limit at :math:`10^3`, 30 tasks at 50 candidates beside 28 at :math:`2
+\cdot 10^6` had :math:`\mathbb{V}[1/M]` :math:`2.6 \cdot 10^{-12}` off, its terms 500 times
+its value), so that 50 keeps about :math:`4 \cdot 10^{-13}` relative. Otherwise (e.g. half
 the tasks at 3 candidates and half at :math:`10^9`: the decomposition had lost :math:`3 \cdot
 10^{-10}` on :math:`\mathbb{E}[1/M]` and :math:`4 \cdot 10^{-9}` on :math:`\mathbb{V}[1/M]`,
 up to :math:`10^{-2}` with counts 2 and :math:`10^{12}`), the moments are summed from the upper
@@ -206,12 +206,12 @@ _CACHE_SIZE = 4
 #: the even-n gap sums drop terms below 1e-16 n of the largest, at most this much
 _GAP_TOLERANCE_MAX = 1e-12
 #: even n: moments whose terms exceed this multiple of their value are summed again from the
-#: upper middle rank (:mod:`rankstats.null.median_even`). The decomposition's terms (tails,
-#: point masses, kernel sums) carry up to about 6e-15 of their size: measured against the
-#: two-count pool references, V[1/M] was 2.6e-12 off at a condition of 500 (30 tasks at 50
-#: beside 28 at 2e6) and 2.1e-12 at 355, when the limit was 1e3. At 20 the decomposition keeps
-#: about 1e-13 of a moment's value
-_CONDITION_MAX = 20.0
+#: upper middle rank (:mod:`rankstats.null.median_even`). Against the two-count pool references
+#: (about 90 inputs of 58 to 200 tasks, conditions 15 to 900) the decomposition's error was at
+#: most 8.4e-15 times the condition: V[1/M] was 2.6e-12 off at 500 (30 tasks at 50 beside 28
+#: at 2e6) when the limit was 1e3. At 50 it keeps about 4e-13 of a moment's value; the sums
+#: from the upper one cost two to five times as much
+_CONDITION_MAX = 50.0
 #: even n whose lower middle rank's centre is this many times below the upper one's go to the
 #: sums from the upper middle rank directly (the decomposition would fail its condition test)
 _SEPARATION = 2e3
