@@ -14,10 +14,11 @@ from rankstats.null.median_gap import _Kernel, gap_sums
 from support import record_found
 
 
-def _kernel_parts(candidates: np.ndarray, a: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _kernel_parts(candidates: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The sorted distinct counts and the number of tasks below each (and in all, last)."""
     values, counts = distinct_counts(candidates)
     below = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
-    return values.astype(np.float64), counts.astype(np.float64), below
+    return values.astype(np.float64), below
 
 
 def _reference(
@@ -78,7 +79,7 @@ def test_enumerated_pairs_against_every_pair(
     candidates: np.ndarray, a: int, integral: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     rng = np.random.default_rng(3)
-    values, counts, below = _kernel_parts(candidates, a)
+    values, below = _kernel_parts(candidates)
     lo = float(np.sort(candidates)[a - 1]) * 0.3
     y = np.sort(rng.uniform(lo, float(np.sort(candidates)[a]), size=12)) + 0.37
     if integral:
@@ -87,7 +88,7 @@ def test_enumerated_pairs_against_every_pair(
     weights = rng.uniform(0.5, 1.5, size=y.size)
     mass = rng.uniform(0.2, 1.0, size=y.size)
     c0 = float(np.median(candidates)) / 2
-    got = gap_sums(values, counts, below, a, y, weights, mass, c0, tolerance=1e-20)
+    got = gap_sums(values, below, a, y, weights, mass, c0, tolerance=1e-20)
     assert got is not None
     expected = _reference(candidates, a, y, weights * mass, c0)
     np.testing.assert_allclose(got, expected, rtol=1e-13)
@@ -104,8 +105,8 @@ def test_lowest_explicit_against_bisection() -> None:
     for _ in range(20):
         candidates = rng.integers(1, 2_000, size=int(rng.integers(4, 400)))
         a = int(rng.integers(1, candidates.size // 2 + 1))
-        values, counts, below = _kernel_parts(candidates, a)
-        kernel = _Kernel(values, counts, below, a)
+        values, below = _kernel_parts(candidates)
+        kernel = _Kernel(values, below, a)
         y = rng.uniform(1.5, 2_500.0, size=300)
         y = y[kernel.exponent(y) >= 0.0]
         y = np.concatenate((y, np.floor(y[: y.size // 2])))
@@ -136,13 +137,13 @@ def test_plain_blocks_match_unblocked(monkeypatch: pytest.MonkeyPatch) -> None:
     """The plain rows' blocking (rows padded to the block's widest span) changes no sum."""
     candidates = np.random.default_rng(5).integers(10_000, 12_000, size=400)
     a = 200
-    values, counts, below = _kernel_parts(candidates, a)
+    values, below = _kernel_parts(candidates)
     y = np.linspace(4_000.5, 7_000.5, 300)
     weights = np.ones(y.size)
     mass = np.exp(-(((y - 5_500.0) / 700.0) ** 2))
-    blocked = gap_sums(values, counts, below, a, y, weights, mass, 5_000.0)
+    blocked = gap_sums(values, below, a, y, weights, mass, 5_000.0)
     monkeypatch.setattr(median_gap, "_PLAIN_BLOCK", 10**9)
-    whole = gap_sums(values, counts, below, a, y, weights, mass, 5_000.0)
+    whole = gap_sums(values, below, a, y, weights, mass, 5_000.0)
     assert blocked is not None
     assert whole is not None
     np.testing.assert_allclose(blocked, whole, rtol=1e-14)
@@ -162,7 +163,7 @@ def test_interpolated_inner_sums_match_every_node(
     """
     rng = np.random.default_rng(low)
     candidates = rng.integers(low, high, size=2 * a)
-    values, counts, below = _kernel_parts(candidates, a)
+    values, below = _kernel_parts(candidates)
     centre = 0.45 * low
     y = np.sort(rng.uniform(0.8 * centre, 1.2 * centre, size=300))
     if integral:
@@ -179,10 +180,10 @@ def test_interpolated_inner_sums_match_every_node(
         return found
 
     monkeypatch.setattr(median_gap, "_smooth_sums", spy)
-    smooth = gap_sums(values, counts, below, a, y, weights, mass, c0, tolerance=1e-20)
+    smooth = gap_sums(values, below, a, y, weights, mass, c0, tolerance=1e-20)
     assert calls == [True]
     monkeypatch.setattr(median_gap, "_smooth_sums", lambda *args, **kwargs: None)
-    every = gap_sums(values, counts, below, a, y, weights, mass, c0, tolerance=1e-20)
+    every = gap_sums(values, below, a, y, weights, mass, c0, tolerance=1e-20)
     assert smooth is not None
     assert every is not None
     np.testing.assert_allclose(smooth, every, rtol=1e-14)
@@ -194,16 +195,16 @@ def test_interpolated_inner_sums_fall_back_when_the_check_fails(
     """An interpolant that misses its check is not used: every node is summed."""
     rng = np.random.default_rng(7)
     candidates = rng.integers(900, 1000, size=400)
-    values, counts, below = _kernel_parts(candidates, 200)
+    values, below = _kernel_parts(candidates)
     y = np.sort(rng.uniform(350.0, 450.0, size=200))
-    args = (values, counts, below, 200, y, np.ones(y.size), np.ones(y.size), 400.0)
+    args = (values, below, 200, y, np.ones(y.size), np.ones(y.size), 400.0)
     monkeypatch.setattr(median_gap, "_SMOOTH_TOLERANCE", 0.0)
     assert (
         median_gap._smooth_sums(
-            median_gap._Kernel(values, counts, below, 200),
+            median_gap._Kernel(values, below, 200),
             lambda s: [np.ones(s.size), *median_gap._inverse_weights(s, 400.0)],
             y,
-            median_gap._Kernel(values, counts, below, 200).exponent(y),
+            median_gap._Kernel(values, below, 200).exponent(y),
             np.full(y.size, 41.0),
             np.ones(y.size),
             3,
@@ -296,7 +297,7 @@ def test_integer_nodes_against_every_pair(
     """
     a = candidates.size // 2
     rng = np.random.default_rng(6)
-    values, counts, below = _kernel_parts(candidates, a)
+    values, below = _kernel_parts(candidates)
     lo = max(float(np.sort(candidates)[a - 1]) * 0.3, 2.0)
     y = np.unique(np.floor(rng.uniform(lo, float(np.sort(candidates)[a]) + 1.0, size=40)))
     taken = []
@@ -313,7 +314,7 @@ def test_integer_nodes_against_every_pair(
     weights = rng.uniform(0.5, 1.5, size=y.size)
     mass = rng.uniform(0.2, 1.0, size=y.size)
     c0 = float(np.median(candidates)) / 2
-    got = gap_sums(values, counts, below, a, y, weights, mass, c0, tolerance=1e-20)
+    got = gap_sums(values, below, a, y, weights, mass, c0, tolerance=1e-20)
     assert taken  # the integer nodes' sums were used
     assert taken[0] is not None
     expected = _reference(candidates, a, y, weights * mass, c0)
@@ -347,8 +348,8 @@ def test_crossing_finds_what_bisection_finds(candidates: np.ndarray) -> None:
     """The closed form of the reach (log alpha at the counts) ends where bisection from 1 ends,
     for nodes below the median and above it (where alpha falls towards the node)."""
     a = candidates.size // 2
-    values, counts, below = _kernel_parts(candidates, a)
-    kernel = _Kernel(values, counts, below, a)
+    values, below = _kernel_parts(candidates)
+    kernel = _Kernel(values, below, a)
     rng = np.random.default_rng(10)
     top = float(np.sort(candidates)[min(a + a // 3, candidates.size - 1)]) * 1.5
     y = np.exp(rng.uniform(math.log(1.5), math.log(top), size=400))
@@ -378,8 +379,8 @@ def test_least_pairs_bounds_the_pairs_above_the_cut(candidates: np.ndarray, cut:
     away would have been turned away by the table of running sums too.
     """
     a = candidates.size // 2
-    values, counts, below = _kernel_parts(candidates, a)
-    kernel = _Kernel(values, counts, below, a)
+    values, below = _kernel_parts(candidates)
+    kernel = _Kernel(values, below, a)
     rng = np.random.default_rng(3)
     top = float(np.sort(candidates)[a]) + 1.0
     y = np.unique(np.floor(rng.uniform(2.0, top, size=30)))
@@ -409,8 +410,8 @@ def test_a_count_surely_crossed_is_crossed(candidates: np.ndarray) -> None:
     node by node, the shortcut says "a count among the shifts" only where there is one (and it
     says so for some nodes of every input, where it saves the bisection)."""
     a = candidates.size // 2
-    values, counts, below = _kernel_parts(candidates, a)
-    kernel = _Kernel(values, counts, below, a)
+    values, below = _kernel_parts(candidates)
+    kernel = _Kernel(values, below, a)
     rng = np.random.default_rng(7)
     top = float(np.sort(candidates)[a]) * 1.5 + 2.0
     said = []
@@ -461,8 +462,8 @@ def test_log_kernel_against_high_precision(candidates: np.ndarray) -> None:
     a difference of running sums of log C over all tasks it had been 1e-13 off near 0 for the
     clusters (whose sums reach thousands)."""
     a = candidates.size // 2
-    values, counts, below = _kernel_parts(candidates, a)
-    kernel = _Kernel(values, counts, below, a)
+    values, below = _kernel_parts(candidates)
+    kernel = _Kernel(values, below, a)
     rng = np.random.default_rng(14)
     ordered = np.sort(candidates)
     top = float(ordered[min(a + a // 4, ordered.size - 1)])

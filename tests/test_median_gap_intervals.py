@@ -112,7 +112,7 @@ class _Window:
         self.values, self.counts, self.below = _parts(candidates)
         nodes = window_nodes(cands, self.lo, self.hi, int(self.c0))
         hard, _, self.cells = interpolation_plan(
-            self.values, self.counts, self.below, a, nodes.x, self.tolerance
+            self.values, self.below, a, nodes.x, self.tolerance
         )
         self.x, self.w = nodes.enumerated(hard) if hard.size else (nodes.x, nodes.w)
         self.evaluator = _Evaluator(cands, float(self.lo), float(self.hi), 0.0)
@@ -122,7 +122,6 @@ class _Window:
         mass = self.evaluator.evaluate(y, 0.0, [], [self.a])[2][:, 0]
         return gap_sums(
             self.values,
-            self.counts,
             self.below,
             self.a,
             y,

@@ -255,11 +255,7 @@ def _moments(cands: _Candidates, *, t_budget: int = _T_ENUM_BUDGET) -> Moments:
     tolerance = min(_GAP_TOLERANCE_MAX, max(1e-18, 1e-16 * n))
     on_integers = bool(np.all(x == np.floor(x)))
     cells = None
-    if (
-        even
-        and not on_integers
-        and not continues(cands.values, cands.counts, cands.below, a, x, tolerance)
-    ):
+    if even and not on_integers and not continues(cands.values, cands.below, a, x, tolerance):
         # a count within the kernel's reach: either the gap sums interpolate their inner sums
         # between the counts at the Gram nodes (the pieces next to a count where the kernel
         # varies within a few integers take every integer), or every sum takes integer nodes
@@ -293,7 +289,6 @@ def _moments(cands: _Candidates, *, t_budget: int = _T_ENUM_BUDGET) -> Moments:
     ]
     sums = gap_sums(
         cands.values,
-        cands.counts,
         cands.below,
         a,
         x,
@@ -309,7 +304,6 @@ def _moments(cands: _Candidates, *, t_budget: int = _T_ENUM_BUDGET) -> Moments:
         _, _, pmf_i, _ = evaluator.evaluate(xi, 0.0, [], [a])
         sums = gap_sums(
             cands.values,
-            cands.counts,
             cands.below,
             a,
             xi,

@@ -172,9 +172,7 @@ def cheaper_nodes(
     if nodes.x.size + fewest_points(cands.values, y) > limit:
         # fewer integer nodes whatever the plan (before its cost)
         return (*integers.nodes(), True, None)
-    hard, points, cells = interpolation_plan(
-        cands.values, cands.counts, cands.below, a, y, tolerance
-    )
+    hard, points, cells = interpolation_plan(cands.values, cands.below, a, y, tolerance)
     x, w = nodes.enumerated(hard) if hard.size else (nodes.x, nodes.w)
     if x.size + points <= limit:
         return x, w, False, cells
@@ -329,7 +327,7 @@ def even_moments(cands: _Candidates) -> Moments | None:
     in_window = cands.distinct[(cands.distinct >= v_lo) & (cands.distinct < hi_b)]
     breaks = np.concatenate((in_window + 1, _ladder(hi_b)))
     piece = max(_ENUM, -(-(hi_b - v_lo + 1) // _N_SUB))
-    kernel = _Kernel(cands.values, cands.counts, cands.below, a)
+    kernel = _Kernel(cands.values, cands.below, a)
     # Gram nodes (J and the kernel sums continue smoothly to non-integer v where no count lies
     # within the kernel's reach, and are interpolated between the counts where one does), or
     # integer nodes, where both are exact, whichever costs less
@@ -337,7 +335,7 @@ def even_moments(cands: _Candidates) -> Moments | None:
     smooth = np.minimum(window_scale(v_lo, hi_b), starts.astype(np.float64))
     v, wv, owner = _piece_nodes(starts, lengths, smooth)
     cells = None
-    if not continues(cands.values, cands.counts, cands.below, a, v - 1.0, _GAP_TOLERANCE):
+    if not continues(cands.values, cands.below, a, v - 1.0, _GAP_TOLERANCE):
         # a count within the kernel's reach: the inner sums interpolated between the counts
         # at the Gram nodes, or integer nodes, whichever costs less
         nodes = WindowNodes(v, wv, breaks, piece, starts, lengths, owner)
@@ -387,7 +385,6 @@ def _pair_terms(
 
     sums = gap_sums(
         cands.values,
-        cands.counts,
         cands.below,
         a,
         v - 1.0,

@@ -125,7 +125,7 @@ class _Kernel:
     a thousand tasks), which left :math:`10^{-13}` in kernels near 1.
     """
 
-    def __init__(self, values: FloatArray, counts: FloatArray, below: IntArray, a: int) -> None:
+    def __init__(self, values: FloatArray, below: IntArray, a: int) -> None:
         self.values = values
         self.below = below.astype(np.float64)
         self.a = a
@@ -438,23 +438,21 @@ def _continues(values: FloatArray, y: FloatArray, reach: FloatArray, span: IntAr
     return not bool(np.any((values >= float((y - span).min())) & (values < y.max())))
 
 
-def continues(
-    values: FloatArray, counts: FloatArray, below: IntArray, a: int, y: FloatArray, tolerance: float
-) -> bool:
+def continues(values: FloatArray, below: IntArray, a: int, y: FloatArray, tolerance: float) -> bool:
     """Whether :func:`gap_sums` accepts the non-integer nodes ``y`` (budget aside)."""
     y = y[y > 1.0]
     if y.size == 0:
         return True
     if _surely_crosses(values, y, a, -math.log(tolerance)):
         return False
-    kernel = _Kernel(values, counts, below, a)
+    kernel = _Kernel(values, below, a)
     reach = y - kernel.lowest(y, np.full(y.size, -math.log(tolerance)))
     span = np.maximum(np.floor(np.minimum(reach, y - 1.0)), 0.0).astype(np.int64)
     return _continues(values, y, reach, span)
 
 
 def interpolation_plan(
-    values: FloatArray, counts: FloatArray, below: IntArray, a: int, y: FloatArray, tolerance: float
+    values: FloatArray, below: IntArray, a: int, y: FloatArray, tolerance: float
 ) -> tuple[IntArray, int, Cells]:
     """How :func:`gap_sums` would serve the non-integer nodes ``y`` by interpolation.
 
@@ -465,7 +463,7 @@ def interpolation_plan(
     interpolants take, and the cells (for :func:`gap_sums` on the nodes kept). Judged before any
     point mass is evaluated.
     """
-    kernel = _Kernel(values, counts, below, a)
+    kernel = _Kernel(values, below, a)
     cut = -math.log(tolerance)
     inside = np.flatnonzero(y > 1.0)
     found, points, cells = plan_points(
@@ -476,7 +474,6 @@ def interpolation_plan(
 
 def gap_sums(
     values: FloatArray,
-    counts: FloatArray,
     below: IntArray,
     a: int,
     y: FloatArray,
@@ -497,9 +494,9 @@ def gap_sums(
 
     Parameters
     ----------
-    values, counts, below : numpy.ndarray
-        The sorted distinct counts, their multiplicities, and ``below[i]`` the number of tasks
-        with a count below ``values[i]`` (length one more than ``values``).
+    values, below : numpy.ndarray
+        The sorted distinct counts, and ``below[i]`` the number of tasks with a count below
+        ``values[i]`` (length one more than ``values``: its steps are the multiplicities).
     a : int
         Half the number of tasks.
     y, weights, mass : numpy.ndarray
@@ -552,7 +549,7 @@ def gap_sums(
     # (a cut relative to each node's own mass would save a third of the terms, but the inverse
     # median's weights change sign and cancel, which then costs digits)
     cut = np.full(y.size, -math.log(tolerance))
-    kernel = _Kernel(values, counts, below, a)
+    kernel = _Kernel(values, below, a)
     power = kernel.exponent(y)
     smooth = _smooth_sums(kernel, phi, y, power, cut, scale, width)
     if smooth is not None:
