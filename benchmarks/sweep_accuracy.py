@@ -295,7 +295,7 @@ def pooled_median_cases(seed: int, count: int) -> list[Case]:
 
     The two-count pool reference covers them (:func:`sweep_reference.median_reference`); the
     other median cases keep every count at most 200. Here the decomposition of the even median
-    had kept terms 500 times V[1/M] (2.6e-12 off, 30 tasks at 50 beside 28 at 2e6).
+    had kept terms 500 times V[1/M] (2.6e-12 off, 28 tasks at 50 beside 30 at 2e6).
     """
     rng = np.random.default_rng(seed)
     out = []

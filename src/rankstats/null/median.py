@@ -109,7 +109,7 @@ well conditioned: the sizes of the terms of each of :math:`\mathbb{V}[M]`,
 :math:`\mathbb{E}[1/M]` and :math:`\mathbb{V}[1/M]` (single sums, point-mass sums, double
 sums, squared shift) within 50 times its value. Measured against the two-count pool references
 (about 90 inputs of 58 to 200 tasks), its error was at most :math:`8.4 \cdot 10^{-15}` times
-that ratio (with the limit at :math:`10^3`, 30 tasks at 50 candidates beside 28 at :math:`2
+that ratio (with the limit at :math:`10^3`, 28 tasks at 50 candidates beside 30 at :math:`2
 \cdot 10^6` had :math:`\mathbb{V}[1/M]` :math:`2.6 \cdot 10^{-12}` off, its terms 500 times
 its value), so that 50 keeps about :math:`4 \cdot 10^{-13}` relative. Otherwise (e.g. half
 the tasks at 3 candidates and half at :math:`10^9`: the decomposition had lost :math:`3 \cdot
@@ -208,7 +208,7 @@ _GAP_TOLERANCE_MAX = 1e-12
 #: even n: moments whose terms exceed this multiple of their value are summed again from the
 #: upper middle rank (:mod:`rankstats.null.median_even`). Against the two-count pool references
 #: (about 90 inputs of 58 to 200 tasks, conditions 15 to 900) the decomposition's error was at
-#: most 8.4e-15 times the condition: V[1/M] was 2.6e-12 off at 500 (30 tasks at 50 beside 28
+#: most 8.4e-15 times the condition: V[1/M] was 2.6e-12 off at 500 (28 tasks at 50 beside 30
 #: at 2e6) when the limit was 1e3. At 50 it keeps about 4e-13 of a moment's value; the sums
 #: from the upper one cost two to five times as much
 _CONDITION_MAX = 50.0
