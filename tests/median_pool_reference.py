@@ -143,7 +143,10 @@ def _over_pools(
     deep: bool,
     given: Callable[[int, mp.mpf, int], Parts],
 ) -> tuple[float, float, float, float]:
-    """The moments over ``J``, each value's parts from ``given(p, N, N)`` (``p = m1 + J``).
+    """The moments over ``J``, each value's parts from ``given(p, nn, big_n)``.
+
+    ``p = m1 + J`` ranks fall in the lower pool; ``big_n = c2 - c1`` is the upper pool's range
+    (``nn`` the same as an mpf).
 
     ``deep``: 60 digits rather than 30 (every rank pair below ``c1``: tiny variances).
     """
@@ -214,6 +217,12 @@ def odd_two_count_reference(
         return [(mp.mpf(1), _sum_all(h, big_n))]
 
     return _over_pools(c1, m1, c2, m2, a, m1 >= a, given)
+
+
+def pool_reference(c1: int, m1: int, c2: int, m2: int) -> tuple[float, float, float, float]:
+    """:func:`two_count_reference` or :func:`odd_two_count_reference`, by the parity of n."""
+    reference = two_count_reference if (m1 + m2) % 2 == 0 else odd_two_count_reference
+    return reference(c1, m1, c2, m2)
 
 
 def _cross(p: int, c1: int, q: int, nn: mp.mpf, big_n: int) -> tuple[mp.mpf, ...]:
