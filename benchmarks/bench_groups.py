@@ -28,7 +28,7 @@ The other rows have no target. They time the metrics beyond the defaults over th
 those with closed forms vectorised over the groups (the geometric means, the variance, weighted
 too), the harmonic and inverse arithmetic mean ranks from one quadrature for all groups, and the
 median and its inverse, whose null moments take a pass per group size (groups of up to 16 tasks,
-and of an even number up to 56, together) or a call per group (larger ones): about a thousand
+and of an even number up to 40, together) or a call per group (larger ones): about a thousand
 times one group, as the last row shows against a call for every group.
 
 How each cut was found and measured, and what was tried and not kept, is in

@@ -23,7 +23,14 @@ import rankstats.null.median as median_module
 import rankstats.null.median_small as small_module
 from rankstats import InverseMedianRank, MedianRank
 from rankstats.null.median import inverse_median_moments, median_moments
-from rankstats.null.median_small import EVEN_N, SMALL_N, _product, _Tasks, small_moments
+from rankstats.null.median_small import (
+    EVEN_N,
+    EVEN_N_VALID,
+    SMALL_N,
+    _product,
+    _Tasks,
+    small_moments,
+)
 from rankstats.null.median_small_groups import grouped_small_moments
 from test_median_null import _reference
 
@@ -388,6 +395,43 @@ def test_narrow_masses_at_huge_counts_against_a_finer_ladder(n: int) -> None:
         assert actual == pytest.approx(wanted, rel=1e-12)
 
 
+def _beyond_the_product_form(seed: int, n: int) -> dict[str, np.ndarray]:
+    """Counts of every shape the sweeps draw, for ``n`` tasks."""
+    rng = np.random.default_rng(seed)
+    half = n // 2 + int(rng.integers(-2, 3))
+    huge = int(np.exp(rng.uniform(np.log(1e3), np.log(1e12))))
+    return {
+        "equal": np.full(n, int(rng.integers(2, 10**12))),
+        "uniform": rng.integers(1, 2_000, size=n),
+        "fb15k": rng.integers(1, 14_506, size=n),
+        "log-uniform": np.exp(rng.uniform(0.0, np.log(1e12), size=n)).astype(np.int64) + 1,
+        "clusters": np.concatenate(
+            (rng.integers(50, 90, size=n // 3), rng.integers(10**8, 2 * 10**8, size=n - n // 3))
+        ),
+        # half the tasks at a few candidates, half at a huge count: the decomposition's terms
+        # cancel for the inverse median, whose sums from the upper middle rank take over
+        "pinned": np.concatenate(
+            (rng.integers(1, 150, size=half), rng.integers(huge, 2 * huge, size=n - half))
+        ),
+        "two counts": np.array([3] * (n // 2 - 1) + [10**12] * (n // 2 + 1)),
+    }
+
+
+@pytest.mark.parametrize("n", range(EVEN_N + 2, EVEN_N_VALID + 1, 2))
+def test_main_path_against_the_product_form_where_both_hold(n: int) -> None:
+    """Even n beyond EVEN_N take the main path; the product form holds there too (1e-15).
+
+    The main path's decomposition keeps an error of about 8.4e-15 times its condition, which it
+    keeps below 50 (about 4e-13), and its sums from the upper middle rank beyond that: over 850
+    inputs of 34 to 56 tasks the two paths were at most 3.9e-13 apart (2026-11-28).
+    """
+    for name, counts in _beyond_the_product_form(n, n).items():
+        median_module._CACHE.clear()
+        got = np.array(median_moments(counts) + inverse_median_moments(counts))
+        wanted = np.array(small_moments(np.sort(counts)))
+        np.testing.assert_allclose(got, wanted, rtol=5e-13, atol=0.0, err_msg=name)
+
+
 @pytest.mark.parametrize("n", [56, 58, 60, 62, 64, 66])
 @pytest.mark.parametrize("count", [3 * 10**11, 6 * 10**11, 10**12])
 def test_median_of_equal_large_counts_is_centred(n: int, count: int) -> None:
@@ -408,7 +452,7 @@ def test_median_of_equal_large_counts_is_centred(n: int, count: int) -> None:
 @pytest.mark.parametrize("n", [48, 52, 56])
 @pytest.mark.parametrize("count", [10**14, 10**15, 3 * 10**15, 2**53 - 1])
 def test_equal_counts_beyond_1e12_against_the_continuous_limit(n: int, count: int) -> None:
-    """Equal counts up to 2**53 on the product form: E[M] exact, V[M] the Beta limit's.
+    """Equal counts up to 2**53: E[M] exact, V[M] the Beta limit's (main path and groups).
 
     The continuous order statistics of n uniforms give :math:`V = n / (4 (n + 1) (n + 2))` for the
     mean of the middle two; the discrete law is within :math:`O(1/C)` of :math:`C^2 V`. Before

@@ -13,7 +13,7 @@ import pytest
 from rankstats import evaluate
 from rankstats.null import median_small_groups
 from rankstats.null.median import median_moments
-from rankstats.null.median_small import EVEN_N, SMALL_N, small_moments
+from rankstats.null.median_small import EVEN_N, EVEN_N_VALID, SMALL_N, small_moments
 from rankstats.null.median_small_groups import (
     _GroupSums,
     grouped_median_moments,
@@ -48,7 +48,7 @@ def _relative(found: np.ndarray, wanted: np.ndarray) -> np.ndarray:
     return np.asarray(np.abs(found - wanted) / scale)
 
 
-@pytest.mark.parametrize("n", [*range(3, SMALL_N + 1), 18, 24, 34, 48, EVEN_N])
+@pytest.mark.parametrize("n", [*range(3, SMALL_N + 1), 18, 24, 34, EVEN_N, 48, EVEN_N_VALID])
 def test_groups_together_equal_each_group_alone(n: int) -> None:
     rng = np.random.default_rng(100 + n)
     for name, counts in _shapes(rng, n, 5 if n <= SMALL_N else 2).items():
@@ -136,7 +136,7 @@ def test_rows_in_any_order_and_validation() -> None:
     counts = np.array([[9, 3, 700, 41], [41, 700, 3, 9]])
     found = grouped_small_moments(counts)
     assert np.array_equal(found[0], found[1])
-    for n in (2, SMALL_N + 1, EVEN_N + 2):
+    for n in (2, SMALL_N + 1, EVEN_N_VALID + 2):
         with pytest.raises(ValueError, match="counts: expected rows of 3 to"):
             grouped_small_moments(np.full((2, n), 5))
 

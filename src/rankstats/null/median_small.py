@@ -80,13 +80,15 @@ the even-:math:`n` calls take 0.55-0.65 times as long (with the ties' sum over :
 matrix product per distinct :math:`|A(u)|` and the panels' own pairs in one block): 2.0 ms at
 :math:`n = 10` and 6 ms at :math:`n = 40`, counts :math:`13541..14542`.
 
-The same path serves every even number of tasks up to :data:`EVEN_N` = 56, with a finer ladder
-beyond 16 tasks and 24-node rules beyond 32 (the summands' degree grows with :math:`n`):
-:math:`10^{-15}` relative in the tests. Beyond 56 tasks its rules lose digits on counts near
+The same sums hold for every even number of tasks up to :data:`EVEN_N_VALID` = 56, with a finer
+ladder beyond 16 tasks and 24-node rules beyond 32 (the summands' degree grows with :math:`n`):
+:math:`10^{-15}` relative in the tests. Beyond 56 tasks the rules lose digits on counts near
 :math:`10^{12}` (62 tasks with counts in :math:`10^{11}..10^{12}`: :math:`10^{-10}`; 64 equal
 counts of :math:`10^{12}`: :math:`3 \cdot 10^{-12}` on :math:`\mathbb{E}[M]`, whose exact value is
-:math:`(C + 1)/2`), and the main path, within :math:`10^{-15}` of the exact and pool references
-there, takes over;
+:math:`(C + 1)/2`). They serve even numbers of tasks up to :data:`EVEN_N` = 40 only: beyond, the
+main path of :mod:`rankstats.null.median` (checked by its condition, with its sums from the upper
+middle rank where the decomposition would cancel) is cheaper, and within :math:`4 \cdot 10^{-13}`
+of these sums on the tests' inputs of 42 to 56 tasks;
 :func:`two_tasks` sums the trapezoidal law of :math:`r_1 + r_2` for two tasks.
 """
 
@@ -112,6 +114,7 @@ from rankstats.null.median_tails import _Candidates
 
 __all__ = [
     "EVEN_N",
+    "EVEN_N_VALID",
     "SMALL_N",
     "gram_nodes",
     "inner_nodes",
@@ -147,11 +150,19 @@ _PANELS_PER_BLOCK = 32
 _LADDER_START = 32
 #: ... with ratio 1 + _LADDER_SPREAD / max(n, _LADDER_SPREAD)
 _LADDER_SPREAD = 16
-#: even numbers of tasks up to this are always summed here (the long-window decomposition of the
-#: inverse median loses up to 1e-6 relative on some of them, e.g. two very different counts);
-#: beyond, these rules lose digits on counts near 1e12, and the main path (with its sums from the
-#: upper middle rank where the decomposition would cancel) is within 1e-15 of the references
-EVEN_N = 56
+#: even numbers of tasks up to this are summed here, by a call (median.median_moments) and for
+#: groups (median_small_groups). Beyond it the main path is cheaper. On 500 inputs of 34 to 56
+#: tasks (equal, uniform, log-uniform, clustered and pinned counts; 2026-11-28) it took 0.7 of
+#: the time here in the median per input at 42 to 48 tasks and at 50 to 56 (0.5 for log-uniform
+#: counts), and 0.95 at 34 to 40, but 1.1 to 1.3 in total there (its sums from the upper middle
+#: rank on pinned counts); a call per group took 0.4 to 0.6 of the grouped sums at 42 to 56
+#: tasks (24-node rules beyond 32). Its decomposition is checked by its condition, and where
+#: that fails its sums from the upper middle rank take over (the decomposition alone had lost up
+#: to 1e-6 on two very different counts at 38 tasks): within 4e-13 of these sums there
+EVEN_N = 40
+#: ... and these sums' rules hold up to this many (1e-15 relative): the tests check the main
+#: path against them between the two
+EVEN_N_VALID = 56
 
 
 @functools.lru_cache(maxsize=64)

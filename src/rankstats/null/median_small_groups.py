@@ -66,6 +66,7 @@ from rankstats.null.median_rules import _piece_nodes, _suffix_sum
 from rankstats.null.median_small import (
     _SPAN_MAX,
     EVEN_N,
+    EVEN_N_VALID,
     SMALL_N,
     _clip,
     _in_panel_order,
@@ -151,7 +152,9 @@ def grouped_small_moments(counts: IntArray) -> FloatArray:
     counts : numpy.ndarray of shape (groups, n)
         Each row the candidate counts of one group's tasks (int64, at least 1), in any order,
         :math:`3 \le n \le` :data:`~rankstats.null.median_small.SMALL_N`, or :math:`n` even
-        up to :data:`~rankstats.null.median_small.EVEN_N`.
+        up to :data:`~rankstats.null.median_small.EVEN_N_VALID` (where the sums hold;
+        :func:`grouped_median_moments` sends only those up to
+        :data:`~rankstats.null.median_small.EVEN_N` here).
 
     Returns
     -------
@@ -168,10 +171,10 @@ def grouped_small_moments(counts: IntArray) -> FloatArray:
     """
     counts = np.sort(np.asarray(counts, dtype=np.int64), axis=1)
     size, n = counts.shape
-    if not (3 <= n <= SMALL_N or (n % 2 == 0 and 3 <= n <= EVEN_N)):
+    if not (3 <= n <= SMALL_N or (n % 2 == 0 and 3 <= n <= EVEN_N_VALID)):
         raise ValueError(
-            f"counts: expected rows of 3 to {SMALL_N} tasks or an even number up to {EVEN_N}, "
-            f"got {n}"
+            f"counts: expected rows of 3 to {SMALL_N} tasks or an even number up to "
+            f"{EVEN_N_VALID}, got {n}"
         )
     out = np.empty((size, 4))
     trivial = counts[:, -1] == 1  # every rank is 1
