@@ -213,3 +213,10 @@ def test_eight_threads_resolving_at_once() -> None:
         results = list(pool.map(work, range(8)))
     for worker, made in enumerate(results):
         assert made == [metric_resolver.make(name) for name in names[worker:] + names[:worker]]
+
+
+@pytest.mark.parametrize("query", ["hits@\u0663", "hits_at_\uff15", "z_hits_at_\u0665"])
+def test_cut_offs_are_ascii_digits(query: str) -> None:
+    """Other scripts' digits are not read as a cut-off ("hits@\u0663" had been Hits@3)."""
+    with pytest.raises(UnknownMetricError):
+        metric_resolver.make(query)

@@ -73,7 +73,7 @@ CALL_ERRORS = [
         None,
         None,
         TypeError,
-        r"ranks must hold real numbers, got an array of dtype bool",
+        r"ranks must hold numbers, not booleans, got list",
     ),
     ([1 + 1j], None, None, TypeError, r"ranks must hold real numbers"),
     (
@@ -312,3 +312,67 @@ def test_finite_ranks_beyond_2_53_are_refused_by_every_metric(metric: object) ->
     # integers above 2**53 are checked before they become floats (which would round them)
     with pytest.raises(ValueError, match=r"ranks must be at most 2\*\*53.*9007199254740993"):
         AdjustedArithmeticMeanRankIndex()(np.array([2**53 + 1]), np.array([2**53]))
+
+
+def test_side_mappings_hold_rank_types_only() -> None:
+    """A side's mapping without a rank type had raised a bare StopIteration (which a ``map``
+    over inputs swallows, ending the results early), and misspelt rank types were dropped."""
+    from rankstats import evaluate
+
+    with pytest.raises(ValueError, match=r"'optimstic' \(did you mean 'optimistic'\?\)"):
+        evaluate({"head": {"optimstic": [1, 2]}}, 4)
+    with pytest.raises(ValueError, match=r"of a side must be .* got an empty mapping"):
+        evaluate({"head": {}}, 4)
+    with pytest.raises(ValueError, match=r"side 'tail': .*'pessimstic' \(did you mean"):
+        evaluate(
+            {"head": {"optimistic": [1, 2], "pessimistic": [3, 3]}, "tail": {"pessimstic": [3, 3]}},
+            4,
+        )
+    with pytest.raises(ValueError, match=r"ranks cannot be given for the rank type 'expected'"):
+        evaluate({"head": {"expected": [1, 2]}}, 4)
+    # a top-level key that looks like a rank type is not taken for a side's name
+    for key in ("realistc", "Realistic", "pesimistic"):
+        with pytest.raises(ValueError, match=rf"the key '{key}': did you mean the rank type"):
+            evaluate({key: [1, 2]}, 4)
+    results = evaluate({"head": {"realistic": [1, 2]}, "tail": [2, 2]}, 4, metrics=["mrr"])
+    assert results["head.realistic.mrr"] == 0.75
+
+
+def test_masked_arrays_with_masked_entries_are_refused() -> None:
+    """np.asarray drops the mask: the masked ranks had been counted."""
+    with pytest.raises(TypeError, match=r"ranks must not be a masked array .* \(1 here\)"):
+        MRR(np.ma.array([1, 100], mask=[False, True]))
+    with pytest.raises(TypeError, match=r"num_candidates must not be a masked array"):
+        MRR([1, 2], np.ma.array([5, 6], mask=[True, False]))
+    assert MRR(np.ma.array([1, 4], mask=[False, False])) == 0.625  # nothing masked
+
+
+@pytest.mark.parametrize(
+    ("call", "name"),
+    [
+        (lambda: MRR([True, 2, 3]), "ranks"),
+        (lambda: MRR([np.True_, 2]), "ranks"),
+        (lambda: MRR([[1, 2], [3, True]]), "ranks"),
+        (lambda: MRR([1, 1], [True, 2]), "num_candidates"),
+        (lambda: MRR([1, 2], None, [True, 2.0]), "weights"),
+        (lambda: ArithmeticMeanRank().expected_value([True, 3]), "num_candidates"),
+    ],
+)
+def test_booleans_among_numbers_are_refused(call: object, name: str) -> None:
+    """A list mixing booleans and numbers had been read as numbers (True as 1)."""
+    with pytest.raises(TypeError, match=rf"{name} must hold numbers, not booleans"):
+        call()  # type: ignore[operator]
+
+
+def test_timedelta_arrays_are_not_numbers() -> None:
+    with pytest.raises(TypeError, match=r"ranks must hold real numbers, got .* timedelta64"):
+        MRR(np.array([1, 2], dtype="timedelta64[s]"))
+
+
+def test_null_models_check_the_shape_of_the_weights() -> None:
+    """As the values do: weights of shape (3, 2) against counts of shape (2, 3) pair other
+    tasks' entries once both are flattened."""
+    counts = np.array([[2, 3, 4], [5, 6, 7]])
+    with pytest.raises(ValueError, match=r"weights must have the shape of num_candidates \(2, 3\)"):
+        ArithmeticMeanRank().expected_value(counts, weights=np.ones((3, 2)))
+    assert ArithmeticMeanRank().expected_value(counts, weights=np.ones((2, 3))) == 2.75

@@ -41,11 +41,13 @@ from rankstats.metrics.derived import (
 
 __all__ = ["MetricResolver", "metric_resolver"]
 
-_TRAILING_NUMBER = re.compile(r"(.*?)(\d+)")
+#: (ASCII digits only: ``int`` would read other scripts' digits, "hits@\u0663" as Hits@3)
+_TRAILING_NUMBER = re.compile(r"(.*?)(\d+)", re.ASCII)
 #: a cut-off that is not a plain positive integer in digits: signed, with a decimal point or an
 #: exponent; a ``-`` right after a letter or digit is a separator ("hits-at-10"), not a sign
 _BAD_CUT_OFF = re.compile(
-    r"(?P<prefix>.*?)(?P<number>(?:(?<![A-Za-z0-9])[-+]\s*)?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?)\s*"
+    r"(?P<prefix>.*?)(?P<number>(?:(?<![A-Za-z0-9])[-+]\s*)?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?)\s*",
+    re.ASCII,
 )
 
 
@@ -96,7 +98,7 @@ class MetricResolver(ClassResolver[RankBasedMetric]):
         if match is None:
             return
         number = match["number"]
-        if number.strip().isdigit():
+        if number.strip().isascii() and number.strip().isdigit():
             return  # a plain integer: parsed (and checked to be positive) by the caller
         if self._with_cut_off(self.normalize(match["prefix"])) is not None:
             raise ValueError(

@@ -103,15 +103,23 @@ def as_array(value: Any, name: str, *, size: int | None = None) -> npt.NDArray[A
     """
     if isinstance(value, str | bytes | dict | set | frozenset):  # a set has no order
         raise TypeError(f"{name} must be an array-like of numbers, got {type(value).__name__}")
+    if isinstance(value, np.ma.MaskedArray) and (masked := np.ma.getmaskarray(value)).any():
+        # np.asarray would drop the mask and keep the masked entries
+        raise TypeError(
+            f"{name} must not be a masked array with masked entries ({int(masked.sum())} here); "
+            f"pass the entries kept, e.g. {name}.compressed(), and the same entries of the "
+            "other arguments"
+        )
+    if _holds_booleans(value):  # np.asarray reads [True, 2] as [1, 2]
+        raise TypeError(f"{name} must hold numbers, not booleans, got {type(value).__name__}")
     try:
         array = np.asarray(value)
     except Exception as error:  # e.g. a GPU tensor, or ragged nested lists
         raise TypeError(
             f"{name} must be convertible to a numpy array, got {type(value).__name__}: {error}"
         ) from error
-    if array.dtype == np.bool_ or not (
-        np.issubdtype(array.dtype, np.integer) or np.issubdtype(array.dtype, np.floating)
-    ):
+    # integers and floats only (not booleans, and not timedelta64, which numpy counts as integer)
+    if array.dtype.kind not in "iuf":
         if array.dtype == object and array.ndim == 0:  # a generator, an iterator, ...
             raise TypeError(
                 f"{name} must be an array-like of numbers (a list, array or tensor), "
@@ -137,6 +145,16 @@ def as_array(value: Any, name: str, *, size: int | None = None) -> npt.NDArray[A
     if array.size == 0:
         raise ValueError(f"{name} must not be empty, got an array of shape {array.shape}")
     return array.reshape(-1)
+
+
+def _holds_booleans(value: Any) -> bool:
+    """Whether a list or tuple (nested or not) holds a ``bool`` or ``numpy.bool_`` among numbers."""
+    if not isinstance(value, list | tuple):
+        return False
+    kinds = set(map(type, value))  # one pass in C, not a loop over the entries in Python
+    if kinds & {bool, np.bool_}:
+        return True
+    return bool(kinds & {list, tuple}) and any(_holds_booleans(each) for each in value)
 
 
 def check_ranks(value: Any, name: str = "ranks", *, check_upper: bool = True) -> FloatArray:
@@ -296,7 +314,12 @@ def check_same_shape(ranks: Any, **others: Any) -> None:
     against counts of shape (2n,) or (2, n) would pair ranks with other tasks' counts, silently.
     Only inputs with a ``shape`` (numpy arrays, tensors, pandas objects) are compared.
     """
-    shape = getattr(ranks, "shape", None)
+    _check_shape_of(ranks, "ranks", others)
+
+
+def _check_shape_of(reference: Any, reference_name: str, others: Mapping[str, Any]) -> None:
+    """:func:`check_same_shape` against any argument (the counts, for the null models)."""
+    shape = getattr(reference, "shape", None)
     if shape is None:
         return
     squeezed = _squeezed(shape)
@@ -307,8 +330,9 @@ def check_same_shape(ranks: Any, **others: Any) -> None:
         other_squeezed = _squeezed(other_shape)
         if other_squeezed != squeezed and max(len(squeezed), len(other_squeezed)) > 1:
             raise ValueError(
-                f"{name} must have the shape of ranks {tuple(shape)} (both are flattened in "
-                f"row-major order, pairing their entries), got shape {tuple(other_shape)}"
+                f"{name} must have the shape of {reference_name} {tuple(shape)} (both are "
+                f"flattened in row-major order, pairing their entries), got shape "
+                f"{tuple(other_shape)}"
             )
 
 
@@ -455,6 +479,7 @@ def validate_null_input(
         )
     clean_weights = None
     if weights is not None:
+        _check_shape_of(num_candidates, "num_candidates", {"weights": weights})
         clean_weights = check_weights(weights, size=candidates.size)
     _check_same_length(candidates, "num_candidates", weights=clean_weights)
     return NullInput(candidates, clean_weights)

@@ -9,6 +9,7 @@ for each batch too, so a batch and a whole data set are read the same way.
 
 from __future__ import annotations
 
+import difflib
 import numbers
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
@@ -66,6 +67,14 @@ def _split_sides(ranks: Any) -> dict[str, Any]:
                 f"the keys of ranks must be either rank types {RANK_TYPES} or side names, "
                 f"not both, got {keys}"
             )
+        for key in keys:
+            close = difflib.get_close_matches(key.lower(), RANK_TYPES, n=1, cutoff=0.8)
+            if close:  # a side named like a rank type is a misspelt rank type
+                raise ValueError(
+                    f"ranks has the key {key!r}: did you mean the rank type {close[0]!r}? The "
+                    f"keys of ranks are the rank types {RANK_TYPES} or side names, and a side "
+                    "name must not look like a rank type"
+                )
         if SIDE_BOTH in keys and len(keys) > 1:
             raise ValueError(
                 f"the side {SIDE_BOTH!r} holds all ranks together and is computed; "
@@ -73,6 +82,28 @@ def _split_sides(ranks: Any) -> dict[str, Any]:
             )
         return dict(ranks)
     return {SIDE_BOTH: ranks}
+
+
+def _check_rank_type_keys(ranks: Mapping[Any, Any]) -> None:
+    """A side's mapping holds arrays under rank types only, at least one (close matches named)."""
+    unknown = [key for key in ranks if key not in RANK_TYPES]
+    if ranks and not unknown:
+        return
+    if RANK_EXPECTED in unknown:
+        raise ValueError(
+            "ranks cannot be given for the rank type 'expected'; it is computed from the "
+            "optimistic and pessimistic ranks"
+        )
+    hints = [
+        f"{key!r} (did you mean {close[0]!r}?)"
+        if (close := difflib.get_close_matches(str(key).lower(), RANK_TYPES, n=1, cutoff=0.6))
+        else repr(key)
+        for key in unknown
+    ]
+    raise ValueError(
+        f"the ranks of a side must be an array or a mapping of the rank types {RANK_TYPES} to "
+        f"arrays, got " + (f"the keys {', '.join(hints)}" if unknown else "an empty mapping")
+    )
 
 
 def _per_side(value: Any, sides: Sequence[str], name: str) -> dict[str, Any]:
@@ -140,6 +171,7 @@ def _side_tables(
         pairs = (value.optimistic, value.pessimistic)
         candidates = value.num_candidates
     elif isinstance(value, Mapping):
+        _check_rank_type_keys(value)
         given = {key: value[key] for key in RANK_TYPES if key in value}
         shaped = next(iter(given.values()), None)
         if "optimistic" in given and "pessimistic" in given:

@@ -85,7 +85,7 @@ def _parse(key: str) -> ParsedKey | str | _Unknown:
     """The parts of a key, or why it is not one (cached: results and stoppers look up often)."""
     parts = key.split(".")
     cut_off = None
-    if len(parts) > 1 and parts[-1].isdigit():
+    if len(parts) > 1 and parts[-1].isascii() and parts[-1].isdigit():
         cut_off = int(parts.pop())
     *qualifiers, name = parts
     form = f"{key!r} is not a key of the form [side.][rank_type.]metric"

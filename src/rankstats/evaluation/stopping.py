@@ -115,7 +115,7 @@ class EarlyStopper:
             parsed = try_parse_key(metric)
             if parsed is None:
                 parts = metric.split(".")
-                if len(parts) > 1 and parts[-1].isdigit():
+                if len(parts) > 1 and parts[-1].isascii() and parts[-1].isdigit():
                     parts.pop()
                 # an unknown name raises here, with suggestions of close ones
                 metric_resolver.make(parts[-1])
