@@ -531,3 +531,12 @@ def test_bfloat16_scores_hint_at_widening() -> None:
     with pytest.raises(TypeError, match=r"convertible .*\(for a tensor: \.float\(\)\)"):
         ranks_from_scores(scores, targets=[0, 1])
     assert ranks_from_scores(scores.float(), targets=[0, 1]).optimistic.size == 2
+
+
+def test_target_scores_of_another_float_type_are_named() -> None:
+    """float64 targets against float32 scores: 0.1 is no float32 score, and the error says why."""
+    scores = np.array([[0.1, 0.5, 0.3]], dtype=np.float32)
+    with pytest.raises(ValueError, match=r"the scores are float32 and target_scores float64"):
+        ranks_from_scores(scores, target_scores=[0.1])
+    ranks = ranks_from_scores(scores, target_scores=scores[:, 0])
+    assert ranks.optimistic.tolist() == [3]

@@ -476,10 +476,19 @@ def ranks_from_scores(
         absent = pessimistic < optimistic
         if absent.any():
             row = int(np.flatnonzero(absent)[0])
+            hint = ""
+            if clean_target_scores.dtype != clean_scores.dtype:
+                # float64 targets (0.1) against float32 scores (0.1 rounded to 24 bits) never tie
+                hint = (
+                    f" (the scores are {clean_scores.dtype} and target_scores "
+                    f"{clean_target_scores.dtype}: compared as given, a value rounded to one "
+                    "type need not equal it in the other; pass target_scores as the scores' "
+                    "own values)"
+                )
             raise ValueError(
                 f"target_scores must occur among the unfiltered scores of their row (the true "
                 f"candidate is one of them), but {clean_target_scores[row].item()!r} "
-                f"does not in row {row}"
+                f"does not in row {row}{hint}"
             )
     return Ranks(optimistic, pessimistic, num_candidates)
 
