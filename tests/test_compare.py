@@ -263,6 +263,23 @@ def test_t_test_on_differences_without_spread(a, b, statistic, p_value) -> None:
     assert shown == (None if math.isinf(statistic) else statistic)
 
 
+def test_t_test_of_a_single_query_is_undefined() -> None:
+    """One query leaves the t-test no degrees of freedom: undefined (None) as scipy's NaN (the
+    no-spread limit had given p = 0, significant), and the report names no bootstrap it could
+    not draw."""
+    from rankstats.compare.report import describe
+
+    result = compare({"a": [1], "b": [2]}, [5], metrics=["mrr"], test="t")
+    pair = result.pairs[0]
+    assert (pair.statistic, pair.p_value, pair.p_adjusted) == (None, None, None)
+    assert not pair.significant()
+    with np.errstate(all="ignore"):  # scipy divides by the zero degrees of freedom
+        assert math.isnan(stats.ttest_rel([1.0], [0.5]).pvalue)
+    text = describe(result)
+    assert "Intervals: none (a bootstrap needs at least two queries)" in text
+    assert "1 query," in text
+
+
 def test_wilcoxon_equals_scipy() -> None:
     a, b, _, _ = _models(80, 14)
     result = compare({"a": a, "b": b}, metrics=["mrr", "hits@5"], test="wilcoxon", interval=None)

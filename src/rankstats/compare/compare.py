@@ -109,7 +109,9 @@ def _analytic_test(
     Differences 0 on every query give the statistic 0 and the p-value 1 (no evidence of a
     difference). Differences equal on every query (up to rounding) but not 0 have no spread: the
     t statistic is infinite, signed like the difference, and its p-value 0, the limit as the spread
-    goes to 0 (scipy would warn of precision loss); the Wilcoxon test needs no such case.
+    goes to 0 (scipy would warn of precision loss); the Wilcoxon test needs no such case. With a
+    single query the t-test has no degrees of freedom: its statistic and p-value are NaN (as
+    scipy's), not the no-spread limit.
     """
     if statistics.data.weights is not None:
         raise ValueError(
@@ -129,6 +131,8 @@ def _analytic_test(
             d = x - y
             if not d.any():  # identical on every query: no evidence of a difference
                 statistic_values[position, p], pvalues[position, p] = 0.0, 1.0
+                continue
+            if test == "t" and d.size < 2:  # no degrees of freedom: undefined, as in scipy
                 continue
             mean = float(np.mean(d))
             if test == "t" and _no_spread(mean, float(np.max(np.abs(d - mean)))):

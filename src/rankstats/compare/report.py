@@ -58,14 +58,17 @@ def describe(comparison: Comparison, alpha: float = 0.05) -> str:
         else f"corrected by {CORRECTIONS[s.correction]} over {family}"
     )
     parts = [f"P-values: {test}, {seed}; {correction}; significance at alpha = {alpha:g}."]
-    if s.interval is not None:
+    if s.interval is not None and s.num_queries < 2:
+        parts.append("Intervals: none (a bootstrap needs at least two queries).")
+    elif s.interval is not None:
         strata = ", stratified by group" if s.stratified else ""
         parts.append(
             f"Intervals: {s.confidence_level:.0%} {INTERVALS[s.interval]} paired bootstrap "
             f"({s.n_bootstrap:,} resamples{strata})."
         )
     weighted = ", weighted" if s.weighted else ""
-    parts.append(f"{s.num_queries:,} queries, {s.rank_type} ranks{weighted}.")
+    queries = "1 query" if s.num_queries == 1 else f"{s.num_queries:,} queries"
+    parts.append(f"{queries}, {s.rank_type} ranks{weighted}.")
     parts += [f"{note}." for note in comparison.notes]
     return " ".join(parts)
 
