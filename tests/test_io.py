@@ -490,3 +490,24 @@ def test_engines_agree_on_data_and_on_the_line_of_a_bad_value(
             caught.append((str(error.value), error.value.line, error.value.column))
         assert caught[0] == caught[1]
         assert caught[0][1] == index + 1
+
+
+@pytest.mark.parametrize("engine", engines())
+def test_a_quote_never_closed_is_an_error(tmp_path: Path, engine: str) -> None:
+    """The csv module (and Arrow) had read an open quote as a field running to the end of the
+    file: every row after it lost, silently."""
+    path = tmp_path / "open.csv"
+    path.write_text('rank,rel\n1,a\n\n2,"abc\n3,d\n4,e\n')
+    with pytest.raises(RankFileError, match=r"line 4: a quoted field opened on this row is never"):
+        read_ranks(path, engine=engine)
+
+
+@pytest.mark.parametrize("engine", engines())
+def test_quotes_that_close_are_read_alike_by_both_engines(tmp_path: Path, engine: str) -> None:
+    """A line break inside quotes, doubled quotes, a quote inside an unquoted field and text
+    after a closing quote (read as the csv module and Arrow read it)."""
+    path = tmp_path / "quoted.csv"
+    path.write_text('rank,rel\n1,"x\ny"\n2,"a ""q"" b"\n3,ab"c\n4,"a"b\n')
+    data = read_ranks(path, engine=engine)
+    assert data.ranks["realistic"].tolist() == [1.0, 2.0, 3.0, 4.0]
+    assert data.columns["rel"].tolist() == ["x\ny", 'a "q" b', 'ab"c', "ab"]

@@ -43,6 +43,7 @@ def read_text_arrow(
 ) -> RawTable | None:
     """Read a delimited text file with ``pyarrow.csv``, or ``None`` where that does not apply."""
     import pyarrow
+    import pyarrow.compute
     import pyarrow.csv
 
     try:
@@ -81,6 +82,10 @@ def read_text_arrow(
             if np.any(columns[name] >= ROUNDING_FROM):  # float64 may have rounded the text
                 return None  # the numpy reader checks it (inexact_rows)
         else:
+            if pyarrow.compute.any(pyarrow.compute.match_substring_regex(column, "[\r\n]")).as_py():
+                # a line break inside quotes, or a quote never closed (Arrow reads the rest of
+                # the file into one field): the numpy reader tells the two apart
+                return None
             encoded = column.dictionary_encode()
             labels = [label.strip() for label in encoded.dictionary.to_pylist()]
             codes = encoded.indices.to_numpy(zero_copy_only=False)

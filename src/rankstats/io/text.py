@@ -116,6 +116,22 @@ def _has_blank_line(block: bytes) -> bool:
     return _BLANK_LINE.search(b"\n" + block) is not None
 
 
+def _never_closed(text: list[str], sep: str) -> bool:
+    """Whether the text of one row (as the lenient :mod:`csv` reader took it) ends in quotes.
+
+    The strict reader refuses exactly that with "unexpected end of data"; other strict errors
+    (a character after a closing quote) are cases the lenient reader and Arrow both accept.
+    """
+    import csv
+
+    try:
+        for _ in csv.reader(text, delimiter=sep, strict=True):
+            pass
+    except csv.Error as error:
+        return "unexpected end of data" in str(error)
+    return False
+
+
 def _decode(data: bytes, source: str) -> str:
     try:
         return data.decode("utf-8")
@@ -353,17 +369,28 @@ class _Parser:
 
         sep = "," if self.delimiter is None else self.delimiter.decode()
 
+        quotes = 0  # a quote left open leaves an odd number of them in the file
+        reading: list[list[str]] = [[]]  # the text of the row being read
+
         def text_lines() -> Iterator[str]:
+            nonlocal quotes
             for data in (block, *blocks):
+                quotes += data.count(b'"')
                 for raw in data.splitlines(keepends=True):
-                    yield _decode(raw, self.source)
+                    text = _decode(raw, self.source)
+                    reading[0].append(text)
+                    yield text
 
         reader = csv.reader(text_lines(), delimiter=sep)
         width = len(self.header)
         rows: list[list[str]] = []
         row_lines: list[int] = []
+        begins = last_begins = line  # the lines on which the next and the last row begin
+        last_text: list[str] = []
         try:
             for row in reader:
+                last_text, reading[0] = reading[0], []
+                last_begins, begins = begins, line + reader.line_num
                 if not row or (len(row) == 1 and not row[0].strip()):
                     continue
                 where = line + reader.line_num - 1
@@ -376,6 +403,14 @@ class _Parser:
             raise RankFileError(
                 f"{self.source}, line {where}: {error}", self.source, line=where
             ) from error
+        if quotes % 2 and _never_closed(last_text, sep):
+            # read leniently, a quote never closed makes a field of the rest of the file
+            raise RankFileError(
+                f"{self.source}, line {last_begins}: a quoted field opened on this row is never "
+                "closed (the file ends inside its quotes)",
+                self.source,
+                line=last_begins,
+            )
         if not rows:
             return
         self.index.add(self.rows, row_lines[0], np.array(row_lines, dtype=np.int64))
