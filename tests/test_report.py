@@ -210,3 +210,23 @@ def test_json_refuses_group_labels_that_print_alike() -> None:
     with pytest.raises(ValueError, match=r"the group labels .* are both '1' as JSON keys"):
         results.to_json()
     assert results.to_csv(groups=True).count("\n") == 1 + 3  # header, overall row, both groups
+
+
+def test_latex_lines_after_a_break_cannot_start_its_argument() -> None:
+    r"""``\\`` reads a following ``[`` as its optional length and ``*`` as its star: a note
+    ``[1] ...`` and a group ``[CLS]`` had made the table fail to compile ("Illegal unit")."""
+    results = evaluate(
+        np.array([1, 2, 3, 4]),
+        [5, 5, 5, 5],
+        metrics=["median_rank"],
+        weights=[1, 2, 1, 1],
+        groups=["[CLS]", "*x", "[CLS]", "*x"],
+    )
+    latex = results.to_latex(groups=True)
+    lines = latex.splitlines()
+    body = lines[lines.index(r"\midrule") + 1 : lines.index(r"\bottomrule")]
+    assert sorted(line.split(" & ")[0] for line in body) == ["(all)", "{}*x", "{}[CLS]"]
+    assert r" \\ {}[1] no closed-form" in latex
+    # nothing else that follows a break starts with [ or *
+    after = [part.lstrip() for part in latex.replace("\n", " ").split("\\\\")[1:]]
+    assert not any(part.startswith(("[", "*")) for part in after)

@@ -466,6 +466,15 @@ def latex_escape(text: str) -> str:
     return "".join(_LATEX_SPECIAL.get(char, char) for char in text)
 
 
+def _after_break(text: str) -> str:
+    r"""Text that may follow a line break ``\\``, preceded by ``{}`` where needed.
+
+    A leading ``[`` or ``*`` would be read as the break's optional length or its star (a group
+    label ``[CLS]``, a note ``[1] ...``).
+    """
+    return "{}" + text if text.lstrip()[:1] in ("[", "*") else text
+
+
 def render_latex(
     results: EvaluationResults,
     *,
@@ -514,6 +523,7 @@ def render_latex(
         for column in columns:
             shown = _number(record[column], digits)
             cells.append("--" if shown is None else f"${shown}$")
+        cells[0] = _after_break(cells[0])
         lines.append(" & ".join(cells) + r" \\")
     lines += [r"\bottomrule", r"\end{tabular}"]
     explanation = (
@@ -522,6 +532,6 @@ def render_latex(
         r"\mathbb{E}_0) / \sigma_0$."
     )
     notes = [explanation, *(latex_escape(line) for line in footer)]
-    lines.append(r"\par\smallskip{\footnotesize " + r" \\ ".join(notes) + "}")
+    lines.append(r"\par\smallskip{\footnotesize " + r" \\ ".join(map(_after_break, notes)) + "}")
     lines.append(r"\end{table}")
     return "\n".join(lines) + "\n"
