@@ -511,3 +511,13 @@ def test_quotes_that_close_are_read_alike_by_both_engines(tmp_path: Path, engine
     data = read_ranks(path, engine=engine)
     assert data.ranks["realistic"].tolist() == [1.0, 2.0, 3.0, 4.0]
     assert data.columns["rel"].tolist() == ["x\ny", 'a "q" b', 'ab"c', "ab"]
+
+
+@pytest.mark.parametrize(
+    ("source", "kind"),
+    [(io.StringIO("rank\n1\n"), "a text stream"), (b"rank\n1\n", "bytes"), (42, "int")],
+)
+def test_sources_other_than_paths_and_binary_files_are_named(source: object, kind: str) -> None:
+    """A text stream had failed in startswith (str against bytes), bytes on a missing .read."""
+    with pytest.raises(TypeError, match=rf"a file opened in binary mode .* got {kind}"):
+        read_ranks(source)  # type: ignore[arg-type]

@@ -120,6 +120,13 @@ def _opened(source: Source | None) -> Iterator[tuple[IO[bytes], str]]:
         with stream:
             yield stream, name
         return
+    given: object = source  # typed as a binary stream; users pass anything
+    if isinstance(given, io.TextIOBase) or not callable(getattr(given, "read", None)):
+        kind = "a text stream" if isinstance(given, io.TextIOBase) else type(given).__name__
+        raise TypeError(
+            "source must be a path, '-' (standard input), a file opened in binary mode "
+            f"('rb', io.BytesIO) or None (the bundled example), got {kind}"
+        )
     label = getattr(source, "name", None)
     yield source, label if isinstance(label, str) and label else "<stream>"
 
