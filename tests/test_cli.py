@@ -328,7 +328,7 @@ def test_progress_of_a_large_file_appears_on_a_terminal(tmp_path: Path) -> None:
         ("evaluate -", "score\n1\n", 1, "<stdin> has no 'rank' column"),
         ("evaluate - --num-candidates 5", "rank\n1\n9\n", 1, "line 3: rank 9 is larger than"),
         ("evaluate -", "rank\n1\nabc\n", 1, "<stdin>, line 3: rank must be a number, got 'abc'"),
-        ("evaluate --metrics mrrr", None, 1, "unknown metric 'mrrr'; closest valid names: 'mrr'"),
+        ("evaluate --metrics mrrr", None, 2, "unknown metric 'mrrr'; closest valid names: 'mrr'"),
         ("evaluate --format xml", None, 2, "invalid choice: 'xml'"),
         ("null --metric std --num-candidates 5 --n 3", None, 1, "pass --samples N"),
         ("evaluate -", b"\x93NUMPY garbage", 1, "<stdin> is not a readable npy file"),
@@ -578,14 +578,9 @@ def test_bad_text_input(tmp_path: Path, text: str, message: str) -> None:
     ("args", "message"),
     [
         ("evaluate .", "is a directory"),
-        ("evaluate --metrics hits@0", "k must be a positive integer"),
-        ("evaluate --metrics ' , '", "needs at least one metric"),
         ("evaluate --group-by relation", "no column 'relation' to group by"),
         ("evaluate --num-candidates 20", "use one or the other"),
         ("evaluate --rank-types expected", "rank type 'expected' needs the optimistic"),
-        ("null --metric nope --num-candidates 3", "unknown metric 'nope'"),
-        ("null --metric mrr,mr --num-candidates 3 --value 1", "--value needs exactly one"),
-        ("null --metric mrr,mr --num-candidates 3 --plot x.png", "--plot needs exactly one"),
         ("metrics no-such-metric-at-all", "no metric matches 'no-such-metric-at-all'"),
     ],
 )
@@ -661,6 +656,19 @@ def test_two_dimensional_npy(tmp_path: Path) -> None:
         ("null --num-candidates 3 --seed x", "argument --seed: expected a non-negative integer"),
         ("evaluate --rank-types best", "argument --rank-types: expected a comma-separated list"),
         ("evaluate a.csv b.csv", "unrecognized arguments: b.csv"),
+        # argument mistakes found after parsing: the same form and status (they had exited 1)
+        ("evaluate --metrics foo", "evaluate: error: --metrics: unknown metric 'foo'"),
+        ("evaluate --metrics hits@0", "--metrics: metric 'hits@0': k must be a positive"),
+        ("evaluate --seed 3", "evaluate: error: --seed needs --samples N"),
+        ("evaluate --average macro", "--average macro averages over groups and needs"),
+        ("evaluate -o out.xyz", "--output: the file's suffix gives the format, one of .csv"),
+        ("compare a.csv b.csv --resamples 1", "argument --resamples: expected an integer >= 2"),
+        ("compare a.csv b.csv --names x", "--names needs one name per file (2), got 1"),
+        ("compare a.csv b.csv --per-group", "--per-group needs --group-by COLUMNS"),
+        ("null --num-candidates 3 --metric mrr,mr --value 1", "--value needs exactly one"),
+        ("null --metric mrr,mr --num-candidates 3 --plot x.png", "--plot needs exactly one"),
+        ("null --metric nope --num-candidates 3", "null: error: --metric: unknown metric 'nope'"),
+        ("evaluate --metrics ' , '", "--metrics needs at least one metric"),
     ],
 )
 def test_usage_errors_are_one_line_with_status_2(args: str, message: str) -> None:
@@ -673,7 +681,7 @@ def test_usage_errors_are_one_line_with_status_2(args: str, message: str) -> Non
 
 
 def test_macro_average_without_groups_is_refused() -> None:
-    line = failed(call("evaluate --average macro --metrics mrr"))
+    line = failed(call("evaluate --average macro --metrics mrr"), status=2)
     assert "--average macro" in line
     assert "--group-by" in line
 
@@ -773,7 +781,9 @@ def test_monte_carlo_estimates_come_from_evaluate(tmp_path: Path) -> None:
     ],
 )
 def test_null_refuses_a_value_outside_the_metric_range(metric: str, value: str, shown: str) -> None:
-    line = failed(call(f"null --num-candidates 10 --n 5 --metric {metric} --value {value}"))
+    line = failed(
+        call(f"null --num-candidates 10 --n 5 --metric {metric} --value {value}"), status=2
+    )
     assert "--value must be a value of" in line
     assert shown in line
     assert metric_resolver.make(metric).value_range.notate() in line  # the library's range
@@ -790,7 +800,7 @@ def test_null_refuses_a_bad_value_before_drawing(tmp_path: Path) -> None:
     pytest.importorskip("matplotlib")
     path = tmp_path / "null.png"
     result = call("null --num-candidates 10 --metric mrr --value 2 --samples 100 --plot", path)
-    assert "--value" in failed(result)
+    assert "--value" in failed(result, status=2)
     assert result.stdout == ""
     assert not path.exists()
 

@@ -19,6 +19,7 @@ __all__ = [
     "PROG",
     "CliError",
     "Parser",
+    "UsageError",
     "add_format",
     "add_progress",
     "column_list",
@@ -28,6 +29,7 @@ __all__ = [
     "positive_int",
     "progress_setting",
     "rank_type_list",
+    "resample_count",
     "sample_count",
     "seed",
     "split_list",
@@ -44,6 +46,14 @@ MAX_CANDIDATES = 2**53
 
 class CliError(Exception):
     """An error to report on one line of standard error, with a non-zero exit status."""
+
+
+class UsageError(CliError):
+    """A mistake in the arguments that argparse cannot see, reported as argparse reports its own.
+
+    A combination of options, a metric name: the message names the subcommand and ``--help``,
+    and the exit status is 2.
+    """
 
 
 class Parser(argparse.ArgumentParser):
@@ -73,6 +83,8 @@ def bounded_int(low: int, high: int | None, what: str) -> Any:
 positive_int = bounded_int(1, 2**63 - 1, "a positive integer")
 #: an argument type: a number of Monte-Carlo samples (two at least, to estimate a variance)
 sample_count = bounded_int(2, 2**63 - 1, "an integer >= 2 (a variance needs two samples)")
+#: an argument type: a number of resamples (two at least)
+resample_count = bounded_int(2, 2**63 - 1, "an integer >= 2")
 #: an argument type: the seed of random draws, a non-negative integer
 seed = bounded_int(0, None, "a non-negative integer")
 #: an argument type: a candidate count, 1..2**53
@@ -166,11 +178,11 @@ def parse_metrics(text: str, option: str = "--metrics") -> list[RankBasedMetric]
     """Resolve a comma-separated list of metric names, e.g. ``"mrr,hits@10,amri"``."""
     names = split_list(text)
     if not names:
-        raise CliError(f"{option} needs at least one metric name, got {text!r}")
+        raise UsageError(f"{option} needs at least one metric name, got {text!r}")
     try:
         return [metric_resolver.make(name) for name in names]
     except ValueError as error:  # UnknownMetricError, and bad cut-offs such as hits@0
-        raise CliError(f"{option}: {error}") from error
+        raise UsageError(f"{option}: {error}") from error
 
 
 def stdin_is_piped() -> bool:

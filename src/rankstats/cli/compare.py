@@ -18,12 +18,13 @@ import numpy as np
 
 from rankstats.cli.common import (
     CliError,
+    UsageError,
     add_format,
     candidate_count,
     column_list,
     finite_float,
     parse_metrics,
-    positive_int,
+    resample_count,
     seed,
     split_list,
     write_output,
@@ -57,7 +58,7 @@ def _names(paths: Sequence[str], given: str | None) -> list[str]:
     if given is not None:
         names = split_list(given)
         if len(names) != len(paths):
-            raise CliError(f"--names needs one name per file ({len(paths)}), got {len(names)}")
+            raise UsageError(f"--names needs one name per file ({len(paths)}), got {len(names)}")
     else:
         names = []
         for path in paths:
@@ -116,11 +117,11 @@ def _model_ranks(item: RankData) -> Any:
 def run(args: argparse.Namespace) -> int:
     """Compare the models of several rank files."""
     if len(args.files) < 2:
-        raise CliError(f"compare needs two or more files of ranks, got {len(args.files)}")
+        raise UsageError(f"compare needs two or more files of ranks, got {len(args.files)}")
     if args.files.count("-") > 1:
-        raise CliError("standard input ('-') can be only one of the files")
+        raise UsageError("standard input ('-') can be only one of the files")
     if args.per_group and not args.group_by:
-        raise CliError("--per-group needs --group-by COLUMNS")
+        raise UsageError("--per-group needs --group-by COLUMNS")
     names = _names(args.files, args.names)
     data = [read_ranks(path, num_candidates=args.num_candidates) for path in args.files]
     ids = _query_ids(data, args.query_id)
@@ -198,7 +199,7 @@ def register(commands: Any) -> None:
     )
     parser.add_argument(
         "--resamples",
-        type=positive_int,
+        type=resample_count,
         default=10_000,
         metavar="N",
         help="resamples of the randomization test and the bootstrap (default: %(default)s)",

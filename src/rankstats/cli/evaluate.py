@@ -8,11 +8,13 @@ arguments into those calls.
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 from typing import Any
 
 from rankstats.cli.common import (
     PROG,
     CliError,
+    UsageError,
     add_format,
     add_progress,
     candidate_count,
@@ -27,6 +29,7 @@ from rankstats.cli.common import (
 )
 from rankstats.evaluation.results import EvaluationResults
 from rankstats.io import CANDIDATES_COLUMN, RANK_COLUMN, WEIGHT_COLUMN, read_ranks, write_results
+from rankstats.io.write import RESULT_SUFFIXES
 
 __all__ = ["register", "render"]
 
@@ -62,7 +65,7 @@ def evaluation_options(args: argparse.Namespace) -> dict[str, Any]:
         options["num_samples"] = args.samples
         options["seed"] = args.seed
     elif args.seed is not None:
-        raise CliError("--seed needs --samples N (the seed of the Monte-Carlo samples)")
+        raise UsageError("--seed needs --samples N (the seed of the Monte-Carlo samples)")
     options["progress"] = progress_setting(args)
     return options
 
@@ -71,9 +74,14 @@ def run(args: argparse.Namespace) -> int:
     """Evaluate a file of ranks."""
     group_by: list[str] = args.group_by or []
     if args.average == "macro" and not group_by:
-        raise CliError(
+        raise UsageError(
             "--average macro averages over groups and needs --group-by COLUMNS; without "
             "groups there is nothing to average"
+        )
+    if args.output is not None and Path(args.output).suffix.lower() not in RESULT_SUFFIXES:
+        raise UsageError(
+            f"--output: the file's suffix gives the format, one of "
+            f"{', '.join(RESULT_SUFFIXES)}; got {args.output!r}"
         )
     options = evaluation_options(args)
     path = input_path(args.file, "evaluate")
@@ -94,7 +102,7 @@ def run(args: argparse.Namespace) -> int:
         try:
             write_results(results, args.output, groups=True, group_names=group_by or None)
         except ValueError as error:
-            raise CliError(f"--output: {error}") from None
+            raise UsageError(f"--output: {error}") from None
     write_output(render(results, args.format, group_by))
     return 0
 

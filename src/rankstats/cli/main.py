@@ -10,7 +10,7 @@ from collections.abc import Callable, Sequence
 
 import rankstats
 from rankstats.cli import compare, evaluate, example, metrics, null, plot
-from rankstats.cli.common import EXIT_ERROR, PROG, CliError, Parser
+from rankstats.cli.common import EXIT_ERROR, EXIT_USAGE, PROG, CliError, Parser, UsageError
 
 __all__ = ["COMMANDS", "build_parser", "main"]
 
@@ -62,6 +62,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return handler(args)
     try:
         return handler(args)
+    except UsageError as error:  # as argparse reports its own: the subcommand, and --help
+        sys.stderr.write(
+            f"{PROG} {args.command}: error: {' '.join(str(error).split())} "
+            f"(see '{PROG} {args.command} --help')\n"
+        )
+        return EXIT_USAGE
     except (CliError, ValueError, TypeError, ImportError) as error:
         return _fail(str(error))  # rankstats' own errors (RankFileError too) are ValueErrors
     except BrokenPipeError:  # e.g. piped into head: stop quietly

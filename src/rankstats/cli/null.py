@@ -18,6 +18,7 @@ import numpy as np
 from rankstats.base import RankBasedMetric
 from rankstats.cli.common import (
     CliError,
+    UsageError,
     add_format,
     add_progress,
     candidate_count,
@@ -84,7 +85,7 @@ def _check_observed(metric: RankBasedMetric, value: float) -> None:
         z-score and adjusted index would be meaningless.
     """
     if value not in metric.value_range:
-        raise CliError(
+        raise UsageError(
             f"--value must be a value of {metric.key}, in {metric.value_range.notate()}, "
             f"got {value!r}"
         )
@@ -106,13 +107,13 @@ def run(args: argparse.Namespace) -> int:
     text = args.metric if args.metric is not None else ",".join(DEFAULT_NULL_METRICS)
     metrics = parse_metrics(text, option="--metric")
     if args.value is not None and len(metrics) != 1:
-        raise CliError(f"--value needs exactly one --metric, got {len(metrics)}")
+        raise UsageError(f"--value needs exactly one --metric, got {len(metrics)}")
     if args.value is not None:
         _check_observed(metrics[0], args.value)
     if args.plot is not None and len(metrics) != 1:
-        raise CliError(f"--plot needs exactly one --metric, got {len(metrics)}")
+        raise UsageError(f"--plot needs exactly one --metric, got {len(metrics)}")
     if args.n > _MAX_N:
-        raise CliError(f"--n must be at most {_MAX_N:,}, got {args.n:,}")
+        raise UsageError(f"--n must be at most {_MAX_N:,}, got {args.n:,}")
     figure = None if args.plot is None else _new_figure(args.plot)
     candidates = np.full(args.n, args.num_candidates, dtype=np.int64)
     rows = [_row(metric, candidates, args) for metric in metrics]

@@ -149,7 +149,7 @@ class NullModels:
                     variance,
                     method=None if expected is None and variance is None else METHOD_EXACT,
                     note=f"no closed-form {which}{qualifier}; pass num_samples= for a "
-                    f"Monte-Carlo estimate",
+                    f"Monte-Carlo estimate (--samples N on the command line)",
                 )
             return
         plan = self._monte_carlo

@@ -16,12 +16,13 @@ from rankstats.evaluation import report
 if TYPE_CHECKING:  # pragma: no cover
     from rankstats.evaluation.results import EvaluationResults
 
-__all__ = ["RESULT_FORMATS", "write_results"]
+__all__ = ["RESULT_FORMATS", "RESULT_SUFFIXES", "write_results"]
 
 #: the formats :func:`write_results` writes
 RESULT_FORMATS = ("csv", "json", "parquet", "markdown", "latex")
 ResultFormat = Literal["csv", "json", "parquet", "markdown", "latex"]
-_SUFFIXES = {
+#: the suffixes of a path that give the format of :func:`write_results`
+RESULT_SUFFIXES = {
     ".csv": "csv",
     ".json": "json",
     ".parquet": "parquet",
@@ -79,11 +80,11 @@ def write_results(
     0.75
     """
     target = Path(path)
-    kind = format or _SUFFIXES.get(target.suffix.lower())
+    kind = format or RESULT_SUFFIXES.get(target.suffix.lower())
     if kind not in RESULT_FORMATS:
         raise ValueError(
             f"format must be one of {RESULT_FORMATS} or given by the suffix of path "
-            f"({', '.join(_SUFFIXES)}), got format={format!r} and path {os.fspath(path)!r}"
+            f"({', '.join(RESULT_SUFFIXES)}), got format={format!r} and path {os.fspath(path)!r}"
         )
     options = {"groups": groups, "group_names": group_names}
     if kind == "parquet":
