@@ -530,3 +530,37 @@ def test_state_metrics_must_be_keys_even_with_the_defaults() -> None:
     state["metrics"] = [1, 2]
     with pytest.raises(TypeError, match=r"state\['metrics'\] must be a list of metric keys"):
         RankAccumulator.from_state_dict(state)
+
+
+def _weighted_tied_state() -> dict:  # type: ignore[type-arg]
+    acc = RankAccumulator(["mrr", "gmr", "variance"])
+    acc.update(
+        Ranks([1, 2, 2, 3, 3], [1, 4, 4, 3, 5], [5, 5, 5, 5, 5]), weights=[1.0, 2.0, 3.0, 1.0, 0.5]
+    )
+    return json.loads(json.dumps(acc.state_dict()))
+
+
+@pytest.mark.parametrize(
+    ("path", "value", "error", "match"),
+    [
+        # a tied task's weight moved to another pair: accepted, compute() had changed silently
+        (("sides", "both", "tie_pairs", "pessimistic", 1), 5, ValueError, r"must hold the rows of"),
+        (("sides", "both", "candidates", "num_candidates", 0), True, TypeError, r"not booleans"),
+        (("sides", "both", "pairs", "group", 0), 1.5, ValueError, r"must hold integers"),
+        # the weight sums' keys had been converted unchecked: OverflowError, 0.5 read as 0
+        (("weight_sums", "both", "pairs", "optimistic", 0), 10**30, TypeError, r"hold numbers"),
+        (("weight_sums", "both", "pairs", "group", 0), 0.5, ValueError, r"must hold integers"),
+        (("weight_sums", "both", "pairs", "group", 0), True, TypeError, r"not booleans"),
+    ],
+)
+def test_weighted_states_are_checked_throughout(
+    path: tuple[object, ...], value: object, error: type, match: str
+) -> None:
+    state = _weighted_tied_state()
+    assert RankAccumulator.from_state_dict(state).compute().rows  # the state as written loads
+    target = state
+    for key in path[:-1]:
+        target = target[key]  # type: ignore[index]
+    target[path[-1]] = value  # type: ignore[index]
+    with pytest.raises(error, match=match):
+        RankAccumulator.from_state_dict(state)

@@ -34,6 +34,7 @@ __all__ = [
     "check_ranks",
     "check_same_shape",
     "check_weights",
+    "holds_booleans",
     "num_entries",
     "raise_non_finite",
     "validate_null_input",
@@ -110,7 +111,7 @@ def as_array(value: Any, name: str, *, size: int | None = None) -> npt.NDArray[A
             f"pass the entries kept, e.g. {name}.compressed(), and the same entries of the "
             "other arguments"
         )
-    if _holds_booleans(value):  # np.asarray reads [True, 2] as [1, 2]
+    if holds_booleans(value):  # np.asarray reads [True, 2] as [1, 2]
         raise TypeError(f"{name} must hold numbers, not booleans, got {type(value).__name__}")
     try:
         array = np.asarray(value)
@@ -147,14 +148,14 @@ def as_array(value: Any, name: str, *, size: int | None = None) -> npt.NDArray[A
     return array.reshape(-1)
 
 
-def _holds_booleans(value: Any) -> bool:
+def holds_booleans(value: Any) -> bool:
     """Whether a list or tuple (nested or not) holds a ``bool`` or ``numpy.bool_`` among numbers."""
     if not isinstance(value, list | tuple):
         return False
     kinds = set(map(type, value))  # one pass in C, not a loop over the entries in Python
     if kinds & {bool, np.bool_}:
         return True
-    return bool(kinds & {list, tuple}) and any(_holds_booleans(each) for each in value)
+    return bool(kinds & {list, tuple}) and any(holds_booleans(each) for each in value)
 
 
 def check_ranks(value: Any, name: str = "ranks", *, check_upper: bool = True) -> FloatArray:

@@ -67,7 +67,7 @@ from rankstats.evaluation.weighted_tables import (
     with_weights,
 )
 from rankstats.null.sampling import Seed
-from rankstats.validation import num_entries
+from rankstats.validation import holds_booleans, num_entries
 
 __all__ = ["RankAccumulator"]
 
@@ -759,6 +759,8 @@ def _column(
     """A state column: a list of integers (or half-integers) in [low, high]."""
     if isinstance(values, str | bytes) or not isinstance(values, Sequence | np.ndarray):
         raise TypeError(f"{name} must be a list of numbers, got {type(values).__name__}")
+    if holds_booleans(values):  # np.asarray reads [True, 2] as [1, 2]
+        raise TypeError(f"{name} must hold numbers, not booleans")
     array = np.asarray(values)
     if array.ndim != 1:
         raise ValueError(f"{name} must be a flat list, got shape {array.shape}")
@@ -779,6 +781,25 @@ def _column(
     return array.astype(np.float64 if half or real else np.int64)
 
 
+def _key_column(values: Any, where: str, column: str, num_groups: int) -> npt.NDArray[Any]:
+    """A key column of a state's table: group ids, (half-integer) ranks or candidate counts."""
+    if column == GROUP:
+        return _column(values, where, low=0, high=num_groups - 1)
+    if column == "rank":
+        return _column(values, where, low=1, high=MAX_RANK, half=True)
+    return _column(values, where, low=1, high=MAX_RANK)
+
+
+def _keyed_counts(table: Table) -> npt.NDArray[np.float64]:
+    """The distinct rows of a table's keys (sorted) with their counts summed, as one array."""
+    keys = np.stack([np.asarray(column, dtype=np.float64) for column in table.columns.values()])
+    if keys.size == 0:
+        return np.empty((keys.shape[0] + 1, 0))
+    distinct, inverse = np.unique(keys, axis=1, return_inverse=True)
+    counts = np.bincount(inverse.ravel(), weights=table.count, minlength=distinct.shape[1])
+    return np.vstack((distinct, counts))
+
+
 def _table_from_state(
     state: Any, name: str, kind: str, num_groups: int, weighted: bool = False
 ) -> Table:
@@ -795,12 +816,7 @@ def _table_from_state(
     columns: dict[str, npt.NDArray[Any]] = {}
     for column in _TABLE_COLUMNS[kind]:
         where = f"{name}[{column!r}]"
-        if column == GROUP:
-            columns[column] = _column(state[column], where, low=0, high=num_groups - 1)
-        elif column == "rank":
-            columns[column] = _column(state[column], where, low=1, high=MAX_RANK, half=True)
-        else:
-            columns[column] = _column(state[column], where, low=1, high=MAX_RANK)
+        columns[column] = _key_column(state[column], where, column, num_groups)
         if columns[column].size != count.size:
             raise ValueError(
                 f"{where} must have one entry per row like {name}['count'] ({count.size}), "
@@ -844,6 +860,15 @@ def _side_from_state(
             f"{name} must have a 'tie_pairs' table exactly when it is weighted, has a 'pairs' "
             "table and a metric needs each tied task's weight"
         )
+    if tie_pairs is not None and pairs is not None:
+        # each task of the pairs once with its weight: the same rows, the same counts
+        keys = {column: tie_pairs.columns[column] for column in _TABLE_COLUMNS["tie_pairs"]}
+        tied = _keyed_counts(Table.build(keys, tie_pairs.count))
+        if not np.array_equal(tied, _keyed_counts(pairs)):
+            raise ValueError(
+                f"{name}['tie_pairs'] must hold the rows of {name}['pairs'], each task once "
+                "with its weight"
+            )
     ranks = {table.removeprefix("ranks."): value for table, value in built.items()}
     if (pairs is None) == (not ranks):
         raise ValueError(f"{name} must have either a 'pairs' table or 'ranks.<rank type>' tables")
@@ -912,8 +937,11 @@ def _sums_from_state(
                 f"{sorted(map(str, columns_state))}"
             )
         digits = _column(columns_state["count"], f"{where}['count']", low=1, high=2**32 - 1)
+        groups = int(table.columns[GROUP].max(initial=0)) + 1  # (rows_within checks each row)
         columns = {
-            column: np.asarray(columns_state[column], dtype=table.columns[column].dtype)
+            column: _key_column(
+                columns_state[column], f"{where}[{column!r}]", column, groups
+            ).astype(table.columns[column].dtype)
             if np.size(columns_state[column])
             else table.columns[column][:0]
             for column in table.columns
