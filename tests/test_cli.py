@@ -789,6 +789,33 @@ def test_null_refuses_a_value_outside_the_metric_range(metric: str, value: str, 
     assert metric_resolver.make(metric).value_range.notate() in line  # the library's range
 
 
+@pytest.mark.parametrize(
+    ("metric", "value", "shown"),
+    [
+        ("mr", "10.5", "lies between 1 and 10"),  # had got a z-score: 2.46
+        ("mrr", "0.01", "lies between 0.1 and 1"),  # below 1/C
+        ("gmr", "11", "lies between 1 and 10"),
+        ("aamri", "1.01", "must be a value of"),
+    ],
+)
+def test_null_refuses_a_value_no_ranks_of_these_tasks_give(
+    metric: str, value: str, shown: str
+) -> None:
+    line = failed(
+        call(f"null --num-candidates 10 --n 2 --metric {metric} --value {value}"), status=2
+    )
+    assert shown in line
+
+
+@pytest.mark.parametrize(
+    ("metric", "value"), [("mr", 10.0), ("mrr", 0.1), ("gmr", 1.0), ("variance", 5.0)]
+)
+def test_null_takes_the_values_at_the_extreme_ranks(metric: str, value: float) -> None:
+    args = f"null --num-candidates 10 --n 2 --metric {metric} --value {value} --format json"
+    (row,) = json.loads(succeeded(call(args)))
+    assert row["value"] == value
+
+
 @pytest.mark.parametrize(("metric", "value"), [("mrr", 1.0), ("hits@1", 0.0), ("mr", 1.0)])
 def test_null_takes_the_ends_of_the_range(metric: str, value: float) -> None:
     args = f"null --num-candidates 10 --n 5 --metric {metric} --value {value} --format json"

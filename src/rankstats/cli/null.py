@@ -34,6 +34,7 @@ from rankstats.errors import NoClosedFormError
 from rankstats.evaluation.report import tabulate
 from rankstats.evaluation.results import ResultRow
 from rankstats.metrics.derived import ReindexedMetric
+from rankstats.metrics.dispersion import Count, MedianAbsoluteDeviation, StandardDeviation, Variance
 from rankstats.null.sampling import MonteCarloEstimate, null_moments_monte_carlo
 from rankstats.registry import metric_resolver
 
@@ -68,8 +69,8 @@ def _moments(
     return estimate.expected_value, estimate.variance, estimate.standard_error
 
 
-def _check_observed(metric: RankBasedMetric, value: float) -> None:
-    """Refuse a ``--value`` outside the metric's value range (:attr:`~RankBasedMetric.value_range`).
+def _check_observed(metric: RankBasedMetric, value: float, candidates: Any) -> None:
+    """Refuse a ``--value`` that no ranks of these tasks can give.
 
     Parameters
     ----------
@@ -77,17 +78,36 @@ def _check_observed(metric: RankBasedMetric, value: float) -> None:
         The metric of ``--metric``.
     value : float
         The observed value given with ``--value``.
+    candidates : numpy.ndarray
+        The candidate count of each task (``--num-candidates``, ``--n`` times).
 
     Raises
     ------
-    CliError
-        If ``value`` is not in ``metric.value_range``: no result of the metric can be it, so its
-        z-score and adjusted index would be meaningless.
+    UsageError
+        If ``value`` is not in ``metric.value_range``, or, for a metric that every rank moves
+        one way (the means, Hits@k, the median and the indices and z-scores built on them), not
+        between its values at the best and the worst ranks: no result of the metric can be it,
+        so its z-score and adjusted index would be meaningless (a mean rank of 10.5 among 10
+        candidates had got a z-score).
     """
     if value not in metric.value_range:
         raise UsageError(
             f"--value must be a value of {metric.key}, in {metric.value_range.notate()}, "
             f"got {value!r}"
+        )
+    if isinstance(metric, Variance | StandardDeviation | MedianAbsoluteDeviation | Count):
+        return  # not monotone in each rank (the count is the number of tasks)
+    best, worst = np.ones(candidates.size), candidates.astype(np.float64)
+    try:
+        ends = sorted((metric(best, candidates), metric(worst, candidates)))
+    except ValueError:  # undefined here (an adjusted index with one candidate per task)
+        return
+    slack = 1e-12 * max(abs(ends[0]), abs(ends[1]), 1.0)  # the values' own rounding
+    if not ends[0] - slack <= value <= ends[1] + slack:
+        raise UsageError(
+            f"--value: {metric.key} of {candidates.size:,} tasks of {candidates[0]:,} candidates "
+            f"lies between {ends[0]:.6g} and {ends[1]:.6g} (its values with every rank 1 and "
+            f"every rank {candidates[0]:,}), got {value!r}"
         )
 
 
@@ -108,14 +128,14 @@ def run(args: argparse.Namespace) -> int:
     metrics = parse_metrics(text, option="--metric")
     if args.value is not None and len(metrics) != 1:
         raise UsageError(f"--value needs exactly one --metric, got {len(metrics)}")
-    if args.value is not None:
-        _check_observed(metrics[0], args.value)
     if args.plot is not None and len(metrics) != 1:
         raise UsageError(f"--plot needs exactly one --metric, got {len(metrics)}")
     if args.n > _MAX_N:
         raise UsageError(f"--n must be at most {_MAX_N:,}, got {args.n:,}")
     figure = None if args.plot is None else _new_figure(args.plot)
     candidates = np.full(args.n, args.num_candidates, dtype=np.int64)
+    if args.value is not None:
+        _check_observed(metrics[0], args.value, candidates)
     rows = [_row(metric, candidates, args) for metric in metrics]
     columns = ["metric", "expected", "std", "exact"]
     if args.value is not None:
