@@ -580,3 +580,20 @@ def test_stratified_bootstrap_keeps_group_sizes() -> None:
         {"a": a, "b": b}, metrics=["hits@1"], interval="percentile", n_resamples=500, seed=0
     )
     assert plain.value("hits@1", "a").lower < 1 / 3 < plain.value("hits@1", "a").upper
+
+
+def test_seeded_p_values_do_not_depend_on_the_intervals() -> None:
+    """The randomization test and the bootstrap draw from separate streams of the seed: the
+    p-values had moved with ``interval`` (the bootstrap drew first from the shared generator)."""
+    rng = np.random.default_rng(0)
+    a = rng.integers(1, 15, 100)
+    b = np.maximum(1, a + rng.integers(-2, 3, 100))
+    found = {
+        interval: compare(
+            {"a": a, "b": b}, [20] * 100, metrics=["mrr"], seed=5, interval=interval, exact=False
+        ).pairs[0]
+        for interval in ("bca", None, "percentile")
+    }
+    assert len({pair.p_value for pair in found.values()}) == 1
+    assert 0.05 < found[None].p_value < 0.95  # a p-value the resamples decide
+    assert found["bca"].lower != found["percentile"].lower

@@ -101,6 +101,15 @@ def _effect_sizes(statistics: StatisticSet) -> FloatArray:
     return result
 
 
+def _spawned(rng: np.random.Generator) -> np.random.Generator:
+    """An independent generator from ``rng``'s seed sequence, without drawing from ``rng``."""
+    bits = rng.bit_generator
+    sequence = getattr(bits, "seed_seq", None) or getattr(bits, "_seed_seq", None)
+    if isinstance(sequence, np.random.SeedSequence):
+        return np.random.default_rng(sequence.spawn(1)[0])
+    return np.random.default_rng(rng.integers(0, 2**63))  # a generator of no seed sequence
+
+
 def _analytic_test(
     statistics: StatisticSet, test: Literal["t", "wilcoxon"]
 ) -> tuple[FloatArray, FloatArray]:
@@ -171,6 +180,10 @@ def _analyse(
     pvalue_se = np.full((num_metrics, num_pairs), np.nan)
     test_statistic = differences.copy()
     bootstrap = None
+    # the test draws from a stream of its own, spawned from the seed: its p-values do not
+    # depend on whether intervals were drawn first; the bootstrap keeps the seed's own stream
+    # (the resamples scipy.stats.bootstrap draws from the same seed)
+    test_rng = _spawned(rng)
     if (interval is not None or test == "bootstrap") and statistics.num_queries >= 2:
         bootstrap = paired_bootstrap(
             statistics.resampled,
@@ -183,7 +196,7 @@ def _analyse(
             batch=block_rows(statistics.num_queries, batch),
         )
     if test == "randomization":
-        result = randomization_test(statistics, n_resamples, exact=exact, rng=rng, batch=batch)
+        result = randomization_test(statistics, n_resamples, exact=exact, rng=test_rng, batch=batch)
         pvalue, pvalue_se = result.pvalue, result.standard_error
         n_used, exact_used = result.n_resamples, result.exact
     elif test == "bootstrap":
