@@ -521,3 +521,9 @@ def test_sources_other_than_paths_and_binary_files_are_named(source: object, kin
     """A text stream had failed in startswith (str against bytes), bytes on a missing .read."""
     with pytest.raises(TypeError, match=rf"a file opened in binary mode .* got {kind}"):
         read_ranks(source)  # type: ignore[arg-type]
+
+
+def test_a_comment_line_before_the_header_is_named() -> None:
+    """It had been read as a header of one column: "line 2: expected 1 fields"."""
+    with pytest.raises(RankFileError, match=r"line 2: comment lines are not read; the first line"):
+        read_ranks(io.BytesIO(b"\n# ranks of model x\nrank,num_candidates\n1,5\n"))

@@ -222,6 +222,14 @@ def read_text(
             f"rank,num_candidates",
             source,
         )
+    if header_text.lstrip().startswith("#"):
+        # read as a header of one column, it had failed on the next line's number of fields
+        raise RankFileError(
+            f"{source}, line {line}: comment lines are not read; the first line must be the "
+            f"header naming the columns, e.g. rank,num_candidates",
+            source,
+            line=line,
+        )
     sep = choose_delimiter(header_text, delimiter)
     header = split_header(header_text, sep)
     parser = _Parser(source, sep, set(numeric))
