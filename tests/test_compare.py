@@ -597,3 +597,16 @@ def test_seeded_p_values_do_not_depend_on_the_intervals() -> None:
     assert len({pair.p_value for pair in found.values()}) == 1
     assert 0.05 < found[None].p_value < 0.95  # a p-value the resamples decide
     assert found["bca"].lower != found["percentile"].lower
+
+
+def test_a_stratified_bootstrap_of_one_query_per_group_is_refused() -> None:
+    """Each resample within groups of one query is the data itself: the intervals had had
+    width 0, silently."""
+    a, b, _, _ = _models(20, 3)
+    groups = np.arange(20)
+    with pytest.raises(ValueError, match=r"each of the 20 groups holds one query"):
+        compare({"a": a, "b": b}, metrics=["mrr"], groups=groups, seed=1)
+    result = compare(
+        {"a": a, "b": b}, metrics=["mrr"], groups=groups, interval=None, test="t", seed=1
+    )
+    assert result.pairs[0].p_value is not None

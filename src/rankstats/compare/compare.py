@@ -472,6 +472,13 @@ def compare(
         "rng": rng,
         "batch": batch,
     }
+    if members and (interval is not None or test == "bootstrap") and max(map(len, members)) < 2:
+        # every resample within the groups would be the data itself: intervals of width 0
+        raise ValueError(
+            f"groups: the bootstrap resamples the queries within each group, and each of the "
+            f"{len(members)} groups holds one query, so every resample is the data itself; pass "
+            "coarser groups, or interval=None with a test other than 'bootstrap'"
+        )
     analysis = _analyse(data, resolved, strata=members or None, **options)
     adjusted = np.stack([correct_pvalues(row, method) for row in analysis.pvalue])
 
