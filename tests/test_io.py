@@ -527,3 +527,38 @@ def test_a_comment_line_before_the_header_is_named() -> None:
     """It had been read as a header of one column: "line 2: expected 1 fields"."""
     with pytest.raises(RankFileError, match=r"line 2: comment lines are not read; the first line"):
         read_ranks(io.BytesIO(b"\n# ranks of model x\nrank,num_candidates\n1,5\n"))
+
+
+def test_nulls_in_parquet_are_refused_only_where_a_number_is_read(tmp_path: Path) -> None:
+    """A null in a column of labels had refused the whole table; in a text file an empty field
+    there is an empty label. Ranks, counts and weights still must not be null."""
+    pyarrow = pytest.importorskip("pyarrow")
+    import pyarrow.parquet
+
+    path = tmp_path / "r.parquet"
+    pyarrow.parquet.write_table(
+        pyarrow.table(
+            {
+                "rank": [1, 2, 3],
+                "num_candidates": [5, 5, 5],
+                "rel": ["a", None, "a"],
+                "rid": pyarrow.array([3, None, 4], pyarrow.int64()),
+            }
+        ),
+        path,
+    )
+    data = read_ranks(path)
+    assert data.columns["rel"].tolist() == ["a", "", "a"]
+    assert data.columns["rid"].tolist() == ["3", "", "4"]
+    text = tmp_path / "r.csv"
+    text.write_text("rank,num_candidates,rel,rid\n1,5,a,3\n2,5,,\n3,5,a,4\n")
+    assert read_ranks(text).columns["rel"].tolist() == ["a", "", "a"]
+    for name, values in (
+        ("rank", [1.0, None]),
+        ("num_candidates", [5, None]),
+        ("weight", [1.0, None]),
+    ):
+        columns = {"rank": [1.0, 2.0], "num_candidates": [5, 5], name: pyarrow.array(values)}
+        pyarrow.parquet.write_table(pyarrow.table(columns), path)
+        with pytest.raises(RankFileError, match=rf"row 2: {name} is missing \(null\)"):
+            read_ranks(path)

@@ -14,6 +14,7 @@ Binary tables have no lines: errors name the row (1-based).
 
 from __future__ import annotations
 
+import contextlib
 import io
 from collections.abc import Mapping
 from typing import IO, Any
@@ -23,6 +24,7 @@ import numpy.typing as npt
 
 from rankstats.io.data import (
     CANDIDATES_COLUMN,
+    NUMERIC_COLUMNS,
     RANK_COLUMN,
     RankFileError,
     RawTable,
@@ -155,6 +157,12 @@ def _from_arrow_table(table: Any, source: str) -> RawTable:
     given = [str(name) for name in table.column_names]
     names = distinct_columns(given, source, "the table")
     for label, name, column in zip(given, names, table.columns, strict=True):
+        if column.null_count and name not in NUMERIC_COLUMNS:
+            # a column of labels: a null is an empty label, as an empty field of a text file
+            # (a column read for nothing had refused the whole table); numbers with nulls are
+            # labels in text then, as a text file's column with an empty field
+            with contextlib.suppress(pyarrow.ArrowException):  # a nested type: refused below
+                column = column.cast(pyarrow.string()).fill_null("")
         if column.null_count:
             index = int(np.flatnonzero(np.asarray(column.is_null()))[0])
             raise RankFileError(
