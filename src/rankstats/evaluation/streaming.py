@@ -463,6 +463,10 @@ class RankAccumulator:
 
         The state is canonical: groups are listed in sorted order, so accumulators holding the
         same ranks give equal states, however the ranks were split into batches and merged.
+        Group labels appear as they are: the state is JSON-able where they are (strings,
+        numbers, booleans, ``None`` and tuples of them, which JSON turns into lists and
+        :meth:`from_state_dict` back into tuples); labels of other types (bytes, dates) keep
+        it picklable only.
         """
         state = _sorted_labels(self._state)
         return {
