@@ -94,3 +94,39 @@ def test_bad_metrics_fail_at_construction() -> None:
     metric = RankMetrics()  # the defaults
     metric.update(torch.tensor([1.0, 3.0]), num_candidates=5)
     assert metric.compute() == evaluate(np.array([1.0, 3.0]), [5, 5]).to_flat_dict()
+
+
+def test_moving_or_casting_the_module_leaves_the_accumulators() -> None:
+    """torchmetrics applies .to() and casts to every item of a list state: the accumulators had
+    raised AttributeError once they held ranks (in a module moved by Lightning too)."""
+    metric = RankMetrics(["mrr"])
+    metric.update(torch.tensor([1, 2]), 5)
+    metric.to("cpu")
+    metric.cpu()
+    metric.set_dtype(torch.float64)
+    parent = torch.nn.Module()
+    parent.metric = metric
+    parent.to(torch.float64)
+    assert metric.compute() == evaluate([1, 2], 5, metrics=["mrr"]).to_flat_dict()
+    on_cpu = RankMetrics(["mrr"], compute_on_cpu=True)  # moves list states to the CPU
+    on_cpu.update(torch.tensor([1]), 5)
+    on_cpu.update(torch.tensor([3]), 5)
+    assert on_cpu.compute() == evaluate([1, 3], 5, metrics=["mrr"]).to_flat_dict()
+
+
+def test_in_a_metric_collection_with_compute_groups() -> None:
+    """The collection compares list states item by item (shapes first): it had raised
+    AttributeError on the first update."""
+    from torchmetrics import MetricCollection
+
+    collection = MetricCollection({"a": RankMetrics(["mrr"]), "b": RankMetrics(["hits@1"])})
+    collection.update(torch.tensor([1, 2]), torch.tensor([5, 5]))
+    collection.update(torch.tensor([3]), torch.tensor([5]))
+    assert collection.compute() == evaluate([1, 2, 3], 5, metrics=["mrr", "hits@1"]).to_flat_dict()
+
+
+def test_merging_the_state_of_a_metric_never_updated_changes_nothing() -> None:
+    metric = RankMetrics(["mrr"])
+    metric.update(torch.tensor([1]), 5)
+    metric.merge_state(RankMetrics(["mrr"]).metric_state)  # {"accumulators": []}
+    assert metric.compute() == evaluate([1], 5, metrics=["mrr"]).to_flat_dict()

@@ -532,7 +532,8 @@ def test_a_comment_line_before_the_header_is_named() -> None:
 def test_nulls_in_parquet_are_refused_only_where_a_number_is_read(tmp_path: Path) -> None:
     """A null in a column of labels had refused the whole table; in a text file an empty field
     there is an empty label. Ranks, counts and weights still must not be null."""
-    pyarrow = pytest.importorskip("pyarrow")
+    pytest.importorskip("pyarrow.parquet")
+    import pyarrow
     import pyarrow.parquet
 
     path = tmp_path / "r.parquet"

@@ -60,6 +60,35 @@ __all__ = ["RankMetrics"]
 _Metric: Any = require("torchmetrics", "torchmetrics").Metric
 
 
+class _Held:
+    """One accumulator in the list state, as torchmetrics treats the items of list states.
+
+    torchmetrics moves the items to the CPU with ``.to("cpu")`` (``compute_on_cpu``), and a
+    :class:`~torchmetrics.MetricCollection` compares the items of two metrics' list states,
+    shape first, to let metrics with equal states share them. The accumulator's arrays are numpy
+    arrays on the CPU already, and no two accumulators are taken for one state.
+    """
+
+    __slots__ = ("accumulator",)
+
+    def __init__(self, accumulator: RankAccumulator) -> None:
+        self.accumulator = accumulator
+
+    @property
+    def shape(self) -> tuple[int]:
+        """A shape of its own: a collection never shares one metric's state with another's."""
+        return (id(self),)
+
+    def to(self, *args: Any, **kwargs: Any) -> _Held:
+        """Nothing to move: the state is numpy arrays on the CPU."""
+        return self
+
+
+def _unheld(items: Sequence[Any]) -> list[RankAccumulator]:
+    """The accumulators of a list state (or of a list of accumulators)."""
+    return [item.accumulator if isinstance(item, _Held) else item for item in items]
+
+
 class RankMetrics(_Metric):  # type: ignore[misc]
     """Rank-based metrics as a :class:`torchmetrics.Metric` over a rankstats accumulator.
 
@@ -103,14 +132,14 @@ class RankMetrics(_Metric):  # type: ignore[misc]
     @property
     def accumulator(self) -> RankAccumulator:
         """The accumulated state, the list state's accumulators merged into one."""
-        parts: list[RankAccumulator] = self.accumulators
+        parts: list[_Held] = self.accumulators
         if not parts:
-            parts.append(copy.deepcopy(self._template))  # never updated: empty
+            parts.append(_Held(copy.deepcopy(self._template)))  # never updated: empty
         elif len(parts) > 1:
-            merged = RankAccumulator.merged(parts)
+            merged = RankAccumulator.merged(_unheld(parts))
             parts.clear()
-            parts.append(merged)
-        return parts[0]
+            parts.append(_Held(merged))
+        return parts[0].accumulator
 
     def update(
         self,
@@ -146,7 +175,10 @@ class RankMetrics(_Metric):  # type: ignore[misc]
         if isinstance(incoming_state, RankMetrics):
             incoming = incoming_state.accumulator
         elif isinstance(incoming_state, dict) and "accumulators" in incoming_state:
-            incoming = RankAccumulator.merged(incoming_state["accumulators"])
+            parts = _unheld(incoming_state["accumulators"])
+            if not parts:  # the state of a metric never updated: nothing to add
+                return
+            incoming = RankAccumulator.merged(parts)
         else:
             raise ValueError(
                 "incoming_state must be a RankMetrics or a state dictionary with 'accumulators', "
@@ -157,4 +189,9 @@ class RankMetrics(_Metric):  # type: ignore[misc]
 
     def _sync_dist(self, dist_sync_fn: Any = None, process_group: Any = None) -> None:
         merged = all_reduce(self.accumulator, group=process_group or self.process_group)
-        self.accumulators = [merged]
+        self.accumulators = [_Held(merged)]
+
+    def _apply(self, fn: Any, exclude_state: Sequence[str] = ()) -> Any:
+        # .to(), .cpu(), .double(), set_dtype(): the tensors move or change type, the
+        # accumulators (numpy arrays on the CPU, exact counts) stay as they are
+        return super()._apply(fn, exclude_state=(*exclude_state, "accumulators"))
