@@ -214,6 +214,9 @@ def test_the_lazy_accumulator_state_does_not_depend_on_the_partitioning() -> Non
         ({"rank": 0}, TypeError, r"column names must be strings, got 0 \(the frame's columns"),
         ({"rank": "realistic", "num_candidates": "realistic"}, ValueError, "used once"),
         ({"optimistic": "optimistic"}, ValueError, "either rank, or both"),
+        # a rank beside one bound: the bound had been ignored
+        ({"rank": "realistic", "optimistic": "optimistic"}, ValueError, "not both: got rank and"),
+        ({"rank": "realistic", "pessimistic": "pessimistic"}, ValueError, "not both"),
         ({"rank": "realistic", "split_every": 1}, ValueError, "split_every"),
         ({"rank": "realistic", "metrics": "nope"}, (KeyError, ValueError), "nope"),
         ({"rank": "realistic", "average": "mean"}, ValueError, "average"),

@@ -79,6 +79,25 @@ def _accumulate_partition(
     return _accumulate_block(config, **values)
 
 
+def _check_rank_arguments(rank: Any, optimistic: Any, pessimistic: Any, name: str) -> None:
+    """One kind of ranks: ``name`` alone, or the optimistic and pessimistic ranks together.
+
+    A rank beside one of the two had been taken, and the other ignored, silently.
+    """
+    pairs = (("optimistic", optimistic), ("pessimistic", pessimistic))
+    given = [label for label, value in pairs if value is not None]
+    if rank is not None and given:
+        raise ValueError(
+            f"give either {name}, or both optimistic and pessimistic, not both: got {name} and "
+            f"{' and '.join(given)}"
+        )
+    if rank is None and len(given) != 2:
+        raise ValueError(
+            f"give either {name}, or both optimistic and pessimistic (together), got "
+            f"{given[0] if given else 'none of them'}"
+        )
+
+
 def _merge(*accumulators: RankAccumulator) -> RankAccumulator:
     return RankAccumulator.merged(accumulators)
 
@@ -140,10 +159,7 @@ def accumulate_dataframe(
         Computes to a :class:`~rankstats.RankAccumulator` holding every rank.
     """
     dask = require("dask", "dask")
-    if (rank is None) == (optimistic is None or pessimistic is None):
-        raise ValueError("give either rank, or both optimistic and pessimistic (column names)")
-    if rank is None and (optimistic is None) != (pessimistic is None):
-        raise ValueError("optimistic and pessimistic must be given together")
+    _check_rank_arguments(rank, optimistic, pessimistic, "rank")
     columns = {
         "ranks": rank,
         "optimistic": optimistic,
@@ -270,10 +286,7 @@ def accumulate_arrays(
     (``array.compute_chunk_sizes()``). See :func:`accumulate_dataframe` for the rest.
     """
     da = require("dask.array", "dask")
-    if (ranks is None) == (optimistic is None or pessimistic is None):
-        raise ValueError("give either ranks, or both optimistic and pessimistic")
-    if ranks is None and (optimistic is None) != (pessimistic is None):
-        raise ValueError("optimistic and pessimistic must be given together")
+    _check_rank_arguments(ranks, optimistic, pessimistic, "ranks")
     lead = ranks if ranks is not None else optimistic
     name = "ranks" if ranks is not None else "optimistic"
     if not isinstance(lead, da.Array):
