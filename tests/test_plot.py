@@ -248,3 +248,28 @@ def test_rank_histogram_refuses_what_evaluate_refuses(figure: Any) -> None:
     with pytest.raises(ValueError, match=r"2\*\*53") as plotted:
         plot_rank_histogram([1e300, 2.0], ax=figure.subplots())
     assert str(plotted.value) == str(refused.value)  # the same check, the same words
+
+
+@pytest.mark.parametrize(
+    ("name", "args", "message"),
+    [
+        # one draw: the sampled standard deviation had warned (ddof = 1) and been dropped
+        ("plot_null_distribution", ("mad", [3, 5, 7]), "at least 2"),
+        # nothing to draw: an empty figure titled "k = 1..0", or max() of an empty sequence
+        ("plot_hits_at_k", ({},), "at least one result set"),
+        ("plot_rank_histogram", ({},), "at least one array of ranks"),
+        ("plot_hits_at_k", ({"a": None}, float("nan")), "band must be"),
+        ("plot_hits_at_k", ({"a": None}, -2), "band must be"),
+    ],
+)
+def test_nothing_to_draw_is_an_error(figure: Any, name: str, args: tuple, message: str) -> None:  # type: ignore[type-arg]
+    import rankstats.plot
+
+    plot = getattr(rankstats.plot, name)
+    keywords: dict[str, Any] = {"ax": figure.subplots()}
+    if name == "plot_null_distribution":
+        keywords["num_samples"] = 1
+    if len(args) == 2 and name == "plot_hits_at_k":
+        args, keywords["band"] = args[:1], args[1]
+    with pytest.raises(ValueError, match=message):
+        plot(*args, **keywords)

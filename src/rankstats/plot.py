@@ -25,6 +25,7 @@ Examples
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Mapping
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
@@ -37,7 +38,7 @@ from rankstats.errors import NoClosedFormError
 from rankstats.evaluation.report import metric_label
 from rankstats.metrics.hits import HitsAtK
 from rankstats.registry import metric_resolver
-from rankstats.validation import check_ranks, num_entries
+from rankstats.validation import check_num_samples, check_ranks, num_entries
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.axes import Axes  # type: ignore[import-not-found, unused-ignore]
@@ -135,11 +136,15 @@ def plot_null_distribution(
     ImportError
         If matplotlib is not installed.
     """
+    instance = metric_resolver.make(metric)
+    # two draws at least: the sampled spread (the standard deviation of one draw had warned)
+    num_samples = check_num_samples(num_samples)
+    if num_samples < 2:
+        raise ValueError(f"num_samples must be at least 2 (a spread), got {num_samples}")
     if ax is None:
         _, ax = _import_pyplot().subplots()
     else:
         _import_pyplot()
-    instance = metric_resolver.make(metric)
     samples = instance.get_sampled_values(num_candidates, num_samples, weights, generator)
     mean, std, exact = _null_moments(instance, num_candidates, weights, samples)
 
@@ -239,6 +244,15 @@ def plot_hits_at_k(
     sets: dict[str, EvaluationResults] = (
         {"": results} if isinstance(results, EvaluationResults) else dict(results)
     )
+    if not sets:
+        raise ValueError("results must hold at least one result set, got an empty mapping")
+    given: object = band  # typed float; users pass anything
+    if (
+        isinstance(given, bool)
+        or not isinstance(given, numbers.Real)
+        or not 0.0 <= float(given) < math.inf
+    ):
+        raise ValueError(f"band must be a finite number of standard deviations >= 0, got {band!r}")
     ax = _axes(ax)
     largest = 0
     for index, (name, result) in enumerate(sets.items()):
@@ -323,6 +337,8 @@ def plot_rank_histogram(
     ('log', 'realistic rank (log scale)')
     """
     sets: dict[str, Any] = dict(ranks) if isinstance(ranks, Mapping) else {"": ranks}
+    if not sets:
+        raise ValueError("ranks must hold at least one array of ranks, got an empty mapping")
     if isinstance(bins, bool) or not isinstance(bins, int) or bins < 1:
         raise ValueError(f"bins must be a positive integer, got {bins!r}")
     # validated as evaluate validates ranks: non-empty, from 1 to 2**53 (flattened)
