@@ -237,3 +237,13 @@ def test_without_a_process_group() -> None:
         compute(accumulator)
     with pytest.raises(TypeError, match="RankAccumulator"):
         all_reduce(object())  # type: ignore[arg-type]
+
+
+def test_one_count_for_all_as_a_zero_dimensional_tensor() -> None:
+    """torch.tensor(5) is one count, as 5 is (it had been refused as a shape mismatch)."""
+    tensor, plain = RankAccumulator(["mrr"]), RankAccumulator(["mrr"])
+    update_from_tensors(tensor, torch.tensor([1, 2]), torch.tensor(5))
+    update_from_tensors(plain, torch.tensor([1, 2]), 5)
+    assert tensor.compute().to_flat_dict() == plain.compute().to_flat_dict()
+    with pytest.raises(ValueError, match=r"num_candidates must be integers >= 1, got 5\.5"):
+        update_from_tensors(tensor, torch.tensor([1, 2]), torch.tensor(5.5))

@@ -204,6 +204,8 @@ def update_from_tensors(
     if ranks is None:
         given = {"optimistic": optimistic, "pessimistic": pessimistic}
     names = list(given)
+    if isinstance(num_candidates, torch.Tensor) and num_candidates.ndim == 0:
+        num_candidates = num_candidates.item()  # one count for all, as a Python integer is
     if num_candidates is not None:
         given["num_candidates"] = num_candidates
     if groups is not None:
