@@ -125,7 +125,8 @@ def _analytic_test(
     if statistics.data.weights is not None:
         raise ValueError(
             f"the {'paired t-test' if test == 't' else 'Wilcoxon signed-rank test'} takes no "
-            f"weights; use test='randomization' or 'bootstrap' for weighted queries"
+            f"weights; use test='randomization' or 'bootstrap' (--test on the command line) for "
+            f"weighted queries"
         )
     shape = (len(statistics.statistics), len(statistics.pairs))
     statistic_values, pvalues = np.full(shape, np.nan), np.full(shape, np.nan)
@@ -133,7 +134,8 @@ def _analytic_test(
         if not statistic.has_terms:
             raise ValueError(
                 f"{statistic.metric.key} is not a mean of per-query values, so the "
-                f"{test!r} test does not apply; use test='randomization' or 'bootstrap'"
+                f"{test!r} test does not apply; use test='randomization' or 'bootstrap' (--test on "
+                f"the command line)"
             )
         for p, (first, second) in enumerate(statistics.pairs):
             x, y = statistic.data[first], statistic.data[second]
