@@ -807,3 +807,16 @@ def test_weighted_variance_null_with_a_dominant_task_against_exact_values() -> N
         row = found.by_group[label].row("variance")
         assert row.expected_value == pytest.approx(float(expected), rel=1e-14)
         assert row.variance == pytest.approx(float(variance), rel=1e-13)
+
+
+def test_tuples_of_numbers_are_labels() -> None:
+    """(relation, direction) pairs: numpy had made a 2-D array of them, refused as such."""
+    ranks = [1, 2, 3, 4, 5, 6]
+    pairs = [(1, 2), (1, 2), (3, 4), (3, 4), (5, 6), (5, 6)]
+    results = evaluate(ranks, 10, metrics=["mrr"], groups=pairs)
+    assert list(results.by_group) == [(1, 2), (3, 4), (5, 6)]
+    assert results.by_group[(3, 4)]["mrr"] == pytest.approx(7 / 24, rel=1e-15)
+    assert list(evaluate(ranks[:3], 10, groups=[(1,), (1,), (2,)]).by_group) == [(1,), (2,)]
+    for rows in ([[1, 2], [3, 4], [5, 6]], np.zeros((3, 2))):  # lists and arrays: 2-D still
+        with pytest.raises(ValueError, match=r"groups must be a 1-D array of labels"):
+            evaluate(ranks[:3], 10, groups=rows)

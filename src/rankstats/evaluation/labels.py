@@ -95,7 +95,9 @@ def _encode(value: Any, labels: list[Hashable], index: dict[Hashable, int]) -> n
         ):
             array = None  # numpy made strings of numbers mixed with strings
     if array is not None and array.ndim != 1:
-        if isinstance(value, np.ndarray) or array.dtype != object:
+        # tuples are labels, (relation, direction) pairs: numpy had made a 2-D array of them
+        tuples = isinstance(value, list | tuple) and set(map(type, value)) == {tuple}
+        if not tuples and (isinstance(value, np.ndarray) or array.dtype != object):
             raise ValueError(f"groups must be a 1-D array of labels, got shape {array.shape}")
         array = None
     if array is not None and array.dtype.kind in "iu" and array.size:
