@@ -1,7 +1,10 @@
 r"""The results of an evaluation: values with their null-model statistics, looked up by key.
 
 Keys follow PyKEEN's grammar ``side.rank_type.metric``, where the side and the rank type are
-optional and default to ``both`` (all ranks) and ``realistic``; the metric is any name the
+optional and default to ``both`` (all ranks) and ``realistic``, or, where the results hold one
+side or one rank type only (ranks given for ``head`` alone, or pessimistic ranks alone), to that
+one: ``results["mrr"]`` is then its MRR, and :meth:`EvaluationResults.to_flat_dict` shows the
+full key; the metric is any name the
 :data:`~rankstats.metric_resolver` knows (``"mrr"``, ``"hits@10"``, ``"hits_at_10"``,
 ``"inverse_harmonic_mean_rank"``, ...). So ``results["mrr"]``, ``results["realistic.hits_at_10"]``
 and ``results["tail.pessimistic.hits@10"]`` all work, and so do PyKEEN's spellings
