@@ -478,3 +478,14 @@ def test_tensor_weights_and_empty_tensor_batches() -> None:
     accumulator.update(torch.tensor([], dtype=torch.int64))  # nothing to add
     accumulator.update(torch.tensor([1, 2]), 3)
     assert accumulator.compute()["mr"] == 1.5
+
+
+def test_a_rank_type_or_side_the_results_lack_is_named() -> None:
+    """The error had said to pass the metric in metrics=, though it was passed."""
+    results = evaluate([1, 2, 3], 5, metrics=["mrr"])
+    with pytest.raises(KeyError, match=r"no rank type 'expected' \(they hold 'realistic'\)"):
+        results["expected.mrr"]
+    with pytest.raises(KeyError, match=r"pass it in metrics="):  # a metric not asked for
+        results["hits@10"]
+    sides = evaluate({"head": [1, 2], "tail": [2, 3]}, 5, metrics=["mrr"])
+    assert sides["both.mrr"] == evaluate([1, 2, 2, 3], 5, metrics=["mrr"])["mrr"]
