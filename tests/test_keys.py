@@ -81,3 +81,29 @@ def test_a_cut_off_in_the_name_and_after_the_dot_must_agree() -> None:
             results[key]
         assert key not in results
     assert results["hits_at_k.5"] == results["hits_at_5.5"] == results["hits@5"] == 0.8
+
+
+@pytest.mark.parametrize(
+    ("key", "message"),
+    [
+        ("hits_at_k.-1", r"the cut-off k after the metric must be a positive integer, got '-1'"),
+        ("hits_at_k.1.5", r"must be a positive integer, got '1\.5'"),
+        ("both.hits_at_k.1e1", r"must be a positive integer, got '1e1'"),
+        ("mrr.", r"it ends without a metric name"),
+    ],
+)
+def test_bad_cut_offs_and_empty_names_in_keys_are_named(key: str, message: str) -> None:
+    """They had been reported as unknown metrics '-1', '1' or ''."""
+    results = evaluate([1, 2, 3], 5, metrics=["mrr", "hits@1"])
+    with pytest.raises(KeyError, match=message):
+        results[key]
+
+
+def test_the_stopper_names_why_a_key_is_none() -> None:
+    """It had reported the cut-off '-1' or an empty name as an unknown metric."""
+    with pytest.raises(ValueError, match=r"got 'hits_at_k\.-1' \(.*must be a positive integer"):
+        EarlyStopper("hits_at_k.-1")
+    with pytest.raises(ValueError, match=r"it ends without a metric name"):
+        EarlyStopper("mrr.")
+    with pytest.raises(UnknownMetricError, match=r"closest valid names: 'mrr'"):
+        EarlyStopper("mrrr")

@@ -81,6 +81,15 @@ def _metric(name: str, cut_off: int | None) -> RankBasedMetric:
 
 
 @functools.lru_cache(maxsize=4096)
+def _looks_like_number(text: str) -> bool:
+    """Whether a key's last part is a number (a signed or decimal cut-off), not a metric name."""
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
 def _parse(key: str) -> ParsedKey | str | _Unknown:
     """The parts of a key, or why it is not one (cached: results and stoppers look up often)."""
     parts = key.split(".")
@@ -89,6 +98,17 @@ def _parse(key: str) -> ParsedKey | str | _Unknown:
         cut_off = int(parts.pop())
     *qualifiers, name = parts
     form = f"{key!r} is not a key of the form [side.][rank_type.]metric"
+    if not name:  # "mrr." or "": had been "unknown metric ''"
+        return f"{form}[.k]: it ends without a metric name"
+    if qualifiers and _looks_like_number(name):  # "hits_at_k.-1": had been "unknown metric '-1'"
+        pieces = key.split(".")
+        first = len(pieces) - 1  # where the numbers after the metric's name begin
+        while first > 1 and _looks_like_number(pieces[first - 1]):
+            first -= 1
+        return (
+            f"{key!r}: the cut-off k after the metric must be a positive integer, got "
+            f"{'.'.join(pieces[first:])!r}"
+        )
     if len(qualifiers) > 2:
         return f"{form}: it has {len(qualifiers) + 1} parts"
     side = rank_type = None

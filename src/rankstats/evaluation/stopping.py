@@ -17,7 +17,8 @@ from typing import Any
 import numpy as np
 
 from rankstats.base import RankBasedMetric
-from rankstats.evaluation.keys import ParsedKey, try_parse_key
+from rankstats.errors import UnknownMetricError
+from rankstats.evaluation.keys import ParsedKey, parse_key, try_parse_key
 from rankstats.evaluation.results import DEFAULT_RANK_TYPE, SIDE_BOTH
 from rankstats.registry import metric_resolver
 from rankstats.validation import check_positive_int
@@ -114,15 +115,17 @@ class EarlyStopper:
         elif isinstance(metric, str):
             parsed = try_parse_key(metric)
             if parsed is None:
-                parts = metric.split(".")
-                if len(parts) > 1 and parts[-1].isascii() and parts[-1].isdigit():
-                    parts.pop()
-                # an unknown name raises here, with suggestions of close ones
-                metric_resolver.make(parts[-1])
+                reason = ""
+                try:  # an unknown name raises here, with suggestions of close ones
+                    parse_key(metric)
+                except UnknownMetricError:
+                    raise
+                except KeyError as error:  # why it is no key: a bad cut-off, no name, ...
+                    reason = f" ({error.args[0]})"
                 raise ValueError(
                     f"metric must be a key of the form [side.][rank_type.]metric[.k], with each "
                     f"of side and rank type at most once, and k only for a metric with a "
-                    f"cut-off, got {metric!r}"
+                    f"cut-off, got {metric!r}{reason}"
                 )
             resolved = parsed[2]
             self.key = metric
