@@ -38,7 +38,7 @@ from rankstats.errors import NoClosedFormError
 from rankstats.evaluation.report import metric_label
 from rankstats.metrics.hits import HitsAtK
 from rankstats.registry import metric_resolver
-from rankstats.validation import check_num_samples, check_ranks, num_entries
+from rankstats.validation import check_ranks, check_variance_samples, num_entries
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.axes import Axes  # type: ignore[import-not-found, unused-ignore]
@@ -138,9 +138,7 @@ def plot_null_distribution(
     """
     instance = metric_resolver.make(metric)
     # two draws at least: the sampled spread (the standard deviation of one draw had warned)
-    num_samples = check_num_samples(num_samples)
-    if num_samples < 2:
-        raise ValueError(f"num_samples must be at least 2 (a spread), got {num_samples}")
+    num_samples = check_variance_samples(num_samples)
     if ax is None:
         _, ax = _import_pyplot().subplots()
     else:

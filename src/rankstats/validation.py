@@ -33,6 +33,7 @@ __all__ = [
     "check_rank_order",
     "check_ranks",
     "check_same_shape",
+    "check_variance_samples",
     "check_weights",
     "holds_booleans",
     "num_entries",
@@ -498,6 +499,16 @@ def check_positive_int(value: Any, name: str) -> int:
 def check_num_samples(value: Any) -> int:
     """Validate a Monte-Carlo sample count."""
     return check_positive_int(value, "num_samples")
+
+
+def check_variance_samples(num_samples: object) -> int:
+    """Validate a sample count that a variance is estimated from: an integer >= 2."""
+    count = check_num_samples(num_samples)
+    if count < 2:
+        raise ValueError(
+            f"num_samples must be at least 2 to estimate a variance, got {num_samples!r}"
+        )
+    return count
 
 
 def check_num_ranks(value: Any) -> int:

@@ -46,9 +46,7 @@ from rankstats.metrics.derived import DerivedRankBasedMetric
 from rankstats.null.sampling import Seed
 from rankstats.progress import check_progress
 from rankstats.registry import metric_resolver
-from rankstats.validation import (
-    check_num_samples,
-)
+from rankstats.validation import check_variance_samples
 
 __all__ = ["DEFAULT_METRICS", "PYKEEN_METRICS", "Average", "evaluate"]
 
@@ -207,11 +205,7 @@ def _monte_carlo_plan(
     reported = None if seed is None or isinstance(seed, np.random.Generator) else int(seed)
     if num_samples is None:
         return None, None
-    count = check_num_samples(num_samples)
-    if count < 2:
-        raise ValueError(
-            f"num_samples must be at least 2 to estimate a variance, got {num_samples!r}"
-        )
+    count = check_variance_samples(num_samples)
     return MonteCarloPlan(count, np.random.default_rng(seed), progress), reported
 
 

@@ -80,7 +80,6 @@ def _metric(name: str, cut_off: int | None) -> RankBasedMetric:
     return metric_resolver.make(name, k=cut_off)  # a k in the name must agree with cut_off
 
 
-@functools.lru_cache(maxsize=4096)
 def _looks_like_number(text: str) -> bool:
     """Whether a key's last part is a number (a signed or decimal cut-off), not a metric name."""
     try:
@@ -90,6 +89,7 @@ def _looks_like_number(text: str) -> bool:
     return True
 
 
+@functools.lru_cache(maxsize=4096)
 def _parse(key: str) -> ParsedKey | str | _Unknown:
     """The parts of a key, or why it is not one (cached: results and stoppers look up often)."""
     parts = key.split(".")

@@ -21,7 +21,12 @@ from rankstats.errors import NoClosedFormError
 from rankstats.null import sampling
 from rankstats.null.sampling import Seed, bootstrap_interval, evaluate_on_samples
 from rankstats.null.tasks import Tasks
-from rankstats.validation import check_generator, check_num_samples, validate_null_input
+from rankstats.validation import (
+    check_generator,
+    check_num_samples,
+    check_variance_samples,
+    validate_null_input,
+)
 
 __all__ = [
     "ConfidenceInterval",
@@ -136,16 +141,6 @@ def null_moments(
         raise _no_closed_form(metric, which, tasks.weights)
     rng = np.random.default_rng(generator)
     return monte_carlo_moments(metric, *tasks.expanded(), check_variance_samples(num_samples), rng)
-
-
-def check_variance_samples(num_samples: object) -> int:
-    """Validate a sample count that a variance is estimated from: an integer >= 2."""
-    count = check_num_samples(num_samples)
-    if count < 2:
-        raise ValueError(
-            f"num_samples must be at least 2 to estimate a variance, got {num_samples!r}"
-        )
-    return count
 
 
 def sampled_values(

@@ -24,7 +24,11 @@ import numpy.typing as npt
 
 from rankstats.arrays import FloatArray, IntArray
 from rankstats.progress import progress_bar
-from rankstats.validation import check_confidence_level, check_num_samples, validate_null_input
+from rankstats.validation import (
+    check_confidence_level,
+    check_variance_samples,
+    validate_null_input,
+)
 
 __all__ = [
     "MAX_BLOCK_ELEMENTS",
@@ -287,11 +291,7 @@ def null_moments_monte_carlo(
         supports_weights=not unweighted,
         metric=repr(unweighted[0]) if unweighted else "this metric",
     )
-    num_samples = check_num_samples(num_samples)
-    if num_samples < 2:
-        raise ValueError(
-            f"num_samples must be at least 2 to estimate a variance, got {num_samples}"
-        )
+    num_samples = check_variance_samples(num_samples)
     estimates = monte_carlo_moments(
         items,
         candidates,
