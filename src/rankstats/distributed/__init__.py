@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import importlib
 from types import ModuleType
+from typing import Any
 
 __all__: list[str] = []
 
@@ -36,3 +37,23 @@ def require(module: str, extra: str) -> ModuleType:
             f"this part of rankstats.distributed needs {module.split('.')[0]}, an optional "
             f"dependency; install it with pip install 'rankstats[{extra}]'"
         ) from error
+
+
+def check_rank_arguments(ranks: Any, optimistic: Any, pessimistic: Any, name: str) -> None:
+    """One kind of ranks: ``name`` alone, or the optimistic and pessimistic ranks together.
+
+    For the torch and the Dask functions alike (the Dask ones had taken a rank beside one bound
+    and ignored the bound).
+    """
+    pair = {"optimistic": optimistic, "pessimistic": pessimistic}
+    bounds = [label for label, value in pair.items() if value is not None]
+    if ranks is not None and bounds:
+        raise ValueError(
+            f"give either {name}, or both optimistic and pessimistic, not both: got {name} and "
+            + " and ".join(bounds)
+        )
+    if ranks is None and len(bounds) < 2:
+        raise ValueError(
+            f"give either {name}, or both optimistic and pessimistic; got "
+            + (f"{bounds[0]} only" if bounds else "none of them")
+        )

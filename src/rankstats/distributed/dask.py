@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from rankstats.distributed import require
+from rankstats.distributed import check_rank_arguments, require
 from rankstats.evaluation.evaluate import Average, MetricHint
 from rankstats.evaluation.results import EvaluationResults
 from rankstats.evaluation.streaming import RankAccumulator
@@ -77,25 +77,6 @@ def _accumulate_partition(
         for name, column in columns.items()
     }
     return _accumulate_block(config, **values)
-
-
-def _check_rank_arguments(rank: Any, optimistic: Any, pessimistic: Any, name: str) -> None:
-    """One kind of ranks: ``name`` alone, or the optimistic and pessimistic ranks together.
-
-    A rank beside one of the two had been taken, and the other ignored, silently.
-    """
-    pairs = (("optimistic", optimistic), ("pessimistic", pessimistic))
-    given = [label for label, value in pairs if value is not None]
-    if rank is not None and given:
-        raise ValueError(
-            f"give either {name}, or both optimistic and pessimistic, not both: got {name} and "
-            f"{' and '.join(given)}"
-        )
-    if rank is None and len(given) != 2:
-        raise ValueError(
-            f"give either {name}, or both optimistic and pessimistic (together), got "
-            f"{given[0] if given else 'none of them'}"
-        )
 
 
 def _merge(*accumulators: RankAccumulator) -> RankAccumulator:
@@ -159,7 +140,7 @@ def accumulate_dataframe(
         Computes to a :class:`~rankstats.RankAccumulator` holding every rank.
     """
     dask = require("dask", "dask")
-    _check_rank_arguments(rank, optimistic, pessimistic, "rank")
+    check_rank_arguments(rank, optimistic, pessimistic, "rank")
     columns = {
         "ranks": rank,
         "optimistic": optimistic,
@@ -286,7 +267,7 @@ def accumulate_arrays(
     (``array.compute_chunk_sizes()``). See :func:`accumulate_dataframe` for the rest.
     """
     da = require("dask.array", "dask")
-    _check_rank_arguments(ranks, optimistic, pessimistic, "ranks")
+    check_rank_arguments(ranks, optimistic, pessimistic, "ranks")
     lead = ranks if ranks is not None else optimistic
     name = "ranks" if ranks is not None else "optimistic"
     if not isinstance(lead, da.Array):

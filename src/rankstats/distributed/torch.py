@@ -40,7 +40,7 @@ from typing import Any
 
 import numpy as np
 
-from rankstats.distributed import require
+from rankstats.distributed import check_rank_arguments, require
 from rankstats.evaluation.results import EvaluationResults
 from rankstats.evaluation.streaming import RankAccumulator
 
@@ -188,18 +188,7 @@ def update_from_tensors(
     (3, 0.8333333333333334)
     """
     torch = require("torch", "torch")
-    pair = {"optimistic": optimistic, "pessimistic": pessimistic}
-    bounds = [name for name, value in pair.items() if value is not None]
-    if ranks is not None and bounds:
-        raise ValueError(
-            "give either ranks, or both optimistic and pessimistic, not both: got ranks and "
-            + " and ".join(bounds)
-        )
-    if ranks is None and len(bounds) < 2:
-        raise ValueError(
-            "give either ranks, or both optimistic and pessimistic; got "
-            + (f"{bounds[0]} only" if bounds else "none of them")
-        )
+    check_rank_arguments(ranks, optimistic, pessimistic, "ranks")
     given = {"ranks": ranks} if ranks is not None else {}
     if ranks is None:
         given = {"optimistic": optimistic, "pessimistic": pessimistic}
