@@ -207,20 +207,14 @@ class EvaluationResults(Mapping[str, float]):
         reason = self._skipped.get((metric.key, rank_type))
         if reason is not None:
             raise KeyError(f"{key!r} was not computed: {reason}")
-        if side not in self.sides or rank_type not in self.rank_types:
-            # the metric may well have been asked for: the side or the rank type is missing
-            what, held = (
-                ("side", self.sides) if side not in self.sides else ("rank type", self.rank_types)
-            )
-            hint = (
-                "; the optimistic, pessimistic and expected rank types need the optimistic and "
-                "pessimistic ranks, and rank_types= chooses among those computed"
-                if what == "rank type"
-                else ""
-            )
+        if rank_type not in self.rank_types:
+            # the metric may well have been asked for (a side is checked by _parse, and the
+            # default one is always held)
             raise KeyError(
-                f"{key!r}: these results have no {what} {side if what == 'side' else rank_type!r}"
-                f" (they hold {', '.join(map(repr, held))}){hint}"
+                f"{key!r}: these results have no rank type {rank_type!r} (they hold "
+                f"{', '.join(map(repr, self.rank_types))}); the optimistic, pessimistic and "
+                "expected rank types need the optimistic and pessimistic ranks, and rank_types= "
+                "chooses among those computed"
             )
         computed = ", ".join(m.key for m in self.metrics) or "none"
         raise KeyError(
