@@ -47,6 +47,13 @@ class PreparedInput:
     weighted: bool
 
 
+#: the error for ranks given under the rank type "expected", at the top or in a side's mapping
+_EXPECTED_GIVEN = (
+    "ranks cannot be given for the rank type 'expected'; it is computed from the optimistic and "
+    "pessimistic ranks"
+)
+
+
 def _split_sides(ranks: Any) -> dict[str, Any]:
     if isinstance(ranks, Mapping):
         keys = list(ranks)
@@ -56,10 +63,7 @@ def _split_sides(ranks: Any) -> dict[str, Any]:
         if not keys:
             raise ValueError("ranks must not be an empty mapping")
         if RANK_EXPECTED in keys:
-            raise ValueError(
-                "ranks cannot be given for the rank type 'expected'; it is computed from the "
-                "optimistic and pessimistic ranks"
-            )
+            raise ValueError(_EXPECTED_GIVEN)
         if all(key in RANK_TYPES for key in keys):
             return {SIDE_BOTH: ranks}
         if any(key in RANK_TYPES for key in keys):
@@ -90,10 +94,7 @@ def _check_rank_type_keys(ranks: Mapping[Any, Any]) -> None:
     if ranks and not unknown:
         return
     if RANK_EXPECTED in unknown:
-        raise ValueError(
-            "ranks cannot be given for the rank type 'expected'; it is computed from the "
-            "optimistic and pessimistic ranks"
-        )
+        raise ValueError(_EXPECTED_GIVEN)
     hints = [
         f"{key!r} (did you mean {close[0]!r}?)"
         if (close := difflib.get_close_matches(str(key).lower(), RANK_TYPES, n=1, cutoff=0.6))
