@@ -93,6 +93,14 @@ def test_key_grammar(results: EvaluationResults) -> None:
     assert "tail.optimistic.mrr" in results
     assert "tail.optimistic.amri" in results  # derived metrics of every rank type, as PyKEEN
     assert "nonsense" not in results
+    # get() as a mapping's: the default for any key the results do not hold, whatever its type
+    assert results.get("tail.optimistic.mrr") == results["tail.optimistic.mrr"]
+    for missing in ("nonsense", "hits@5", "hits_at_k.-1", 3, None, ("mrr",)):
+        assert missing not in results
+        assert results.get(missing) is None
+        assert results.get(missing, -1.0) == -1.0
+    with pytest.raises(TypeError, match="keys must be strings or metrics, got int"):
+        results[3]  # type: ignore[index]
     assert len(results) == len(list(results))
     assert all(key.count(".") == 2 for key in results)
     assert results.sides == ("head", "tail", "both")

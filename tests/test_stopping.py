@@ -73,6 +73,18 @@ def test_save_and_restore() -> None:
         assert run(copy, [32.0, 33.0]) == [False, True]
     with pytest.raises(ValueError, match=r"the state watches 'mr' .* this stopper 'mrr'"):
         EarlyStopper("mrr").load_state_dict(state)
+    # a synonym or another spelling of the same key watches the same value; a key naming the
+    # side and rank type may find another value than one without them
+    synonym = EarlyStopper("arithmetic_mean_rank", patience=3, relative_delta=0.01)
+    synonym.load_state_dict(state)
+    assert synonym.state_dict()["history"] == state["history"]
+    assert synonym.best_value == 30.0
+    with pytest.raises(ValueError, match=r"the state watches 'mr' .* 'both\.realistic\.mr'"):
+        EarlyStopper("both.realistic.mr").load_state_dict(state)
+    hits = EarlyStopper("hits@10").state_dict()
+    EarlyStopper("hits_at_10").load_state_dict(hits)
+    with pytest.raises(ValueError, match=r"the state watches 'hits@10'"):
+        EarlyStopper("hits@5").load_state_dict(hits)
 
 
 STOPPER_ERRORS = [

@@ -240,6 +240,19 @@ class EvaluationResults(Mapping[str, float]):
             return False
         return True
 
+    def get(self, key: object, default: Any = None) -> Any:
+        """The value of a key, or ``default`` where the results have none.
+
+        As ``key in results``, any object other than a string or a metric is no key here: it
+        gives ``default`` (``__getitem__`` raises ``TypeError`` for it).
+        """
+        if not isinstance(key, str | RankBasedMetric):
+            return default
+        try:
+            return self[key]
+        except KeyError:
+            return default
+
     def get_metric(self, name: str) -> float:
         """The value of a key, as PyKEEN's ``MetricResults.get_metric``."""
         return self[name]

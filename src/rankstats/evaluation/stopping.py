@@ -349,11 +349,14 @@ class EarlyStopper:
     def load_state_dict(self, state: Mapping[str, Any]) -> None:
         """Restore the progress saved by :meth:`state_dict` (best value, history, counters).
 
-        The configuration (patience, deltas) stays as constructed; the watched key and the
-        direction must match. Everything is checked before anything changes: on any error the
-        stopper is left as it was. The best value, its epoch and the count of evaluations without
-        improvement must be what :meth:`report` would have made of the history, with the state's
-        direction and deltas (this stopper's deltas where the state has none).
+        The configuration (patience, deltas) stays as constructed; the direction must match,
+        and the state's key must name the same metric, side and rank type as this stopper's
+        (synonyms and spellings alike: ``"mrr"`` and ``"inverse_harmonic_mean_rank"``, but not
+        ``"both.realistic.mrr"``, which may find another value than ``"mrr"``). Everything
+        is checked before anything changes: on any error the stopper is left as it was. The
+        best value, its epoch and the count of evaluations without improvement must be what
+        :meth:`report` would have made of the history, with the state's direction and deltas
+        (this stopper's deltas where the state has none).
 
         Raises
         ------
@@ -368,7 +371,10 @@ class EarlyStopper:
             state, self.relative_delta, self.absolute_delta
         )
         with self._lock:
-            if state["metric"] != self.key or state["larger_is_better"] != self.larger_is_better:
+            if (
+                not self._watches(state["metric"])
+                or state["larger_is_better"] != self.larger_is_better
+            ):
                 raise ValueError(
                     f"the state watches {state['metric']!r} (larger_is_better="
                     f"{state['larger_is_better']}), this stopper {self.key!r} "
@@ -377,6 +383,13 @@ class EarlyStopper:
             self.best_value, self.best_epoch = best_value, best_epoch
             self.bad_evaluations = bad_evaluations
             self.history = history
+
+    def _watches(self, key: str) -> bool:
+        """Whether ``key`` names what this stopper watches (synonyms and spellings alike)."""
+        if key == self.key:
+            return True
+        parsed = try_parse_key(key)
+        return parsed is not None and parsed == self._target()
 
     @classmethod
     def from_state_dict(cls, state: Mapping[str, Any]) -> EarlyStopper:
