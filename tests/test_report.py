@@ -230,3 +230,21 @@ def test_latex_lines_after_a_break_cannot_start_its_argument() -> None:
     # nothing else that follows a break starts with [ or *
     after = [part.lstrip() for part in latex.replace("\n", " ").split("\\\\")[1:]]
     assert not any(part.startswith(("[", "*")) for part in after)
+
+
+def test_csv_refuses_a_group_labelled_like_the_overall_rows() -> None:
+    """The overall rows' group cells are empty in CSV: a group labelled '' would read as them."""
+    results = evaluate([1, 2, 3, 4], [5] * 4, metrics=["mrr"], groups=["", "", "a", "a"])
+    with pytest.raises(ValueError, match=r"the group label '' would be written as empty cells"):
+        results.to_csv(groups=True)
+    assert results.to_csv().count("\n") == 2  # without the groups' rows there is no clash
+    records_ = json.loads(render_json(results, groups=True))
+    assert [record["group"] for record in records_] == [None, "", "a"]
+    # a tuple label clashes only where every part is empty
+    pairs = [("", ""), ("", ""), ("", 1), ("", 1)]
+    tupled = evaluate([1, 2, 3, 4], [5] * 4, metrics=["mrr"], groups=pairs)
+    with pytest.raises(ValueError, match=r"the group label \('', ''\) would be written"):
+        tupled.to_csv(groups=True)
+    two = evaluate([1, 2, 3, 4], [5] * 4, metrics=["mrr"], groups=pairs[2:] * 2)
+    rows = list(csv.reader(io.StringIO(two.to_csv(groups=True))))
+    assert [row[:2] for row in rows[1:]] == [["", ""], ["", "1"]]

@@ -360,8 +360,22 @@ def render_csv(
     groups: bool = False,
     group_names: Sequence[str] | None = None,
 ) -> str:
-    """The records as CSV: a header line, then one line per record; unknown cells are empty."""
+    """The records as CSV: a header line, then one line per record; unknown cells are empty.
+
+    The overall rows' group cells are empty too, so a group whose label is the empty string
+    (every part of it, for a tuple) is refused with a ``ValueError``: its rows could not be told
+    from the overall ones. JSON and Parquet write the overall rows' group cells as null.
+    """
     found = records(results, groups=groups, group_names=group_names)
+    names, _ = _layout(results, groups, group_names)
+    for label in results.by_group if names else ():
+        parts = label if isinstance(label, tuple) and len(names) > 1 else (label,)
+        if all(_csv_cell(_plain(part)) == "" for part in parts):
+            raise ValueError(
+                f"the group label {label!r} would be written as empty cells in CSV, as the "
+                "overall rows are: relabel that group, or write JSON or Parquet (where the "
+                "overall rows' group cells are null)"
+            )
     return tabulate(found, _columns(results, groups, group_names), "csv")
 
 
