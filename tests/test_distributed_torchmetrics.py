@@ -130,3 +130,35 @@ def test_merging_the_state_of_a_metric_never_updated_changes_nothing() -> None:
     metric.update(torch.tensor([1]), 5)
     metric.merge_state(RankMetrics(["mrr"]).metric_state)  # {"accumulators": []}
     assert metric.compute() == evaluate([1], 5, metrics=["mrr"]).to_flat_dict()
+
+
+def test_persistent_state_loads_with_weights_only() -> None:
+    """Persistent states are the accumulators' plain state dicts: PyTorch's default
+    ``torch.load(weights_only=True)`` reads a checkpoint of them (pickled accumulators it
+    refuses), inside a parent module too, and they load back to the same results."""
+    import io
+
+    ranks, parts = batches(seed=3)
+    parent = torch.nn.ModuleDict({"val": RankMetrics(METRICS)})
+    parent["val"].persistent(True)
+    for rows in parts:
+        feed(parent["val"], ranks, rows)
+    buffer = io.BytesIO()
+    torch.save(parent.state_dict(), buffer)
+    buffer.seek(0)
+    state = torch.load(buffer, weights_only=True)
+    assert list(state) == ["val.accumulators"]
+    restored = torch.nn.ModuleDict({"val": RankMetrics(METRICS)})
+    restored["val"].persistent(True)
+    restored.load_state_dict(state)
+    expected = evaluate(ranks, metrics=METRICS).to_flat_dict()
+    assert restored["val"].results().to_flat_dict() == parent["val"].results().to_flat_dict()
+    assert restored["val"].results().to_flat_dict() == pytest.approx(expected, rel=1e-12)
+    # the state dict merges like a metric's state, and an empty metric saves an empty list
+    merged = RankMetrics(METRICS)
+    merged.merge_state({"accumulators": state["val.accumulators"]})
+    assert merged.results().to_flat_dict() == parent["val"].results().to_flat_dict()
+    empty = RankMetrics(METRICS)
+    empty.persistent(True)
+    assert empty.state_dict() == {"accumulators": []}
+    assert "accumulators" not in RankMetrics(METRICS).state_dict()  # not persistent: not saved

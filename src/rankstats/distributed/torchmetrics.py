@@ -46,7 +46,7 @@ A plain loop:
 from __future__ import annotations
 
 import copy
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from rankstats.distributed import require
@@ -85,8 +85,15 @@ class _Held:
 
 
 def _unheld(items: Sequence[Any]) -> list[RankAccumulator]:
-    """The accumulators of a list state (or of a list of accumulators)."""
-    return [item.accumulator if isinstance(item, _Held) else item for item in items]
+    """The accumulators of a list state, of a list of accumulators or of their state dicts."""
+    return [
+        item.accumulator
+        if isinstance(item, _Held)
+        else RankAccumulator.from_state_dict(item)
+        if isinstance(item, Mapping)
+        else item
+        for item in items
+    ]
 
 
 class RankMetrics(_Metric):  # type: ignore[misc]
@@ -186,6 +193,30 @@ class RankMetrics(_Metric):  # type: ignore[misc]
             )
         self.accumulator.merge(incoming)
         self._computed = None  # as torchmetrics does on update: the cached result is stale
+
+    def state_dict(
+        self, destination: Any = None, prefix: str = "", keep_vars: bool = False
+    ) -> dict[str, Any]:
+        """The module's state; with persistent states, the accumulators' own state dictionaries.
+
+        Those are plain Python objects (:meth:`RankAccumulator.state_dict
+        <rankstats.evaluation.streaming.RankAccumulator.state_dict>`), so a checkpoint holding
+        them loads with ``torch.load(..., weights_only=True)``, PyTorch's default.
+        """
+        found: dict[str, Any] = super().state_dict(
+            destination=destination, prefix=prefix, keep_vars=keep_vars
+        )
+        key = prefix + "accumulators"
+        if key in found:
+            found[key] = [item.accumulator.state_dict() for item in self.accumulators]
+        return found
+
+    def _load_from_state_dict(self, state_dict: dict[str, Any], prefix: str, *args: Any) -> None:
+        # the accumulators' state dictionaries (or, from older checkpoints, the held objects)
+        key = prefix + "accumulators"
+        if key in state_dict:
+            state_dict[key] = [_Held(item) for item in _unheld(state_dict[key])]
+        super()._load_from_state_dict(state_dict, prefix, *args)
 
     def _sync_dist(self, dist_sync_fn: Any = None, process_group: Any = None) -> None:
         merged = all_reduce(self.accumulator, group=process_group or self.process_group)
