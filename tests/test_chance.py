@@ -311,3 +311,50 @@ def test_candidate_rows_merge_a_count_where_its_weights_sum_exactly() -> None:
     values, totals = candidate_rows(counts, weights)
     assert values.tolist() == counts.tolist()
     assert totals is weights
+
+
+@pytest.mark.parametrize("share", [0.5, 1e-3, 1e-8, 1e-30])
+def test_base_z_scores_of_one_uncertain_task_are_exactly_one(share: float) -> None:
+    """One task of two candidates beside certain ones: each base metric takes two values, equally
+    likely, so its z-score is +1 or -1 exactly. With the uncertain task's weight (or, unweighted,
+    its share of a hundred thousand tasks) small, M and E agree to many digits: the z-score
+    column takes M - E from the gaps 1 - M and 1 - E, as the z metrics do, in every path (it
+    had been 1.00000001 at a weight of 1e-8, -3 at 1e-20; the geometric means' 1.7e-11 off
+    unweighted, by groups)."""
+    names = ["mrr", "mr", "hits@1", "gmr", "igmr"]
+    # the direction of a good model (rank 1) for each metric: larger is better but for MR, GMR
+    signs = np.array([1.0, -1.0, 1.0, -1.0, 1.0])
+    weights = np.array([share, 1.0, share, 1.0])
+    ranks, counts, labels = np.ones(4), np.array([2, 1, 3, 1]), ["a", "a", "b", "b"]
+    found = [
+        [results.z_score(k) for k in names]
+        for results in (
+            evaluate(ranks[:2], counts[:2], weights=weights[:2], metrics=names),
+            *(
+                evaluate(
+                    ranks, counts, weights=weights, groups=labels, metrics=names, average=a
+                ).by_group["a"]
+                for a in ("micro", "macro")
+            ),
+        )
+    ]
+    accumulator = RankAccumulator(names)
+    accumulator.update(ranks, num_candidates=counts, weights=weights, groups=np.array(labels))
+    found.append([accumulator.compute().by_group["a"].z_score(k) for k in names])
+    for z in found:
+        np.testing.assert_allclose(z, signs, rtol=1e-13, atol=0)
+    if share != 0.5:
+        return
+    # unweighted: a share of 1e-5 (one uncertain task among 1e5)
+    many = 100_000
+    counts = np.ones(many, dtype=np.int64)
+    counts[0] = 2
+    ranks = np.ones(many)
+    halves = np.repeat([0, 1], many // 2)
+    alone = evaluate(ranks, counts, metrics=names)
+    np.testing.assert_allclose([alone.z_score(k) for k in names], signs, rtol=1e-13, atol=0)
+    for average in ("micro", "macro"):
+        grouped = evaluate(ranks, counts, groups=halves, metrics=names, average=average)
+        for results in (grouped, grouped.by_group[0]):
+            z = [results.z_score(k) for k in names]
+            np.testing.assert_allclose(z, signs, rtol=1e-13, atol=0)

@@ -15,6 +15,7 @@ from rankstats import (
     NoClosedFormError,
     StandardDeviation,
     ZInverseHarmonicMeanRank,
+    evaluate,
     metric_resolver,
 )
 
@@ -127,6 +128,22 @@ CALL_ERRORS = [
         r"weights must be finite and non-negative, got nan at index 1",
     ),
     ([1, 2], None, [0.0, 0.0], ValueError, r"weights must not all be zero, got 2 zero weights"),
+    # a weight below 1e-120 of the largest: its square would be subnormal in the null variance
+    (
+        [1, 2],
+        [2, 2],
+        [1e-160, 1.0],
+        ValueError,
+        r"weights must be 0 or at least 1e-120 times the largest weight, got 1e-160 at index 0",
+    ),
+    (
+        [1, 2, 1],
+        [2, 2, 2],
+        [0.0, 5e-324, 3.0],
+        ValueError,
+        r"at least 1e-120 times the largest weight, got 5e-324 at index 1 beside a largest "
+        r"weight of 3\.0",
+    ),
 ]
 
 
@@ -376,3 +393,23 @@ def test_null_models_check_the_shape_of_the_weights() -> None:
     with pytest.raises(ValueError, match=r"weights must have the shape of num_candidates \(2, 3\)"):
         ArithmeticMeanRank().expected_value(counts, weights=np.ones((3, 2)))
     assert ArithmeticMeanRank().expected_value(counts, weights=np.ones((2, 3))) == 2.75
+
+
+def test_weights_spread_to_the_limit_keep_every_null_statistic() -> None:
+    """Positive weights down to 1e-120 of the largest: one uncertain task of two candidates
+    beside a certain one. The adjusted indices and z-scores are two-point laws there (E = 0,
+    V = 1), whose scale squared alone would pass 1e292; below the limit the weights are
+    refused (AMRI's variance had raised OverflowError, and the z-scores lost digits to
+    subnormal variances or claimed every outcome certain)."""
+    for share in (1e-119, 1e-60, 1e-8):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            for name in ("amri", "amrr", "agmri", "zmr", "zmrr", "zgmr", "z_hits_at_1"):
+                moments = metric_resolver.make(name).moments([2, 1], weights=[share, 1.0])
+                assert moments.expected_value == pytest.approx(0.0, abs=1e-15)
+                assert moments.variance == pytest.approx(1.0, rel=1e-12)
+    for name in ("amri", "zmr", "hmr"):
+        with pytest.raises(ValueError, match=r"at least 1e-120 times the largest weight"):
+            metric_resolver.make(name).moments([2, 1], weights=[1e-121, 1.0])
+    with pytest.raises(ValueError, match=r"at least 1e-120 times the largest weight"):
+        evaluate([1, 1], [2, 1], weights=[1e-160, 1.0], metrics=["amri"])

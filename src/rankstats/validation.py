@@ -260,12 +260,21 @@ def check_lower_bound(array: npt.NDArray[Any], name: str = "num_candidates") -> 
 _WEIGHT_RANGE = (2.0**-500, 2.0**500)
 
 
+#: the least positive weight, relative to the largest: shares of weighted means stay above about
+#: 1e-130 (n up to 1e10), their squares times a task's null variance (at least about 1e-16, for
+#: counts up to 2^53) above 1e-276, far from float64's subnormal numbers (below 2.2e-308)
+_WEIGHT_SPREAD = 1e-120
+
+
 def check_weights(value: Any, name: str = "weights", *, size: int | None = None) -> FloatArray:
     """Validate weights: finite, non-negative, and not all zero (numpy.average semantics).
 
-    Only the ratios of weights matter. Weights so large that their sum would overflow float64
-    (or so small that it would lose digits) are rescaled by a power of two, which changes no
-    ratio; the input is never modified.
+    Positive weights must be at least :data:`_WEIGHT_SPREAD` times the largest: a smaller one
+    is lost in any sum with the largest, yet where every other task is certain the null model
+    hangs on it alone, and its square is subnormal in float64 (variances off or zero,
+    adjusted metrics overflowing). Only the ratios of weights matter. Weights so large that
+    their sum would overflow float64 (or so small that it would lose digits) are rescaled by a
+    power of two, which changes no ratio; the input is never modified.
 
     Parameters
     ----------
@@ -294,6 +303,16 @@ def check_weights(value: Any, name: str = "weights", *, size: int | None = None)
         raise ValueError(f"{name} must be finite and non-negative, got {_describe(array, bad)}")
     if not high > 0:
         raise ValueError(f"{name} must not all be zero, got {array.size} zero weights")
+    if low < _WEIGHT_SPREAD * high:
+        smallest = low if low > 0 else array.min(where=array > 0, initial=high)
+        if smallest < _WEIGHT_SPREAD * high:
+            bad = int(np.flatnonzero(array == smallest)[0])
+            raise ValueError(
+                f"{name} must be 0 or at least {_WEIGHT_SPREAD:g} times the largest weight, got "
+                f"{_describe(array, bad)} beside a largest weight of {float(high)!r}: such a "
+                "weight changes no mean in float64, and its square leaves float64's range in "
+                "the null variance; set it to 0"
+            )
     if not _WEIGHT_RANGE[0] <= high <= _WEIGHT_RANGE[1]:
         exponent = int(np.frexp(high)[1])
         array = np.ldexp(array, -exponent)  # a new array: exact, ratios unchanged

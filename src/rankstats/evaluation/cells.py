@@ -21,6 +21,7 @@ from rankstats.evaluation.chance_rows import exact_cell_difference
 from rankstats.evaluation.results import METHOD_EXACT, METHOD_MONTE_CARLO, ResultRow
 from rankstats.evaluation.scores import RANK_EXPECTED
 from rankstats.evaluation.tables import WEIGHT, CellStatistics
+from rankstats.evaluation.terms import exact_chance_sums
 from rankstats.evaluation.ties import needs_task_weights, tie_expectation
 from rankstats.metrics.derived import DerivedRankBasedMetric, accurate_difference
 from rankstats.null.sampling import monte_carlo_moments
@@ -301,6 +302,7 @@ def cell_rows(
     shared = {id(metric): _metric_plan(metric, cell, null) for metric in metrics}
     rows = []
     base_values: dict[tuple[int, str], float] = {}
+    weighted = cell.candidates is not None and WEIGHT in cell.candidates.columns
     value_gaps: dict[tuple[int, str], float | None] = {}
     for rank_type, metrics_of_type in plan:
         for metric in metrics_of_type:
@@ -318,7 +320,11 @@ def cell_rows(
                     value_gaps[key] = base_value_gap(found.base, cell, rank_type)
                 value = _derived_value(found, value, value_gaps.get(key), cell, rank_type)
             elif moments.method == METHOD_EXACT and moments.gap is not None:
-                # the z-score's M - E, exact where the rounded one lost digits
+                # the z-score's M - E, exact where the rounded one lost digits, and from the gaps
+                # 1 - M and 1 - E (as the z metric's) where no exact sum is exact: weighted rows
+                # (each rank's weight sum is rounded) and the geometric means (none)
+                if key not in value_gaps and (weighted or not exact_chance_sums(found.base)):
+                    value_gaps[key] = base_value_gap(found.base, cell, rank_type)
                 difference = _base_difference(found, value, value_gaps.get(key), cell, rank_type)
             rows.append(
                 ResultRow(
@@ -340,12 +346,14 @@ def cell_rows(
 def _base_difference(
     plan: _MetricPlan, value: float, value_gap: float | None, cell: CellStatistics, rank_type: str
 ) -> float | None:
-    """A mean-type metric's ``M - E`` (its z-score's), exact where the rounded one lost digits.
+    """A base metric's ``M - E`` (its z-score's), as accurate as its forms allow.
 
-    ``None`` for the other metrics (their z-score takes the rounded difference).
+    From the gaps ``1 - M`` and ``1 - E`` where those carry the digits, and exact where the
+    rounded one lost them (mean-type metrics); ``None`` where neither helps (the z-score takes
+    the rounded difference).
     """
     exact = exact_cell_difference(plan.base, cell, rank_type)
-    if exact is None:
+    if exact is None and value_gap is None:
         return None
     null = plan.null
     assert null.expected_value is not None

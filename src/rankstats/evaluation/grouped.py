@@ -79,6 +79,8 @@ from rankstats.evaluation.scores import RANK_EXPECTED
 from rankstats.evaluation.tables import GROUP, WEIGHT, WEIGHT_SQUARED, SideStatistics, Table
 from rankstats.evaluation.terms import (
     Transform,
+    exact_chance_sums,
+    has_value_gap,
     identity,
     null_gap_term,
     null_terms,
@@ -276,6 +278,11 @@ class _Builder:
                 values[g] = base_value(metric, data.cell(int(g)), rank_type)
                 bar.update(1)
         return values
+
+    def _weighted(self) -> bool:
+        """Whether the tasks have weights (the candidate counts' tables keep them)."""
+        table = self.data.layout.candidates
+        return table is not None and WEIGHT in table.columns
 
     def _unweighted_rows(self, rank_type: str) -> bool:
         """Whether the table of a rank type's rows holds counts only (unweighted input)."""
@@ -558,7 +565,19 @@ class _Builder:
                 terms_of = value_terms(metric)
                 if terms_of is not None and key not in self._values:
                     values.append((metric, *terms_of))
-                gap_terms = value_gap_terms(metric) if metric in gapped else None
+                # the bases' own z-scores too, where no exact sum of M - E is exact (weighted
+                # rows: each rank's weight sum is rounded; the geometric means: none): the
+                # gaps must carry the digits near 1
+                own = (
+                    self.data.has_candidates
+                    and has_value_gap(metric)
+                    and (self._weighted() or not exact_chance_sums(metric))
+                )
+                gap_terms = (
+                    value_gap_terms(metric)
+                    if metric in gapped or (own and self._reads_value_gaps(metric))
+                    else None
+                )
                 if gap_terms is not None and key not in self._value_gaps:
                     gaps.append((metric, *gap_terms))
             if values or gaps:
@@ -583,8 +602,13 @@ class _Builder:
         bases = list(
             dict.fromkeys(m.base if isinstance(m, DerivedRankBasedMetric) else m for m in metrics)
         )
-        # the bases whose gap 1 - E a derived metric uses
-        gapped = {m.base for m in metrics if isinstance(m, DerivedRankBasedMetric)}
+        # the bases whose gap 1 - E a derived metric uses (weighted, every base's: its own
+        # z-score takes M - E from the gaps, see prefetch)
+        gapped = (
+            set(bases)
+            if self._weighted()
+            else {m.base for m in metrics if isinstance(m, DerivedRankBasedMetric)}
+        )
         vectorised = [
             m
             for m in bases
@@ -1155,8 +1179,12 @@ class _Builder:
                 methods,
                 errors,
                 notes,
-                # the z-score's M - E, exact where the rounded one lost digits
-                self._difference(metric, rank_type) if self._screen(metric) is not None else None,
+                # the z-score's M - E, from the gaps 1 - M and 1 - E where computed and exact
+                # where the rounded one lost digits
+                self._difference(metric, rank_type)
+                if self._screen(metric) is not None
+                or self._value_gaps.get((metric, rank_type)) is not None
+                else None,
             )
         derived = self._derived(metric)
         # the metric's own transformation, with M - E from M and E or from the gaps 1 - M and
@@ -1520,7 +1548,7 @@ def _offset(scale: FloatArray, expected: FloatArray) -> FloatArray:
 
 def _scaled_variance(scale: FloatArray, variance: FloatArray) -> FloatArray:
     """The variance of ``scale M + offset``."""
-    return scale * scale * variance
+    return scale * (scale * variance)  # as DerivedRankBasedMetric._moments_of
 
 
 def _affine_value(value: FloatArray, scale: FloatArray, offset: FloatArray) -> FloatArray:

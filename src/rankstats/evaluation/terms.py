@@ -38,6 +38,8 @@ from rankstats.null.harmonic import (
 __all__ = [
     "NullTerm",
     "Transform",
+    "exact_chance_sums",
+    "has_value_gap",
     "identity",
     "null_gap_term",
     "null_terms",
@@ -68,6 +70,17 @@ def _negative_expm1(x: FloatArray) -> FloatArray:
     return -np.expm1(x)
 
 
+def _negative_expm1_of_negative(x: FloatArray) -> FloatArray:
+    return -np.expm1(-x)
+
+
+#: the gaps 1 - exp(s) and 1 - exp(-s) of the geometric means from s = sum_i a_i log r_i
+_GEOMETRIC_GAPS: dict[type[RankBasedMetric], Transform] = {
+    GeometricMeanRank: _negative_expm1,
+    InverseGeometricMeanRank: _negative_expm1_of_negative,
+}
+
+
 def value_terms(metric: RankBasedMetric) -> tuple[Transform, Transform] | None:
     """``(t, f)`` with the metric's value ``f(sum_i a_i t(r_i))``, for the metrics so written."""
     kind = type(metric)
@@ -89,6 +102,11 @@ def value_terms(metric: RankBasedMetric) -> tuple[Transform, Transform] | None:
     return None
 
 
+def exact_chance_sums(metric: RankBasedMetric) -> bool:
+    """Whether the metric's :math:`M - E` has an exact sum (:mod:`rankstats.chance`)."""
+    return _chance_terms(metric) is not None
+
+
 def _chance_terms(metric: RankBasedMetric) -> ChanceTerms | None:
     """The metric's own per-task terms and gaps (:class:`~rankstats.chance.ChanceTerms`).
 
@@ -97,10 +115,16 @@ def _chance_terms(metric: RankBasedMetric) -> ChanceTerms | None:
     return metric._chance_terms() if type(metric) in _CHANCE_KINDS else None
 
 
+def has_value_gap(metric: RankBasedMetric) -> bool:
+    """Whether :func:`value_gap_terms` has terms for the metric."""
+    return type(metric) in _GEOMETRIC_GAPS or exact_chance_sums(metric)
+
+
 def value_gap_terms(metric: RankBasedMetric) -> tuple[Transform, Transform] | None:
     """``(t, f)`` with the gap ``1 - M = f(sum_i a_i t(r_i))`` computed without forming ``M``."""
-    if type(metric) is GeometricMeanRank:
-        return np.log, _negative_expm1
+    geometric = _GEOMETRIC_GAPS.get(type(metric))
+    if geometric is not None:
+        return np.log, geometric
     terms = _chance_terms(metric)
     return None if terms is None else (terms.value_gap, identity)
 

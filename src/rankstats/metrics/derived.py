@@ -339,7 +339,8 @@ class DerivedRankBasedMetric(RankBasedMetric):
         mean = scale * null.mean + offset if exact_mean is None else exact_mean
         if exact_variance is not None:
             return mean, exact_variance
-        return mean, None if null.variance is None else scale**2 * null.variance
+        # scale (scale V): a large scale's square alone may overflow where the product does not
+        return mean, None if null.variance is None else scale * (scale * null.variance)
 
     def _transform(
         self,
