@@ -23,6 +23,7 @@ from rankstats.null.median import (
     inverse_median_moments,
     median_distribution,
     median_moments,
+    order_statistic_pmf,
     order_statistic_sf,
 )
 from support import median_null_moments
@@ -208,3 +209,35 @@ def test_threads_hammering_both_metrics() -> None:
     for i, result in enumerate(results):
         for actual, wanted in zip(result, expected[i % len(inputs)], strict=True):
             _close(actual, wanted, 1e-15, 1e-300)
+
+
+def test_order_arguments_of_any_integer_type_and_clear_errors() -> None:
+    """k of a small numpy integer type is its value (int8 had overflowed inside the sums);
+    max_support and x are checked as what they are."""
+    counts = [4, 4, 4]
+    expected_sf = order_statistic_sf(counts, 2, [1, 2])
+    expected_pmf = order_statistic_pmf(counts, 2)[1]
+    for k in (np.int8(2), np.int16(2), np.uint8(2), np.int64(2)):
+        np.testing.assert_array_equal(order_statistic_sf(counts, k, [1, 2]), expected_sf)  # type: ignore[arg-type]
+        np.testing.assert_array_equal(order_statistic_pmf(counts, k)[1], expected_pmf)  # type: ignore[arg-type]
+    for bad, error, pattern in (
+        ("a", TypeError, r"max_support must be a positive integer, got 'a'"),
+        (2.5, TypeError, r"max_support must be a positive integer, got 2\.5"),
+        (0, ValueError, r"max_support must be a positive integer, got 0"),
+    ):
+        with pytest.raises(error, match=pattern):
+            order_statistic_pmf(counts, 2, max_support=bad)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match=r"x must be integers within float64's exact range"):
+        order_statistic_sf(counts, 2, [10**30])
+    with pytest.raises(TypeError, match=r"x must be integers in an array of one shape"):
+        order_statistic_sf(counts, 2, [[1], [1, 2]])
+
+
+def test_a_certain_median_has_variance_plus_zero() -> None:
+    """Sixteen tasks of one candidate beside one of five: the median is 1 surely. Its inverse's
+    variance had come out -0.0 (a standard deviation of "-0" in the table)."""
+    counts = [1] * 16 + [5]
+    for metric in (MedianRank(), InverseMedianRank()):
+        variance = metric.variance(counts)
+        assert variance == 0.0
+        assert math.copysign(1.0, variance) == 1.0

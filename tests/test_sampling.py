@@ -61,3 +61,42 @@ def test_metric_methods_stream_their_samples() -> None:
         finally:
             tracemalloc.stop()
     assert peaks[1] < 1.1 * peaks[0]  # every value kept: 100 MB more at 2**24
+
+
+def test_monte_carlo_entry_points_check_metrics_and_seed() -> None:
+    """The metrics may be metrics, their classes or names (resolved as evaluate resolves them);
+    anything else, a set (no order for the estimates) and a bad seed are named errors."""
+    from rankstats import StandardDeviation, UnknownMetricError, sample_null_values
+
+    metric = StandardDeviation()
+    by_name = sampling.null_moments_monte_carlo("std", [3, 5], 200, seed=0)
+    by_metric = sampling.null_moments_monte_carlo(metric, [3, 5], 200, seed=0)
+    assert isinstance(by_name, sampling.MonteCarloEstimate)
+    assert by_name == by_metric
+    scalar = sampling.null_moments_monte_carlo(metric, 5, 200, seed=0, num_ranks=2)
+    assert scalar == sampling.null_moments_monte_carlo(metric, [5, 5], 200, seed=0)
+    for seed, error, pattern in (
+        (True, TypeError, r"seed must be a seed \(a non-negative integer\).*got True"),
+        ([1, 2], TypeError, r"seed must be a seed .*got \[1, 2\]"),
+        (1.5, TypeError, r"seed must be a seed .*got 1\.5"),
+        (-1, ValueError, r"seed must be a non-negative seed, got -1"),
+    ):
+        with pytest.raises(error, match=pattern):
+            sampling.null_moments_monte_carlo(metric, [3, 5], 100, seed=seed)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"metrics must be a metric or a sequence .* got a set"):
+        sampling.null_moments_monte_carlo({metric}, [3, 5], 100)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"metrics must be metrics, metric classes or their names"):
+        sampling.null_moments_monte_carlo(3, [3, 5], 100)  # type: ignore[arg-type]
+    with pytest.raises(UnknownMetricError, match=r"unknown metric 'stdd'"):
+        sampling.null_moments_monte_carlo(["std", "stdd"], [3, 5], 100)
+    named = sample_null_values(["std"], [3, 5], 10, generator=0)
+    np.testing.assert_array_equal(named, sample_null_values([metric], [3, 5], 10, generator=0))
+    np.testing.assert_array_equal(
+        named, sample_null_values([StandardDeviation], [3, 5], 10, generator=0)
+    )
+    with pytest.raises(
+        TypeError, match=r"metrics must be a sequence of metrics .* pass \[metric\]"
+    ):
+        sample_null_values(metric, [3, 5], 10)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match=r"metrics must name at least one metric, got none"):
+        sample_null_values([], [3, 5], 10)

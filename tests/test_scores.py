@@ -238,24 +238,39 @@ RANKS_ERRORS = [
         r"optimistic .* 9223372036854775808",
     ),
     (([1.0, 2.0**63], [1, 2], None), ValueError, r"optimistic .* got 9\.22\d*e\+18 at index 1"),
+    # Python integers beyond 64 bits meet the bounds like other numbers (as counts do)
     (
         ([1, 10**30], [1, 2], None),
-        TypeError,
-        r"optimistic must hold integers, got an array of dtype object",
+        ValueError,
+        r"optimistic must be integers between 1 and 2\*\*53, got 1e\+30 at index 1",
     ),
+    # booleans among numbers, masked entries and ragged nestings, as for every array argument
+    (([True, 2], [1, 2], 5), TypeError, r"optimistic must hold numbers, not booleans"),
+    (
+        (np.ma.masked_array([1, 2], mask=[False, True]), [1, 2], 5),
+        TypeError,
+        r"optimistic must not be a masked array with masked entries",
+    ),
+    (([[1], [1, 2]], [1, 2], 5), TypeError, r"optimistic must be convertible to a numpy array"),
+    (([1, 2], [1, 2], [[1], [1, 2]]), TypeError, r"num_candidates must be convertible"),
     (([1, 2], [1, 2], 0), ValueError, r"num_candidates must be integers >= 1, got 0"),
     (([1, 2], [1, 3], 2), ValueError, r"pessimistic rank 3 > num_candidates 2 at index 1"),
     (([1, 2], [1, 2], "5"), TypeError, r"num_candidates must be an array-like of numbers"),
     (([1, 2], [1, 2], 2.5), ValueError, r"num_candidates must be integers >= 1, got 2\.5"),
-    (([True, True], [1, 1], None), TypeError, r"optimistic must hold integers"),
-    ((np.array([1 + 1j]), [1], None), TypeError, r"optimistic must hold integers, .* complex128"),
+    (([True, True], [1, 1], None), TypeError, r"optimistic must hold numbers, not booleans"),
+    ((np.array([True]), [1], None), TypeError, r"optimistic must hold real numbers, got .* bool"),
+    (
+        (np.array([1 + 1j]), [1], None),
+        TypeError,
+        r"optimistic must hold real numbers, .* complex128",
+    ),
     ((np.float16([1, 2.5]), [1, 3], None), ValueError, r"optimistic must be integers .* 2\.5"),
     (([1, 2], [1, 1], None), ValueError, r"pessimistic .* not be smaller .* 1 < 2 at index 1"),
     (([1, 2], [1, 2, 3], None), ValueError, r"pessimistic must have one entry per task"),
     (([1, 2], [1, 3], [5, 2]), ValueError, r"pessimistic rank 3 > num_candidates 2 at index 1"),
     (([1, 2], [1, 3], [5]), ValueError, r"num_candidates must have one entry per task"),
     (([[1, 2]], [[1, 3]], None), ValueError, r"optimistic must be one-dimensional"),
-    ((["a"], ["b"], None), TypeError, r"optimistic must hold integers"),
+    ((["a"], ["b"], None), TypeError, r"optimistic must hold real numbers"),
 ]
 
 

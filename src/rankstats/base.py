@@ -52,6 +52,7 @@ from rankstats.validation import (
     check_num_samples,
     check_positive_int,
     check_ranks,
+    is_scalar,
     validate_null_input,
     validate_rank_input,
 )
@@ -584,7 +585,7 @@ class RankBasedMetric(ABC):
     def _null_input(
         self, num_candidates: Any, weights: Any, num_ranks: Any, size_free: bool
     ) -> Tasks:
-        if weights is None and num_ranks is not None and np.ndim(num_candidates) == 0:
+        if weights is None and num_ranks is not None and is_scalar(num_candidates):
             # one count for every task: one row standing for all of them, not n entries
             size = check_num_ranks(num_ranks)
             candidates, _ = validate_null_input(num_candidates, num_ranks=1, metric=repr(self))

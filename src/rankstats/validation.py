@@ -36,7 +36,9 @@ __all__ = [
     "check_variance_samples",
     "check_weights",
     "holds_booleans",
+    "is_scalar",
     "num_entries",
+    "numeric_array",
     "raise_non_finite",
     "validate_null_input",
     "validate_rank_input",
@@ -103,6 +105,24 @@ def as_array(value: Any, name: str, *, size: int | None = None) -> npt.NDArray[A
     ValueError
         If the input is a scalar or empty.
     """
+    array = numeric_array(value, name)
+    if array.ndim == 0:
+        if size is None:
+            raise ValueError(f"{name} must be a 1-D array-like, got the scalar {array.item()!r}")
+        return np.broadcast_to(array, (size,))
+    if array.size == 0:
+        raise ValueError(f"{name} must not be empty, got an array of shape {array.shape}")
+    return array.reshape(-1)
+
+
+def numeric_array(value: Any, name: str) -> npt.NDArray[Any]:
+    """``value`` as a numpy array of integers or floats (float64), any shape, or a clear error.
+
+    Refuses strings, mappings, sets, masked arrays with masked entries, booleans (also among
+    numbers in a list), ragged nestings and anything not numeric, each with a ``TypeError``
+    naming ``name``. :func:`as_array` flattens its result; callers that need a shape of their
+    own (:class:`~rankstats.evaluation.scores.Ranks`) take it as it is.
+    """
     if isinstance(value, str | bytes | dict | set | frozenset):  # a set has no order
         raise TypeError(f"{name} must be an array-like of numbers, got {type(value).__name__}")
     if isinstance(value, np.ma.MaskedArray) and (masked := np.ma.getmaskarray(value)).any():
@@ -140,13 +160,7 @@ def as_array(value: Any, name: str, *, size: int | None = None) -> npt.NDArray[A
         # half and single precision would overflow comparing with the bounds (2**53), and long
         # doubles carry digits no computation here keeps: work in float64 from the start
         array = array.astype(np.float64)
-    if array.ndim == 0:
-        if size is None:
-            raise ValueError(f"{name} must be a 1-D array-like, got the scalar {array.item()!r}")
-        return np.broadcast_to(array, (size,))
-    if array.size == 0:
-        raise ValueError(f"{name} must not be empty, got an array of shape {array.shape}")
-    return array.reshape(-1)
+    return array
 
 
 def holds_booleans(value: Any) -> bool:
@@ -441,8 +455,18 @@ def validate_rank_input(
     return RankInput(clean_ranks, candidates, clean_weights)
 
 
-def _is_scalar(value: Any) -> bool:
-    return not isinstance(value, str | bytes | dict) and np.ndim(value) == 0
+def is_scalar(value: Any) -> bool:
+    """Whether a user's argument is one number (0-d): not a string, mapping or ragged nesting.
+
+    ``np.ndim`` raises numpy's own ``ValueError`` on a ragged nesting (``[[1], [1, 2]]``); that
+    is no scalar here, and :func:`as_array` then names the argument.
+    """
+    if isinstance(value, str | bytes | Mapping):
+        return False
+    try:
+        return bool(np.ndim(value) == 0)
+    except ValueError:  # a ragged nesting: no scalar, and as_array names the argument
+        return False
 
 
 def validate_null_input(
@@ -480,8 +504,8 @@ def validate_null_input(
         The clean arrays.
     """
     size = None if num_ranks is None else check_num_ranks(num_ranks)
-    if _is_scalar(num_candidates) and size is None:
-        if weights is not None and not _is_scalar(weights):
+    if is_scalar(num_candidates) and size is None:
+        if weights is not None and not is_scalar(weights):
             size = num_entries(weights)
         elif size_free:
             size = 1
@@ -556,11 +580,11 @@ def check_confidence_level(value: Any) -> float:
     return level
 
 
-def check_generator(value: Any) -> None:
+def check_generator(value: Any, name: str = "generator") -> None:
     """Validate a seed or generator: ``None``, a non-negative integer or a numpy random generator.
 
     Checked where it is taken, even when no sampling happens (a closed form exists), so that a
-    mistyped seed never passes unnoticed.
+    mistyped seed never passes unnoticed. ``name`` is the argument's, for the messages.
     """
     if value is None or isinstance(
         value, np.random.Generator | np.random.BitGenerator | np.random.SeedSequence
@@ -568,8 +592,8 @@ def check_generator(value: Any) -> None:
         return
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
         raise TypeError(
-            f"generator must be a seed (a non-negative integer), a numpy.random.Generator or "
+            f"{name} must be a seed (a non-negative integer), a numpy.random.Generator or "
             f"None, got {value!r}"
         )
     if value < 0:
-        raise ValueError(f"generator must be a non-negative seed, got {value!r}")
+        raise ValueError(f"{name} must be a non-negative seed, got {value!r}")

@@ -36,6 +36,7 @@ from rankstats.distributed import check_rank_arguments, require
 from rankstats.evaluation.evaluate import Average, MetricHint
 from rankstats.evaluation.results import EvaluationResults
 from rankstats.evaluation.streaming import RankAccumulator
+from rankstats.validation import is_scalar
 
 __all__ = ["accumulate_arrays", "accumulate_dataframe", "evaluate_arrays", "evaluate_dataframe"]
 
@@ -224,7 +225,7 @@ def _blocks(name: str, array: Any, chunks: Any) -> list[Any]:
     if array is None:
         return [None] * len(chunks[0])
     if not isinstance(array, da.Array):
-        if np.ndim(array) == 0 and name == "num_candidates":
+        if name == "num_candidates" and is_scalar(array):
             return [array] * len(chunks[0])
         raise TypeError(f"{name} must be a dask array, got {type(array).__name__}")
     if array.ndim == 1 and (_unknown(chunks) or _unknown(array.chunks)):

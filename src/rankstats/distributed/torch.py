@@ -43,6 +43,7 @@ import numpy as np
 from rankstats.distributed import check_rank_arguments, require
 from rankstats.evaluation.results import EvaluationResults
 from rankstats.evaluation.streaming import RankAccumulator
+from rankstats.validation import is_scalar
 
 __all__ = ["all_reduce", "compute", "update_from_tensors"]
 
@@ -210,7 +211,7 @@ def update_from_tensors(
     columns = []
     for name, value in given.items():
         if name == "num_candidates" and not isinstance(value, torch.Tensor):
-            if np.ndim(value) != 0:
+            if not is_scalar(value):
                 raise TypeError("num_candidates must be a torch.Tensor or one integer")
             continue  # one count for all: passed on as it is
         if not isinstance(value, torch.Tensor):

@@ -25,7 +25,13 @@ import numpy as np
 import numpy.typing as npt
 
 from rankstats.arrays import BoolArray, FloatArray, IntArray
-from rankstats.validation import MAX_NUM_CANDIDATES, check_num_candidates, check_positive_int
+from rankstats.validation import (
+    MAX_NUM_CANDIDATES,
+    check_num_candidates,
+    check_positive_int,
+    is_scalar,
+    numeric_array,
+)
 
 __all__ = [
     "EVALUATION_RANK_TYPES",
@@ -59,17 +65,12 @@ MAX_RANK = MAX_NUM_CANDIDATES
 
 def _integer_ranks(value: Any, name: str) -> IntArray:
     """Validate ranks that must be integers in [1, 2**53] (optimistic and pessimistic ranks)."""
-    array = np.asarray(value)
+    array = numeric_array(value, name)  # booleans, masked entries, ragged nestings refused
     if array.ndim != 1:
         raise ValueError(f"{name} must be one-dimensional, got an array of shape {array.shape}")
     if array.size == 0:
         raise ValueError(f"{name} must not be empty")
-    if array.dtype == np.bool_ or not (
-        np.issubdtype(array.dtype, np.integer) or np.issubdtype(array.dtype, np.floating)
-    ):
-        raise TypeError(f"{name} must hold integers, got an array of dtype {array.dtype}")
-    if np.issubdtype(array.dtype, np.floating):
-        array = array.astype(np.float64, copy=False)  # float16 cannot hold the bound 2**53
+    if np.issubdtype(array.dtype, np.floating):  # float64 (numeric_array): holds 2**53
         with np.errstate(invalid="ignore"):
             bad = ~(array >= 1) | ~(array <= MAX_RANK) | (array != np.floor(array))
     else:
@@ -143,7 +144,7 @@ class Ranks:
         candidates = None
         if self.num_candidates is not None:
             given: Any = self.num_candidates
-            if np.ndim(given) == 0 and not isinstance(given, str | bytes | Mapping):
+            if is_scalar(given):
                 # one count for every task
                 scalar = check_num_candidates(np.reshape(np.asarray(given), 1))
                 candidates = np.full(optimistic.shape, scalar[0], dtype=np.int64)

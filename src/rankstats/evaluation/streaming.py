@@ -67,7 +67,7 @@ from rankstats.evaluation.weighted_tables import (
     with_weights,
 )
 from rankstats.null.sampling import Seed
-from rankstats.validation import holds_booleans, num_entries
+from rankstats.validation import holds_booleans, is_scalar, num_entries
 
 __all__ = ["RankAccumulator"]
 
@@ -639,7 +639,7 @@ def _check_empty_companions(num_candidates: Any, groups: Any, weights: Any, coun
         ("weights", weights),
         ("counts", counts),
     ):
-        if value is None or (name == "num_candidates" and np.ndim(value) == 0):
+        if value is None or (name == "num_candidates" and is_scalar(value)):
             continue
         values = value.values() if isinstance(value, Mapping) else [value]
         if any(not _is_empty(item) for item in values):
@@ -652,7 +652,7 @@ def _broadcast_candidates(ranks: Any, num_candidates: Any) -> Any:
         return None
 
     def spread(value: Any, side_ranks: Any) -> Any:
-        if isinstance(value, Mapping | str | bytes) or np.ndim(value) != 0:
+        if not is_scalar(value):
             return value
         if isinstance(side_ranks, Ranks):
             return value  # evaluate says that num_candidates is given twice
@@ -665,7 +665,7 @@ def _broadcast_candidates(ranks: Any, num_candidates: Any) -> Any:
         return spread(num_candidates, ranks)
     if isinstance(num_candidates, Mapping):
         return {side: spread(value, ranks.get(side)) for side, value in num_candidates.items()}
-    if np.ndim(num_candidates) == 0 and not isinstance(num_candidates, str | bytes):
+    if is_scalar(num_candidates):
         return {side: spread(num_candidates, side_ranks) for side, side_ranks in ranks.items()}
     return num_candidates
 

@@ -49,6 +49,7 @@ from rankstats.metrics.central import (
 from rankstats.metrics.hits import HitsAtK
 from rankstats.null.tasks import Tasks
 from rankstats.ranges import ValueRange
+from rankstats.validation import is_scalar
 
 __all__ = [
     "AdjustedArithmeticMeanRank",
@@ -87,7 +88,7 @@ class BaseNull(NamedTuple):
 
 
 def _real_number(value: Any, name: str) -> float:
-    if isinstance(value, bool | str | bytes) or np.ndim(value) != 0:
+    if isinstance(value, bool) or not is_scalar(value):
         raise TypeError(f"{name} must be a real number, got {value!r}")
     try:
         return float(value)

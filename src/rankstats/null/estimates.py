@@ -197,7 +197,7 @@ class _NamedMetric(_Metric, Protocol):
 
 
 def sample_null_values(
-    metrics: Sequence[_NamedMetric] | Collection[_NamedMetric],
+    metrics: Sequence[_NamedMetric | str] | Collection[_NamedMetric | str],
     num_candidates: npt.ArrayLike,
     num_samples: int,
     weights: npt.ArrayLike | None = None,
@@ -213,8 +213,9 @@ def sample_null_values(
 
     Parameters
     ----------
-    metrics : sequence of RankBasedMetric
-        The metrics; with ``weights``, each must support weights.
+    metrics : sequence of RankBasedMetric or str
+        The metrics, or their names (:func:`~rankstats.null.sampling.metric_list`); with
+        ``weights``, each must support weights.
     num_candidates : int or array-like of shape (n,)
         The number of candidates :math:`C_i` of each task (a scalar needs ``num_ranks``).
     num_samples : int
@@ -238,12 +239,16 @@ def sample_null_values(
     >>> values.shape
     (2, 1000)
     """
-    metrics = list(metrics)
-    if not metrics:
-        raise ValueError("metrics must name at least one metric, got none")
+    given: object = metrics
+    if not isinstance(given, Collection) or isinstance(given, str):
+        raise TypeError(
+            f"metrics must be a sequence of metrics (or of their names), got "
+            f"{type(given).__name__}: {given!r}; for one metric, pass [metric]"
+        )
+    items = sampling.metric_list(given)
     num_samples = check_num_samples(num_samples)
     check_generator(generator)
-    unweighted = [m for m in metrics if not m.supports_weights]
+    unweighted = [m for m in items if not getattr(m, "supports_weights", True)]
     candidates, clean_weights = validate_null_input(
         num_candidates,
         weights,
@@ -252,5 +257,5 @@ def sample_null_values(
         metric=repr(unweighted[0]) if unweighted else "this metric",
     )
     return evaluate_on_samples(
-        metrics, candidates, clean_weights, num_samples, np.random.default_rng(generator)
+        items, candidates, clean_weights, num_samples, np.random.default_rng(generator)
     )

@@ -196,7 +196,7 @@ from rankstats.null.median_small import (
     two_tasks,
 )
 from rankstats.null.median_tails import _Candidates, _Evaluator
-from rankstats.validation import check_num_candidates
+from rankstats.validation import check_num_candidates, check_positive_int
 
 __all__ = [
     "MedianDistribution",
@@ -387,7 +387,10 @@ class MedianDistribution:
         r"""Return :math:`(\mathbb{E}[M], \mathbb{V}[M], \mathbb{E}[1/M], \mathbb{V}[1/M])`."""
         with self._lock:
             if self._moments is None:
-                self._moments = _moments(self._cands)
+                e, v, e_inv, v_inv = _moments(self._cands)
+                # a variance that rounds to zero (a certain median) is +0.0, never -0.0 or a
+                # rounding below zero
+                self._moments = e, max(0.0, v), e_inv, max(0.0, v_inv)
             return self._moments
 
     def median_moments(self) -> tuple[float, float]:
@@ -416,7 +419,7 @@ class MedianDistribution:
         one to its own size where the dynamic programme serves.
         """
         cands = self._cands
-        _check_order(k, cands.n)
+        k = _check_order(k, cands.n)
         flat = points.ravel()
         sf = np.where(flat < 1, 1.0, 0.0)
         lo, hi = _order_window(cands, k)
@@ -433,7 +436,8 @@ class MedianDistribution:
         self, k: int, *, max_support: int = 1_000_000
     ) -> tuple[IntArray, FloatArray]:
         r"""Return the support and point masses of :math:`X_{(k)}` (:func:`order_statistic_pmf`)."""
-        _check_order(k, self._cands.n)
+        k = _check_order(k, self._cands.n)
+        max_support = check_positive_int(max_support, "max_support")
         lo, hi = _order_window(self._cands, k)
         if hi - lo + 1 > max_support:
             raise ValueError(
@@ -524,16 +528,25 @@ def _checked_counts(num_candidates: Any, counts: Any) -> tuple[IntArray, IntArra
     return values, repeats
 
 
-def _check_order(k: Any, n: int) -> None:
+def _check_order(k: Any, n: int) -> int:
+    """``k`` as a Python ``int`` (a numpy ``int8`` would overflow in the sums), in ``1..n``."""
     if isinstance(k, bool) or not isinstance(k, numbers.Integral):
         raise TypeError(f"k must be an integer, got {type(k).__name__}: {k!r}")
     if not 1 <= int(k) <= n:
         raise ValueError(f"Expected k in 1..{n}, got: {k!r}")
+    return int(k)
 
 
 def _check_points(x: Any) -> FloatArray:
     """The points of :func:`order_statistic_sf` as floats: finite integers, any shape."""
-    points = np.asarray(x)
+    try:
+        points = np.asarray(x)
+    except (OverflowError, ValueError):  # ragged nesting
+        raise TypeError(f"x must be integers in an array of one shape, got {x!r}") from None
+    if points.dtype == np.object_:  # Python integers beyond 64 bits, or mixed objects
+        raise ValueError(
+            f"x must be integers within float64's exact range (up to 2**53), got {x!r}"
+        )
     if points.dtype == np.bool_ or not (
         np.issubdtype(points.dtype, np.integer) or np.issubdtype(points.dtype, np.floating)
     ):

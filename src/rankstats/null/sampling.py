@@ -15,9 +15,9 @@ one block, whatever ``num_samples``; several metrics share every drawn block.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence, Set
 from dataclasses import dataclass
-from typing import Literal, Protocol, TypeAlias
+from typing import Any, Literal, Protocol, TypeAlias
 
 import numpy as np
 import numpy.typing as npt
@@ -26,6 +26,7 @@ from rankstats.arrays import FloatArray, IntArray
 from rankstats.progress import progress_bar
 from rankstats.validation import (
     check_confidence_level,
+    check_generator,
     check_variance_samples,
     validate_null_input,
 )
@@ -38,6 +39,7 @@ __all__ = [
     "bootstrap_interval",
     "evaluate_on_samples",
     "iter_rank_blocks",
+    "metric_list",
     "monte_carlo_moments",
     "null_moments_monte_carlo",
     "sample_ranks",
@@ -48,6 +50,31 @@ Seed: TypeAlias = int | np.random.Generator | None
 
 #: the most numbers held in one block of sampled ranks (32 MiB of float64)
 MAX_BLOCK_ELEMENTS = 2**22
+
+
+def metric_list(metrics: Iterable[Any], name: str = "metrics") -> list[Evaluable]:
+    """The metrics of a sequence of metrics, metric classes or names, resolved and checked.
+
+    A name or class is made into a metric by :data:`rankstats.registry.metric_resolver` (an
+    unknown name raises :class:`~rankstats.errors.UnknownMetricError` with close matches);
+    anything else raises a ``TypeError`` naming ``name``. At least one metric is needed.
+    """
+    from rankstats.base import RankBasedMetric
+    from rankstats.registry import metric_resolver
+
+    found: list[Evaluable] = []
+    for item in metrics:
+        if isinstance(item, str) or (isinstance(item, type) and issubclass(item, RankBasedMetric)):
+            item = metric_resolver.make(item)
+        if not isinstance(item, RankBasedMetric):
+            raise TypeError(
+                f"{name} must be metrics, metric classes or their names, got "
+                f"{type(item).__name__}: {item!r}"
+            )
+        found.append(item)
+    if not found:
+        raise ValueError(f"{name} must name at least one metric, got none")
+    return found
 
 
 def sample_ranks(
@@ -239,13 +266,14 @@ def monte_carlo_moments(
 
 
 def null_moments_monte_carlo(
-    metrics: Evaluable | Sequence[Evaluable],
+    metrics: Evaluable | str | Sequence[Evaluable | str],
     num_candidates: npt.ArrayLike,
     num_samples: int,
     weights: npt.ArrayLike | None = None,
     *,
     seed: Seed = None,
     progress: bool | None = False,
+    num_ranks: int | None = None,
 ) -> MonteCarloEstimate | list[MonteCarloEstimate]:
     r"""Monte-Carlo estimates of null means and variances, in bounded memory.
 
@@ -255,10 +283,11 @@ def null_moments_monte_carlo(
 
     Parameters
     ----------
-    metrics : RankBasedMetric or sequence of RankBasedMetric
-        One metric, or several sharing the same draws.
-    num_candidates : array-like of shape (n,)
-        The number of candidates :math:`C_i` of each task.
+    metrics : RankBasedMetric, str or sequence of them
+        One metric, or several sharing the same draws: metrics or their names
+        (:func:`metric_list`).
+    num_candidates : int or array-like of shape (n,)
+        The number of candidates :math:`C_i` of each task (a scalar needs ``num_ranks``).
     num_samples : int
         The number of rank vectors to draw; at least 2.
     weights : array-like of shape (n,), optional
@@ -267,6 +296,8 @@ def null_moments_monte_carlo(
         Seed or generator.
     progress : bool or None, default=False
         Show a progress bar over the blocks (see :mod:`rankstats.progress`).
+    num_ranks : int, optional
+        The number of tasks, with a scalar ``num_candidates``.
 
     Returns
     -------
@@ -280,14 +311,17 @@ def null_moments_monte_carlo(
     >>> abs(est.expected_value - 2.0) < 4 * est.standard_error
     True
     """
-    items: list[Evaluable] = list(metrics) if isinstance(metrics, Sequence) else [metrics]
-    single = not isinstance(metrics, Sequence)
-    if not items:
-        raise ValueError("metrics must name at least one metric, got none")
+    if isinstance(metrics, Set):  # one estimate per metric, in the metrics' order
+        raise TypeError(f"metrics must be a metric or a sequence of metrics, got a set: {metrics}")
+    given: Any = metrics
+    single = not isinstance(given, Sequence) or isinstance(given, str)
+    items = metric_list([given] if single else given)
+    check_generator(seed, "seed")
     unweighted = [m for m in items if not getattr(m, "supports_weights", True)]
     candidates, clean_weights = validate_null_input(
         num_candidates,
         weights,
+        num_ranks=num_ranks,
         supports_weights=not unweighted,
         metric=repr(unweighted[0]) if unweighted else "this metric",
     )
