@@ -320,10 +320,11 @@ def test_base_z_scores_of_one_uncertain_task_are_exactly_one(share: float) -> No
     its share of a hundred thousand tasks) small, M and E agree to many digits: the z-score
     column takes M - E from the gaps 1 - M and 1 - E, as the z metrics do, in every path (it
     had been 1.00000001 at a weight of 1e-8, -3 at 1e-20; the geometric means' 1.7e-11 off
-    unweighted, by groups)."""
-    names = ["mrr", "mr", "hits@1", "gmr", "igmr"]
+    unweighted, by groups), and AMR's is MR's."""
+    names = ["mrr", "mr", "hits@1", "gmr", "igmr", "amr"]
     # the direction of a good model (rank 1) for each metric: larger is better but for MR, GMR
-    signs = np.array([1.0, -1.0, 1.0, -1.0, 1.0])
+    # and AMR (MR / E, whose z-score is MR's)
+    signs = np.array([1.0, -1.0, 1.0, -1.0, 1.0, -1.0])
     weights = np.array([share, 1.0, share, 1.0])
     ranks, counts, labels = np.ones(4), np.array([2, 1, 3, 1]), ["a", "a", "b", "b"]
     found = [

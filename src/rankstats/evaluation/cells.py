@@ -23,7 +23,11 @@ from rankstats.evaluation.scores import RANK_EXPECTED
 from rankstats.evaluation.tables import WEIGHT, CellStatistics
 from rankstats.evaluation.terms import exact_chance_sums
 from rankstats.evaluation.ties import needs_task_weights, tie_expectation
-from rankstats.metrics.derived import DerivedRankBasedMetric, accurate_difference
+from rankstats.metrics.derived import (
+    DerivedRankBasedMetric,
+    ExpectationNormalizedMetric,
+    accurate_difference,
+)
 from rankstats.null.sampling import monte_carlo_moments
 from rankstats.null.tasks import Tasks
 
@@ -315,17 +319,36 @@ def cell_rows(
                 value = base_values[key] = base_value(found.base, cell, rank_type)
             derived = found.derived
             difference = None
+            # the base's null quantities: its own, or a derived metric's base's
+            base_null = moments if derived is None else found.base_null
+            # the z-score's M - E of a base (and of M / E, which is (M - E) / E), exact where the
+            # rounded one lost digits, and from the gaps 1 - M and 1 - E (as the z metric's)
+            # where no exact sum is exact: weighted rows (each rank's weight sum is rounded)
+            # and the geometric means (none)
+            accurate = (
+                (derived is None or isinstance(derived, ExpectationNormalizedMetric))
+                and base_null is not None
+                and base_null.method == METHOD_EXACT
+                and base_null.gap is not None
+            )
+            if (
+                (derived is not None and derived._uses_value_gap)
+                or (accurate and (weighted or not exact_chance_sums(found.base)))
+            ) and key not in value_gaps:
+                value_gaps[key] = base_value_gap(found.base, cell, rank_type)
+            if accurate:
+                assert base_null is not None
+                difference = _base_difference(
+                    found.base, base_null, value, value_gaps.get(key), cell, rank_type
+                )
             if derived is not None:
-                if derived._uses_value_gap and key not in value_gaps:
-                    value_gaps[key] = base_value_gap(found.base, cell, rank_type)
+                if difference is not None and moments.method == METHOD_EXACT:
+                    assert base_null is not None
+                    assert base_null.expected_value is not None
+                    difference /= base_null.expected_value  # M / E - 1
+                else:
+                    difference = None
                 value = _derived_value(found, value, value_gaps.get(key), cell, rank_type)
-            elif moments.method == METHOD_EXACT and moments.gap is not None:
-                # the z-score's M - E, exact where the rounded one lost digits, and from the gaps
-                # 1 - M and 1 - E (as the z metric's) where no exact sum is exact: weighted rows
-                # (each rank's weight sum is rounded) and the geometric means (none)
-                if key not in value_gaps and (weighted or not exact_chance_sums(found.base)):
-                    value_gaps[key] = base_value_gap(found.base, cell, rank_type)
-                difference = _base_difference(found, value, value_gaps.get(key), cell, rank_type)
             rows.append(
                 ResultRow(
                     side,
@@ -344,7 +367,12 @@ def cell_rows(
 
 
 def _base_difference(
-    plan: _MetricPlan, value: float, value_gap: float | None, cell: CellStatistics, rank_type: str
+    base: RankBasedMetric,
+    null: _Null,
+    value: float,
+    value_gap: float | None,
+    cell: CellStatistics,
+    rank_type: str,
 ) -> float | None:
     """A base metric's ``M - E`` (its z-score's), as accurate as its forms allow.
 
@@ -352,10 +380,9 @@ def _base_difference(
     rounded one lost them (mean-type metrics); ``None`` where neither helps (the z-score takes
     the rounded difference).
     """
-    exact = exact_cell_difference(plan.base, cell, rank_type)
+    exact = exact_cell_difference(base, cell, rank_type)
     if exact is None and value_gap is None:
         return None
-    null = plan.null
     assert null.expected_value is not None
     assert null.gap is not None
     return float(accurate_difference(value, null.expected_value, value_gap, null.gap, exact))

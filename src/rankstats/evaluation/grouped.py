@@ -1206,6 +1206,15 @@ class _Builder:
         else:
             base = self.value(metric.base, rank_type)
             value = Elementwise(_affine_value, (base, derived.scale, derived.offset))
+        ratio_difference = None
+        if isinstance(metric, ExpectationNormalizedMetric) and (
+            self._screen(metric.base) is not None
+            or self._value_gaps.get((metric.base, rank_type)) is not None
+        ):
+            # the z-score's M / E - 1 = (M - E) / E, from the base's M - E as the base's own
+            ratio_difference = Elementwise(
+                _scaled_difference, (self._difference(metric.base, rank_type), derived.scale)
+            )
         return Column(
             self.side,
             rank_type,
@@ -1217,6 +1226,7 @@ class _Builder:
             derived.methods,
             self._nan,
             derived.notes,
+            ratio_difference,
         )
 
     def _exact_differences(
@@ -1549,6 +1559,11 @@ def _offset(scale: FloatArray, expected: FloatArray) -> FloatArray:
 def _scaled_variance(scale: FloatArray, variance: FloatArray) -> FloatArray:
     """The variance of ``scale M + offset``."""
     return scale * (scale * variance)  # as DerivedRankBasedMetric._moments_of
+
+
+def _scaled_difference(difference: FloatArray, scale: FloatArray) -> FloatArray:
+    """A base's ``M - E`` times the scale ``1 / E``: ``M / E - 1``."""
+    return difference * scale
 
 
 def _affine_value(value: FloatArray, scale: FloatArray, offset: FloatArray) -> FloatArray:
