@@ -267,11 +267,34 @@ def test_overflowing_row_sums_are_refused() -> None:
         row_sums(np.zeros(2, dtype=np.int64), 1, np.array([1.7e308, 1.7e308]))
 
 
-def test_overflowing_sums_are_refused_at_compute() -> None:
-    accumulator = RankAccumulator(["mrr", "gmr"])  # each weight kept: the sums overflow later
-    accumulator.update([1.0, 1.0], 5, weights=[1.7e308, 1.7e308])
-    with pytest.raises(ValueError, match="largest float64"):
+def test_weights_beyond_the_normal_squares_are_refused_at_update() -> None:
+    """Each weight kept (the geometric mean's): weights whose squares leave float64's normal
+    range are refused at the update, as with weight sums (1.7e308 had given a GMR of 1.0 with
+    warnings, an HMR a ZeroDivisionError, subnormal ones values off where evaluate rescales);
+    and weights spread beyond 1e-120, within a batch or between batches, as evaluate's."""
+    accumulator = RankAccumulator(["mrr", "gmr"])
+    with pytest.raises(ValueError, match=r"weights must be at most 2\*\*500 for an accumulator"):
+        accumulator.update([1.0, 1.0], 5, weights=[1.7e308, 1.7e308])
+    with pytest.raises(ValueError, match=r"positive weights must be at least 2\*\*-500"):
+        accumulator.update([1.0, 2.0, 3.0], 5, weights=[5e-324, 5e-324, 1e-323])
+    with pytest.raises(ValueError, match=r"at least 1e-120 times the largest weight, got 1e-130"):
+        accumulator.update([1.0, 2.0], 5, weights=[1.0, 1e-130])
+    assert accumulator.num_ranks == 0
+    accumulator.update([1.0, 2.0], 5, weights=[1.0, 1.0])
+    accumulator.update([1.0, 2.0], 5, weights=[1e-125, 1e-125])
+    with pytest.raises(ValueError, match=r"weights \(of every batch\) must be 0 or at least"):
         accumulator.compute()
+
+
+def test_sums_beyond_float64_are_a_value_error() -> None:
+    """A cell's exact weight sum beyond float64's range (a hand-made state: an update's weights
+    cannot reach it) is a ValueError, from compute and from_state_dict alike (Python's
+    integer division had raised OverflowError)."""
+    state = weighted_state()
+    table = state["weight_sums"]["both"]["ranks.realistic"]
+    table["limb"][0] = 70  # 2**(32 * 70 - 1126): far beyond 1.8e308
+    with pytest.raises(ValueError, match="largest float64"):
+        RankAccumulator.from_state_dict(state)
 
 
 def test_weights_whose_squares_overflow_are_refused_with_weight_sums() -> None:
@@ -351,7 +374,7 @@ def test_weighted_state_round_trips_through_json_and_pickle() -> None:
 
 def weighted_state(metrics: tuple[str, ...] = ("mrr", "gmr")) -> dict:  # type: ignore[type-arg]
     accumulator = RankAccumulator(list(metrics))
-    accumulator.update([1.0, 2.5, 2.5], [5, 5, 6], weights=[0.1, 0.2, 1e-150])
+    accumulator.update([1.0, 2.5, 2.5], [5, 5, 6], weights=[0.1, 0.2, 1e-110])
     return json.loads(json.dumps(accumulator.state_dict()))
 
 

@@ -10,7 +10,13 @@ import numpy as np
 import pytest
 
 from rankstats import RankBasedMetric, metric_resolver
-from rankstats.evaluation import Ranks, evaluate, expected_over_ties, ranks_from_scores
+from rankstats.evaluation import (
+    RankAccumulator,
+    Ranks,
+    evaluate,
+    expected_over_ties,
+    ranks_from_scores,
+)
 from rankstats.evaluation.ties import has_tie_expectation, log_power_mean, reciprocal_sum
 
 
@@ -555,3 +561,31 @@ def test_target_scores_of_another_float_type_are_named() -> None:
         ranks_from_scores(scores, target_scores=[0.1])
     ranks = ranks_from_scores(scores, target_scores=scores[:, 0])
     assert ranks.optimistic.tolist() == [3]
+
+
+def test_integer_target_scores_must_be_exact_scores_of_float_rows() -> None:
+    """An integer target beyond 2**53 against float64 scores (or beyond 2**24 against float32)
+    is no score of the row: it had rounded, tied with its neighbour and been ranked."""
+    scores = np.array([[2.0**53, 2.0**53 + 2]])
+    with pytest.raises(ValueError, match=r"9007199254740993 is no float64 score"):
+        ranks_from_scores(scores, target_scores=[2**53 + 1])
+    assert ranks_from_scores(scores, target_scores=[2**53 + 2]).optimistic.tolist() == [1]
+    single = np.array([[1.5, 16777216.0]], dtype=np.float32)
+    with pytest.raises(ValueError, match=r"16777217 is no float32 score"):
+        ranks_from_scores(single, target_scores=[16777217])
+    assert ranks_from_scores(single, target_scores=[16777216]).optimistic.tolist() == [1]
+
+
+def test_ranks_without_counts_take_the_given_ones() -> None:
+    """A Ranks without candidate counts takes those given beside it (a scalar broadcast, as the
+    PyKEEN guide says); given in both places they are refused."""
+    bare = Ranks([1, 2], [2, 3])
+    counted = Ranks([1, 2], [2, 3], 5)
+    assert evaluate(bare, 5).to_flat_dict() == evaluate(counted).to_flat_dict()
+    accumulator = RankAccumulator(["amri"])
+    accumulator.update(bare, num_candidates=[5, 5])
+    assert accumulator.compute()["amri"] == evaluate(counted, metrics=["amri"])["amri"]
+    with pytest.raises(ValueError, match="num_candidates is given twice"):
+        evaluate(counted, 5)
+    with pytest.raises(ValueError, match=r"pessimistic rank 3 > num_candidates 2 at index 1"):
+        evaluate(bare, 2)

@@ -34,6 +34,7 @@ __all__ = [
     "check_ranks",
     "check_same_shape",
     "check_variance_samples",
+    "check_weight_spread",
     "check_weights",
     "holds_booleans",
     "is_scalar",
@@ -280,6 +281,27 @@ _WEIGHT_RANGE = (2.0**-500, 2.0**500)
 _WEIGHT_SPREAD = 1e-120
 
 
+def check_weight_spread(array: FloatArray, name: str = "weights", *, located: bool = True) -> None:
+    """Refuse positive weights below :data:`_WEIGHT_SPREAD` times the largest (finite, >= 0).
+
+    ``located``: the error names the weight's index in ``array`` (the user's own array).
+    """
+    high = array.max(initial=0.0)
+    low = array.min(initial=high)
+    if not low < _WEIGHT_SPREAD * high:
+        return
+    smallest = low if low > 0 else array.min(where=array > 0, initial=high)
+    if smallest < _WEIGHT_SPREAD * high:
+        bad = int(np.flatnonzero(array == smallest)[0])
+        given = _describe(array, bad) if located else repr(float(smallest))
+        raise ValueError(
+            f"{name} must be 0 or at least {_WEIGHT_SPREAD:g} times the largest weight, got "
+            f"{given} beside a largest weight of {float(high)!r}: such a "
+            "weight changes no mean in float64, and its square leaves float64's range in "
+            "the null variance; set it to 0"
+        )
+
+
 def check_weights(value: Any, name: str = "weights", *, size: int | None = None) -> FloatArray:
     """Validate weights: finite, non-negative, and not all zero (numpy.average semantics).
 
@@ -317,16 +339,7 @@ def check_weights(value: Any, name: str = "weights", *, size: int | None = None)
         raise ValueError(f"{name} must be finite and non-negative, got {_describe(array, bad)}")
     if not high > 0:
         raise ValueError(f"{name} must not all be zero, got {array.size} zero weights")
-    if low < _WEIGHT_SPREAD * high:
-        smallest = low if low > 0 else array.min(where=array > 0, initial=high)
-        if smallest < _WEIGHT_SPREAD * high:
-            bad = int(np.flatnonzero(array == smallest)[0])
-            raise ValueError(
-                f"{name} must be 0 or at least {_WEIGHT_SPREAD:g} times the largest weight, got "
-                f"{_describe(array, bad)} beside a largest weight of {float(high)!r}: such a "
-                "weight changes no mean in float64, and its square leaves float64's range in "
-                "the null variance; set it to 0"
-            )
+    check_weight_spread(array, name)
     if not _WEIGHT_RANGE[0] <= high <= _WEIGHT_RANGE[1]:
         exponent = int(np.frexp(high)[1])
         array = np.ldexp(array, -exponent)  # a new array: exact, ratios unchanged

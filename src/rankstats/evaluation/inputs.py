@@ -164,11 +164,13 @@ def _side_tables(
     if not isinstance(value, Ranks):
         num_candidates = broadcast_candidates(num_candidates, ranks_shape(value))
     if isinstance(value, Ranks):
-        if num_candidates is not None:
+        if num_candidates is not None and value.num_candidates is not None:
             raise ValueError(
                 "num_candidates is given twice, in the Ranks object and as an argument; "
                 "pass it only once"
             )
+        if num_candidates is not None:  # a Ranks without counts: these (a scalar broadcast)
+            value = Ranks(value.optimistic, value.pessimistic, num_candidates)
         pairs = (value.optimistic, value.pessimistic)
         candidates = value.num_candidates
     elif isinstance(value, Mapping):

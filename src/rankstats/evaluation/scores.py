@@ -317,11 +317,15 @@ def _check_target_scores(value: Any, batch: int) -> npt.NDArray[Any]:
 
 
 def _as_score_type(target_scores: npt.NDArray[Any], dtype: np.dtype[Any]) -> npt.NDArray[Any]:
-    """Float target scores of integer scores, as those integers, so comparisons stay exact.
+    """Target scores in the scores' type, so that comparisons stay exact.
 
-    Compared as floats, integer scores beyond :math:`2^{53}` would round and tie with the target
-    silently. A target score that is no integer of that type cannot occur among the scores.
+    Float targets of integer scores are taken as those integers, and integer targets of float
+    scores as those floats: compared as float64, integers beyond :math:`2^{53}` would round and
+    tie with a neighbouring score silently. A target score that is no value of the scores' type
+    cannot occur among the scores.
     """
+    if np.issubdtype(dtype, np.floating) and np.issubdtype(target_scores.dtype, np.integer):
+        return _integers_as_floats(target_scores, dtype)
     if not (np.issubdtype(dtype, np.integer) and np.issubdtype(target_scores.dtype, np.floating)):
         return target_scores
     info = np.iinfo(dtype)
@@ -335,6 +339,25 @@ def _as_score_type(target_scores: npt.NDArray[Any], dtype: np.dtype[Any]) -> npt
             f"score, in row {row}"
         )
     return wide.astype(dtype)
+
+
+def _integers_as_floats(target_scores: npt.NDArray[Any], dtype: np.dtype[Any]) -> npt.NDArray[Any]:
+    """Integer target scores as floats of ``dtype``, each exactly (else no score of the row)."""
+    converted = target_scores.astype(dtype)
+    info = np.iinfo(target_scores.dtype)
+    wide = converted.astype(np.float64)
+    # rounded beyond the integer type's range, or back to another integer
+    bad = (wide < float(info.min)) | (wide >= 2.0 * (info.max // 2 + 1))
+    inside = ~bad
+    bad[inside] = wide[inside].astype(target_scores.dtype) != target_scores[inside]
+    if bad.any():
+        row = int(np.flatnonzero(bad)[0])
+        raise ValueError(
+            f"target_scores must occur among the unfiltered scores of their row (the true "
+            f"candidate is one of them), but {target_scores[row].item()!r} is no {dtype} "
+            f"score (it would round to {converted[row].item()!r}), in row {row}"
+        )
+    return converted
 
 
 def _check_mask(value: Any, shape: tuple[int, ...]) -> BoolArray:

@@ -655,7 +655,7 @@ def _broadcast_candidates(ranks: Any, num_candidates: Any) -> Any:
         if not is_scalar(value):
             return value
         if isinstance(side_ranks, Ranks):
-            return value  # evaluate says that num_candidates is given twice
+            return value  # the Ranks broadcasts it (or, holding counts, says it is given twice)
         return broadcast_candidates(value, ranks_shape(side_ranks))
 
     from rankstats.base import RANK_TYPES

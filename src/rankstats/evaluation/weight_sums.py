@@ -222,17 +222,21 @@ def _round_rows(limbs: IntArray, digits: IntArray, starts: IntArray) -> FloatArr
     sums, done = _rounded_short(limbs, digits, starts)
     ends = [*starts[1:].tolist(), limbs.size]
     scale = 1 << _OFFSET
+    too_large = ValueError(
+        "the weights of one cell add up to more than the largest float64 (1.8e308); "
+        "scale the weights down"
+    )
     for index in np.flatnonzero(~done).tolist():
         start, end = int(starts[index]), ends[index]
         total = 0
         for position in range(start, end):
             total += int(digits[position]) << (_BITS * int(limbs[position]))
-        sums[index] = total / scale  # int / int is correctly rounded in Python
+        try:
+            sums[index] = total / scale  # int / int is correctly rounded in Python
+        except OverflowError:  # Python's division raises where numpy's gives inf
+            raise too_large from None
     if not np.isfinite(sums).all():
-        raise ValueError(
-            "the weights of one cell add up to more than the largest float64 (1.8e308); "
-            "scale the weights down"
-        )
+        raise too_large
     return sums
 
 

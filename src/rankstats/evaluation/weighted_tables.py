@@ -19,7 +19,7 @@ import numpy.typing as npt
 from rankstats.evaluation.inputs import prepare_input
 from rankstats.evaluation.tables import WEIGHT, SideStatistics, Table
 from rankstats.evaluation.weight_sums import add_limbs, weigh, weight_limbs
-from rankstats.validation import as_array
+from rankstats.validation import as_array, check_weight_spread
 
 __all__ = [
     "CANDIDATE_SUMS",
@@ -132,25 +132,34 @@ def _check_batch_weights(array: npt.NDArray[Any]) -> npt.NDArray[np.float64]:
         raise ValueError(
             f"weights must be finite and non-negative, got {array[index].item()!r} at index {index}"
         )
+    # each weight is kept (or its square summed): within float64's normal range, as evaluate's
+    # are after their rescaling, and within the spread evaluate allows (between batches too,
+    # with_weights); the ratios of weights are all that matter, so a user may rescale them
+    check_squared_range(clean)
+    check_weight_spread(clean)
     return clean
 
 
 def check_squared_range(weights: npt.NDArray[np.float64]) -> None:
     """Refuse weights whose squares would overflow, or (if positive) underflow, float64.
 
-    Zero weights are fine; the sums of the squares of the others stay exact and normal.
+    Zero weights are fine; the others and their squares (summed exactly, or each kept) stay
+    normal. An accumulator cannot rescale its batches' weights as :func:`~rankstats.evaluate`
+    rescales its own: a later batch may hold larger ones.
     """
     positive = weights[weights > 0]
     if not positive.size:
         return
     if float(positive.max()) > _MAX_SQUARED_WEIGHT:
         raise ValueError(
-            f"weights must be at most 2**500 for exact sums of their squares, got "
+            f"weights must be at most 2**500 for an accumulator (their squares must stay "
+            f"normal in float64), got "
             f"{float(positive.max())!r}; only their ratios matter, so rescale them"
         )
     if float(positive.min()) < _MIN_SQUARED_WEIGHT:
         raise ValueError(
-            f"positive weights must be at least 2**-500 for exact sums of their squares, got "
+            f"positive weights must be at least 2**-500 for an accumulator (their squares must "
+            f"stay normal in float64), got "
             f"{float(positive.min())!r}; only their ratios matter, so rescale them"
         )
 
@@ -239,7 +248,15 @@ def combine_sums(
 
 
 def with_weights(stats: SideStatistics, sums: Mapping[str, Table]) -> SideStatistics:
-    """The tables :func:`compute_results` takes: each distinct rank once, weighing its sum."""
+    """The tables :func:`compute_results` takes: each distinct rank once, weighing its sum.
+
+    Each task's weight, where kept, is checked against the largest of every batch
+    (:func:`~rankstats.validation.check_weight_spread`, as :func:`~rankstats.evaluate`'s).
+    """
+    if stats.candidates is not None and WEIGHT in stats.candidates.columns:
+        check_weight_spread(
+            stats.candidates.columns[WEIGHT], "weights (of every batch)", located=False
+        )
     tables = {name: weigh(table, sums[name]) for name, table in rank_tables(stats).items()}
     weighed = _rebuild(stats, tables)
     if stats.candidates is None or CANDIDATE_SUMS[0] not in sums:
