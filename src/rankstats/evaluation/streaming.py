@@ -246,8 +246,11 @@ class RankAccumulator:
             The batch's task weights (finite, non-negative); give them with every batch or with
             none. The accumulator keeps the exact sum of the weights of each distinct rank (see
             Notes of :class:`RankAccumulator`), so a batch whose weights are all zero is fine.
-            Where the sums of the squares are kept (see Notes of :class:`RankAccumulator`),
-            positive weights must lie between :math:`2^{-500}` and :math:`2^{500}`; only their
+            Positive weights must lie between :math:`2^{-500}` and :math:`2^{500}` (the
+            accumulator keeps each weight, or the sums of their squares, in float64, and cannot
+            rescale a batch as :func:`~rankstats.evaluate` does: a later one may hold larger
+            weights), and at least :math:`10^{-120}` times the largest, within the batch here
+            and over every batch at :meth:`compute` where each weight is kept; only their
             ratios matter, so rescale them if they do not.
         counts : array-like or mapping, optional
             Non-negative integer multiplicities: row ``i`` stands for ``counts[i]`` tasks with
