@@ -331,14 +331,21 @@ def _as_score_type(target_scores: npt.NDArray[Any], dtype: np.dtype[Any]) -> npt
     info = np.iinfo(dtype)
     wide = target_scores.astype(np.float64)
     bad = (wide != np.floor(wide)) | (wide < float(info.min)) | (wide >= 2.0 * (info.max // 2 + 1))
+    _refuse_inexact(target_scores, bad, dtype, "")
+    return wide.astype(dtype)
+
+
+def _refuse_inexact(
+    target_scores: npt.NDArray[Any], bad: npt.NDArray[np.bool_], dtype: np.dtype[Any], how: str
+) -> None:
+    """The error for the first target score (of ``bad``) that is no score of type ``dtype``."""
     if bad.any():
         row = int(np.flatnonzero(bad)[0])
         raise ValueError(
             f"target_scores must occur among the unfiltered scores of their row (the true "
             f"candidate is one of them), but {target_scores[row].item()!r} is no {dtype} "
-            f"score, in row {row}"
+            f"score{how}, in row {row}"
         )
-    return wide.astype(dtype)
 
 
 def _integers_as_floats(target_scores: npt.NDArray[Any], dtype: np.dtype[Any]) -> npt.NDArray[Any]:
@@ -350,13 +357,8 @@ def _integers_as_floats(target_scores: npt.NDArray[Any], dtype: np.dtype[Any]) -
     bad = (wide < float(info.min)) | (wide >= 2.0 * (info.max // 2 + 1))
     inside = ~bad
     bad[inside] = wide[inside].astype(target_scores.dtype) != target_scores[inside]
-    if bad.any():
-        row = int(np.flatnonzero(bad)[0])
-        raise ValueError(
-            f"target_scores must occur among the unfiltered scores of their row (the true "
-            f"candidate is one of them), but {target_scores[row].item()!r} is no {dtype} "
-            f"score (it would round to {converted[row].item()!r}), in row {row}"
-        )
+    rounded = converted[int(np.argmax(bad))].item()
+    _refuse_inexact(target_scores, bad, dtype, f" (it would round to {rounded!r})")
     return converted
 
 
