@@ -359,3 +359,67 @@ def test_base_z_scores_of_one_uncertain_task_are_exactly_one(share: float) -> No
         for results in (grouped, grouped.by_group[0]):
             z = [results.z_score(k) for k in names]
             np.testing.assert_allclose(z, signs, rtol=1e-13, atol=0)
+
+
+def test_indices_of_best_ranks_are_one_exactly() -> None:
+    """Every rank 1: each adjusted index is 1 exactly, its range's top, in every path. Where E is
+    below 1/2, M - E rounded had made the MRR's and Hits@k's indices 1 + 2e-16, outside
+    their declared range."""
+    from rankstats import AdjustedInverseHarmonicMeanRank, metric_resolver
+
+    rng = np.random.default_rng(5)
+    names = ["amrr", "adjusted_hits_at_1", "adjusted_hits_at_3", "amri", "agmri"]
+    for _ in range(40):
+        n = int(rng.integers(1, 30))
+        counts = rng.integers(4, 50, size=n)  # above 3: Hits@3 is defined in every group
+        ones = np.ones(n)
+        weights = rng.uniform(0.1, 3.0, size=n)
+        labels = rng.integers(0, 3, size=n)
+        for name in names:
+            metric = metric_resolver.make(name)
+            assert metric(ones, counts) == 1.0
+            assert metric(ones, counts, weights) == 1.0
+            assert metric.adjust(1.0, counts) == 1.0
+            assert metric(ones, counts) in metric.value_range
+        for average in ("micro", "macro"):
+            found = evaluate(ones, counts, metrics=names, groups=labels, average=average)
+            for results in (found, *found.by_group.values()):
+                assert all(results[name] == 1.0 for name in names)
+        accumulator = RankAccumulator(names)
+        accumulator.update(ones, num_candidates=counts, weights=weights)
+        assert all(accumulator.compute()[name] == 1.0 for name in names)
+    assert AdjustedInverseHarmonicMeanRank()([1], [7]) == 1.0
+
+
+def test_hits_terms_cancelling_between_tasks_keep_their_digits() -> None:
+    """Hits@k's expectations min(k, C) / C are no doubles (1/3, 1/6): where those of several
+    tasks cancel against the hits (1/2 + 1/3 + 1/6 against one hit of three), the exact sum of
+    the rounded terms had kept their roundings (2.8e-5 relative). Each term is now a quotient
+    and its remainder: the adjusted Hits@k and its z-score match exact rationals to 1e-13."""
+    from rankstats import AdjustedHitsAtK, ZHitsAtK
+
+    def exact(ranks: list[int], counts: list[int], k: int) -> tuple[float, float]:
+        n = len(ranks)
+        p = [Fraction(min(k, c), c) for c in counts]
+        m = Fraction(sum(r <= k for r in ranks), n)
+        e = sum(p) / n
+        v = sum(q * (1 - q) for q in p) / (n * n)
+        with mp.workdps(50):
+            d = m - e
+            z = (mp.mpf(d.numerator) / d.denominator) / mp.sqrt(mp.mpf(v.numerator) / v.denominator)
+        return float((m - e) / (1 - e)), float(z)
+
+    cases = [([1, 11, 11, 11], [20, 30, 60, 10**12], 10), ([1, 2, 2, 2], [2, 3, 6, 10**12], 1)]
+    rng = np.random.default_rng(17)
+    for _ in range(200):
+        n = int(rng.integers(3, 40))
+        counts = rng.integers(2, 13, size=n).tolist()
+        ranks = [int(rng.integers(1, c + 1)) for c in counts]
+        cases.append((ranks, counts, int(rng.integers(1, 4))))
+    for ranks, counts, k in cases:
+        adjusted, z = exact(ranks, counts, k)
+        found = evaluate(ranks, counts, metrics=[f"ah@{k}", f"zh@{k}"])
+        for value in (AdjustedHitsAtK(k=k)(ranks, counts), found[f"ah@{k}"]):
+            assert value == pytest.approx(adjusted, rel=1e-13, abs=0)
+        for value in (ZHitsAtK(k=k)(ranks, counts), found[f"zh@{k}"]):
+            assert value == pytest.approx(z, rel=1e-13, abs=0)

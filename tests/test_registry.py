@@ -108,6 +108,11 @@ def test_pykeen_result_keys_resolve() -> None:
         ("hits@0", r"'hits@0'.*k must be a positive integer, got 0"),
         ("adjusted_hits_at_0", r"'adjusted_hits_at_0'.*k must be a positive integer, got 0"),
         ("hits@3", r"names k=3, but k=4"),
+        # digits split by separators: normalising had joined them ("hits@3 -1" was k = 31)
+        ("hits@3 -1", r"'hits@3 -1'.*positive integer in digits, got the digits '31' split"),
+        ("hits@1-3", r"the digits '13' split by separators"),
+        ("zh@1 2", r"the digits '12' split by separators"),
+        ("hits@1_000", r"the digits '1000' split by separators"),
     ],
 )
 def test_bad_cut_offs_raise_naming_k(query: str, pattern: str) -> None:
@@ -220,3 +225,23 @@ def test_cut_offs_are_ascii_digits(query: str) -> None:
     """Other scripts' digits are not read as a cut-off ("hits@\u0663" had been Hits@3)."""
     with pytest.raises(UnknownMetricError):
         metric_resolver.make(query)
+
+
+def test_abstract_kinds_of_derived_metrics_name_their_metrics() -> None:
+    """ZMetric, ReindexedMetric and ExpectationNormalizedMetric have no base: constructing one
+    (PyKEEN's ZMetric(base_cls="mrr") too) is a TypeError naming the metrics of the kind; it had
+    been an AttributeError about base_cls."""
+    import rankstats
+
+    for kind, member in (
+        (rankstats.ZMetric, "ZInverseHarmonicMeanRank"),
+        (rankstats.ReindexedMetric, "AdjustedHitsAtK"),
+        (rankstats.ExpectationNormalizedMetric, "AdjustedArithmeticMeanRank"),
+    ):
+        with pytest.raises(TypeError, match=rf"{kind.__name__} is abstract .*{member}"):
+            kind()
+        with pytest.raises(TypeError, match=rf"{kind.__name__} is abstract"):
+            kind(base_cls="mrr")
+        with pytest.raises(TypeError, match=rf"{kind.__name__} is abstract"):
+            metric_resolver.make(kind)
+    assert rankstats.ZHitsAtK(k=3).base == rankstats.HitsAtK(k=3)

@@ -263,8 +263,16 @@ def _parts(
         numerator, gap_numerator, denominator = ratio
         scaled, error = exact_products(np.where(in_gap, -gap_numerator, numerator), weights)
         once = error == 0.0
-        high = np.where(once, scaled / denominator, high)
-        low = np.where(once, 0.0, low)
+        quotient = scaled / denominator
+        # the quotient's remainder s - q d is a double (q correctly rounded), exactly
+        # (s - fl(q d)) - err(q d): the quotient and the remainder over d, rounded, leave
+        # 2^-53 of that remainder, so terms of different tasks cancel to the last digit
+        # (1/3 + 1/6 of two tasks against the 1/2 of a third had kept their roundings)
+        product, product_error = exact_products(quotient, denominator)
+        with np.errstate(invalid="ignore"):  # rows not taken once: any value
+            remainder = ((scaled - product) - product_error) / denominator
+        high = np.where(once, quotient, high)
+        low = np.where(once, remainder, low)
     if groups is None:
         return [high, low, weights[in_gap]], []
     return [high, low, weights[in_gap]], [groups, groups, groups[in_gap]]

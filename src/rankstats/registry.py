@@ -43,6 +43,8 @@ __all__ = ["MetricResolver", "metric_resolver"]
 
 #: (ASCII digits only: ``int`` would read other scripts' digits, "hits@\u0663" as Hits@3)
 _TRAILING_NUMBER = re.compile(r"(.*?)(\d+)", re.ASCII)
+#: the digits a query ends with (before trailing spaces), as given
+_GIVEN_DIGITS = re.compile(r"(\d+)\s*$", re.ASCII)
 #: a cut-off that is not a plain positive integer in digits: signed, with a decimal point or an
 #: exponent; a ``-`` right after a letter or digit is a separator ("hits-at-10"), not a sign
 _BAD_CUT_OFF = re.compile(
@@ -81,6 +83,14 @@ class MetricResolver(ClassResolver[RankBasedMetric]):
             prefix, digits = match.groups()
             cls = self._with_cut_off(prefix)
             if cls is not None:
+                # one run of digits as given: normalising drops separators ("hits@3 -1" would
+                # read as k = 31, "hits@1_000" as 1000)
+                given = _GIVEN_DIGITS.search(query)
+                if given is None or given.group(1) != digits:
+                    raise ValueError(
+                        f"metric {query!r}: the cut-off k must be a positive integer in digits, "
+                        f"got the digits {digits!r} split by separators"
+                    )
                 return cls, int(digits)
         raise UnknownMetricError(self._unknown_message(query))
 

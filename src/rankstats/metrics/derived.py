@@ -121,11 +121,18 @@ def chance_difference(
     array = isinstance(direct, np.ndarray) and direct.ndim > 0
     every = bool(direct.all() if array else direct)
     if every:
-        return np.asarray(values - mean, dtype=np.float64)
+        difference = np.asarray(values - mean, dtype=np.float64)
+        # M at its best value 1 (1 - M = 0): M - E is the gap 1 - E itself, so that an index
+        # (M - E) / (1 - E) is 1 exactly, within its range (M - E rounded had given 1 + 2e-16)
+        best = values == 1.0 if value_gaps is None else value_gaps == 0.0
+        if np.any(best):
+            difference = np.asarray(np.where(best, gap, difference), dtype=np.float64)
+        return difference
     gaps = 1.0 - values if value_gaps is None else value_gaps
     if not array or not direct.any():
         return np.asarray(gap - gaps, dtype=np.float64)
-    return np.asarray(np.where(direct, values - mean, gap - gaps), dtype=np.float64)
+    # as above: at the best value, the gap 1 - E itself
+    return np.asarray(np.where(direct & (gaps != 0.0), values - mean, gap - gaps), dtype=np.float64)
 
 
 def accurate_difference(
@@ -177,6 +184,18 @@ def z_of_difference(difference: Any, std: Any, sign: float) -> FloatArray:
     return np.asarray(sign * difference / std + 0.0, dtype=np.float64)
 
 
+def _concrete_kinds(kind: type) -> list[Any]:
+    """The metrics of an abstract kind of derived metric (those with a base), every level."""
+    found: list[Any] = []
+    stack: list[type] = list(kind.__subclasses__())
+    while stack:
+        sub = stack.pop(0)
+        if "base_cls" in sub.__dict__:
+            found.append(sub)
+        stack.extend(sub.__subclasses__())
+    return found
+
+
 def _base_null(mean: float, variance: float | None, gap: float | None) -> BaseNull:
     return BaseNull(mean, variance, 1.0 - mean if gap is None else gap)
 
@@ -204,8 +223,9 @@ class DerivedRankBasedMetric(RankBasedMetric):
     #: the base metric's class
     base_cls: ClassVar[type[RankBasedMetric]]
     needs_candidates = True
-    #: every rank type, as PyKEEN; the null model has no ties, so for optimistic and
-    #: pessimistic ranks of tied scores the comparison is biased (see the rank-types guide)
+    #: every rank type, as PyKEEN's evaluator reports them (PyKEEN's attribute names the
+    #: realistic one only); the null model has no ties, so for optimistic and pessimistic
+    #: ranks of tied scores the comparison is biased (see the rank-types guide)
     supported_rank_types: ClassVar[tuple[RankType, ...]] = RANK_TYPES
     #: which of the base's moments the coefficients use
     _coefficients_use_variance: ClassVar[bool] = False
@@ -225,6 +245,22 @@ class DerivedRankBasedMetric(RankBasedMetric):
             cls.closed_expectation = closed
             cls.closed_variance = closed and base_cls.closed_variance
         super().__init_subclass__(**kwargs)
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> Any:
+        """A concrete metric; the three abstract kinds are a ``TypeError`` naming their metrics.
+
+        PyKEEN spells a derived metric ``ZMetric(base_cls="mrr")``; here each is a class of its
+        own (:class:`ZInverseHarmonicMeanRank`), which the error names.
+        """
+        if "base_cls" not in dir(cls):
+            names = ", ".join(
+                f"{sub.__name__} (of {sub.base_cls.__name__})" for sub in _concrete_kinds(cls)
+            )
+            raise TypeError(
+                f"{cls.__name__} is abstract (PyKEEN's base_cls= is not taken here): use one "
+                f"of its metrics, {names}"
+            )
+        return super().__new__(cls)
 
     def __init__(self, **kwargs: Any) -> None:
         self.base = self.base_cls(**kwargs)
@@ -609,7 +645,7 @@ class AdjustedGeometricMeanRankIndex(ReindexedMetric):
     ---
     link: https://arxiv.org/abs/2203.07544
     description: The re-indexed adjusted geometric mean rank (AGMRI)
-    tight_lower: -E[f]/(1-E[f])
+    tight_lower: (G[C]-E[f])/(1-E[f]), G[C] the geometric mean of the candidate counts
     """
 
     name = "Adjusted Geometric Mean Rank Index (AGMRI)"
@@ -656,7 +692,7 @@ class AdjustedInverseHarmonicMeanRank(ReindexedMetric):
     ---
     link: https://arxiv.org/abs/2203.07544
     description: The re-indexed adjusted MRR
-    tight_lower: -E[f]/(1-E[f])
+    tight_lower: (mean(1/C)-E[f])/(1-E[f])
     """
 
     name = "Adjusted Inverse Harmonic Mean Rank"
