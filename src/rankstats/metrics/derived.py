@@ -252,7 +252,7 @@ class DerivedRankBasedMetric(RankBasedMetric):
         PyKEEN spells a derived metric ``ZMetric(base_cls="mrr")``; here each is a class of its
         own (:class:`ZInverseHarmonicMeanRank`), which the error names.
         """
-        if "base_cls" not in dir(cls):
+        if getattr(cls, "base_cls", None) is None:
             names = ", ".join(
                 f"{sub.__name__} (of {sub.base_cls.__name__})" for sub in _concrete_kinds(cls)
             )
