@@ -610,3 +610,43 @@ def test_a_stratified_bootstrap_of_one_query_per_group_is_refused() -> None:
         {"a": a, "b": b}, metrics=["mrr"], groups=groups, interval=None, test="t", seed=1
     )
     assert result.pairs[0].p_value is not None
+
+
+def test_probe_faults_of_compare() -> None:
+    """Faults an outside probe found, each now right: numpy integers in the settings (JSON),
+    Wilcoxon's unsigned statistic both ways, the t statistic signed like the metric, values equal
+    to the metric's own (the resampling sums had differed in the last bit), one array of counts
+    with per-model query ids, tuple group labels, a group's correction family, and p-values
+    outside [0, 1]."""
+    queries = {"A": [1, 2, 3, 4, 5, 6, 3], "B": [2, 3, 5, 4, 7, 9, 1]}
+    found = compare(queries, metrics=["mrr"], n_resamples=np.int64(100), seed=0)
+    assert json.loads(found.to_json())["settings"]["n_resamples"] == 100
+    signed = compare(queries, metrics=["mrr"], test="wilcoxon", interval=None)
+    assert signed.pair("mrr", "A", "B").statistic == signed.pair("mrr", "B", "A").statistic == 6.0
+    few = {"A": [1, 2, 3, 1, 2, 5], "B": [2, 3, 4, 2, 5, 4]}
+    t_test = compare(few, [9] * 6, metrics=["amri", "mr"], test="t", interval=None)
+    amri = (1.0 - (np.array(few["A"]) - 1) / 4.0, 1.0 - (np.array(few["B"]) - 1) / 4.0)
+    pair = t_test.pair("amri", "A", "B")
+    assert pair.difference > 0
+    assert pair.statistic == pytest.approx(stats.ttest_rel(*amri).statistic, rel=1e-12)
+    assert t_test.pair("mr", "A", "B").statistic < 0
+    shared = compare({"A": [1, 2, 3], "B": [3, 2, 1]}, [3, 4, 5], metrics=["mrr", "amri"], seed=0)
+    for key in ("mrr", "amri"):
+        assert shared.value(key, "A").value == evaluate([1, 2, 3], [3, 4, 5], metrics=[key])[key]
+    ids = {"A": ["q1", "q2", "q3"], "B": ["q3", "q2", "q1"]}
+    aligned = compare({"A": [1, 2, 3], "B": [3, 2, 1]}, [3, 4, 5], query_ids=ids, seed=0)
+    assert aligned.pair("mrr", "A", "B").difference == 0.0
+    labels = [("r1", "h"), ("r1", "t"), ("r2", "h"), ("r2", "t")] * 5
+    ranks = {"A": np.arange(1, 21) % 5 + 1, "B": np.arange(1, 21) % 4 + 1}
+    grouped = compare(ranks, [10] * 20, groups=labels, per_group=True, seed=0, interval=None)
+    assert list(grouped.by_group) == [("r1", "h"), ("r1", "t"), ("r2", "h"), ("r2", "t")]
+    assert "in each of the 4 groups (4 tests)" in grouped.by_group[("r1", "h")].describe()
+    for bad in ([0.5, -0.1], [1.5]):
+        with pytest.raises(ValueError, match=r"pvalues must lie in \[0, 1\]"):
+            correct_pvalues(bad, "holm")
+    with pytest.raises(ValueError, match="pvalues must be one-dimensional"):
+        correct_pvalues([[0.1, 0.2]], "bh")
+    named = compare({"A|B": [1, 2, 3], "C": [2, 3, 1]}, metrics=["mrr"], seed=0)
+    assert r"A\|B" in named.to_markdown()
+    with pytest.raises(ValueError, match="digits must be a positive integer"):
+        named.to_markdown(digits=-1)

@@ -97,7 +97,7 @@ def test_figure(comparison: Comparison) -> None:
 
     ax = plot_comparison(comparison, "mr", ax=Figure().subplots())
     assert ax.get_ylabel() == "Mean Rank (MR)"
-    assert ax.get_title().startswith("MR: 95% intervals, * p < 0.05 (holm)")
+    assert ax.get_title().startswith("MR: 95% intervals, * p < 0.05 (Holm)")
     assert [t.get_text() for t in ax.get_xticklabels()] == ["good", "mid_dle", "bad"]
     # every pair differs significantly: three bars with a star each
     assert [t.get_text() for t in ax.texts] == ["*", "*", "*"]

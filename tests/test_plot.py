@@ -273,3 +273,27 @@ def test_nothing_to_draw_is_an_error(figure: Any, name: str, args: tuple, messag
         args, keywords["band"] = args[:1], args[1]
     with pytest.raises(ValueError, match=message):
         plot(*args, **keywords)
+
+
+def test_probe_faults_of_the_plots(figure: Any) -> None:
+    """An interval one ulp short of its estimate drew no figure (negative error bar); alpha,
+    observed and bins are checked as elsewhere; one count for every task takes num_ranks."""
+    from rankstats import compare
+    from rankstats.plot import plot_comparison, plot_null_distribution, plot_rank_histogram
+
+    ranks = {"A": [2] * 10 + [3] * 11, "B": [2] * 11 + [3] * 10}
+    found = compare(ranks, metrics=["std"], interval="percentile", seed=0, n_resamples=500)
+    ax = plot_comparison(found, ax=figure.subplots())
+    assert ax.get_title() == "std: 95% intervals, * p < 0.05 (Holm)"
+    bare = compare(ranks, metrics=["mrr"], interval=None, seed=0)
+    assert plot_comparison(bare, ax=figure.subplots()).get_title() == "MRR: * p < 0.05 (Holm)"
+    with pytest.raises(ValueError, match=r"alpha must be a fraction in \(0, 1\)"):
+        plot_comparison(found, alpha=5, ax=figure.subplots())
+    for observed, error in (("a", TypeError), (float("nan"), ValueError)):
+        with pytest.raises(error, match="observed must be"):
+            plot_null_distribution("mrr", [10] * 5, observed=observed, ax=figure.subplots())
+    drawn = plot_null_distribution(
+        "mrr", 10, num_ranks=50, observed=0.4, num_samples=100, generator=0, ax=figure.subplots()
+    )
+    assert "observed 0.4 (z = +2.9)" in drawn.get_legend_handles_labels()[1]
+    plot_rank_histogram([1, 2, 3], bins=np.int64(5), ax=figure.subplots())

@@ -38,7 +38,12 @@ from rankstats.errors import NoClosedFormError
 from rankstats.evaluation.report import metric_label
 from rankstats.metrics.hits import HitsAtK
 from rankstats.registry import metric_resolver
-from rankstats.validation import check_ranks, check_variance_samples, num_entries
+from rankstats.validation import (
+    check_positive_int,
+    check_ranks,
+    check_variance_samples,
+    num_entries,
+)
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.axes import Axes  # type: ignore[import-not-found, unused-ignore]
@@ -74,11 +79,12 @@ def _null_moments(
     num_candidates: npt.ArrayLike,
     weights: npt.ArrayLike | None,
     samples: npt.NDArray[np.float64],
+    num_ranks: int | None = None,
 ) -> tuple[float, float, bool]:
     """The null mean and standard deviation: closed forms where known, else from the samples."""
     try:
-        mean = metric.expected_value(num_candidates, weights=weights)
-        std = metric.std(num_candidates, weights=weights)
+        mean = metric.expected_value(num_candidates, weights=weights, num_ranks=num_ranks)
+        std = metric.std(num_candidates, weights=weights, num_ranks=num_ranks)
     except NoClosedFormError:
         return float(samples.mean()), float(samples.std(ddof=1)), False
     return mean, std, True
@@ -94,6 +100,7 @@ def plot_null_distribution(
     generator: Seed = None,
     bins: int | str = "auto",
     ax: Axes | None = None,
+    num_ranks: int | None = None,
 ) -> Axes:
     r"""Draw the distribution of a metric under the null model, optionally with an observed value.
 
@@ -125,6 +132,8 @@ def plot_null_distribution(
         Passed to :meth:`matplotlib.axes.Axes.hist`.
     ax : matplotlib.axes.Axes, optional
         The axes to draw on; by default a new figure is created with :mod:`matplotlib.pyplot`.
+    num_ranks : int, optional
+        The number of tasks, with one ``num_candidates`` for all of them.
 
     Returns
     -------
@@ -137,14 +146,22 @@ def plot_null_distribution(
         If matplotlib is not installed.
     """
     instance = metric_resolver.make(metric)
+    given: object = observed
+    if given is not None:
+        if isinstance(given, bool) or not isinstance(given, numbers.Real):
+            raise TypeError(f"observed must be a real number, got {given!r}")
+        if not math.isfinite(given):
+            raise ValueError(f"observed must be finite, got {given!r}")
     # two draws at least: the sampled spread (the standard deviation of one draw had warned)
     num_samples = check_variance_samples(num_samples)
     if ax is None:
         _, ax = _import_pyplot().subplots()
     else:
         _import_pyplot()
-    samples = instance.get_sampled_values(num_candidates, num_samples, weights, generator)
-    mean, std, exact = _null_moments(instance, num_candidates, weights, samples)
+    samples = instance.get_sampled_values(
+        num_candidates, num_samples, weights, generator, num_ranks=num_ranks
+    )
+    mean, std, exact = _null_moments(instance, num_candidates, weights, samples, num_ranks)
 
     ax.hist(samples, bins=bins, density=True, color="0.75", label=f"null ({num_samples:,} draws)")
     if exact and std > 0:
@@ -337,8 +354,7 @@ def plot_rank_histogram(
     sets: dict[str, Any] = dict(ranks) if isinstance(ranks, Mapping) else {"": ranks}
     if not sets:
         raise ValueError("ranks must hold at least one array of ranks, got an empty mapping")
-    if isinstance(bins, bool) or not isinstance(bins, int) or bins < 1:
-        raise ValueError(f"bins must be a positive integer, got {bins!r}")
+    bins = check_positive_int(bins, "bins")
     # validated as evaluate validates ranks: non-empty, from 1 to 2**53 (flattened)
     arrays = {
         name: check_ranks(values, f"ranks[{name!r}]" if name else "ranks")
@@ -390,6 +406,10 @@ def plot_comparison(
     matplotlib.axes.Axes
         The axes drawn on.
     """
+    from rankstats.compare.correction import CORRECTIONS
+    from rankstats.compare.inputs import check_fraction
+
+    alpha = check_fraction(alpha, "alpha", 0.05)
     chosen = comparison.metrics[0] if metric is None else comparison.metric_of(metric)
     ax = _axes(ax)
     models = list(comparison.models)
@@ -398,19 +418,26 @@ def plot_comparison(
     lower = [v.value if v.lower is None else v.lower for v in values]
     upper = [v.value if v.upper is None else v.upper for v in values]
     positions = list(range(len(models)))
+    # a bootstrap interval need not hold its estimate (BCa; or by an ulp, where the estimate is
+    # the largest value a resample can take): the bars reach the interval's ends, at least 0
     ax.errorbar(
         positions,
         centre,
-        yerr=[np.subtract(centre, lower).tolist(), np.subtract(upper, centre).tolist()],
+        yerr=[
+            np.maximum(np.subtract(centre, lower), 0.0).tolist(),
+            np.maximum(np.subtract(upper, centre), 0.0).tolist(),
+        ],
         fmt="o",
         capsize=4,
     )
     ax.set_xticks(positions, models)
     ax.set_ylabel(metric_label(chosen))
     settings = comparison.settings
+    drawn = any(v.lower is not None for v in values)
+    intervals = f"{settings.confidence_level:.0%} intervals, " if drawn else ""
     ax.set_title(
-        f"{metric_label(chosen, short=True)}: {settings.confidence_level:.0%} intervals, "
-        f"* p < {alpha:g} ({settings.correction})"
+        f"{metric_label(chosen, short=True)}: {intervals}* p < {alpha:g} "
+        f"({CORRECTIONS.get(settings.correction, settings.correction)})"
     )
     top, bottom = max(upper), min(lower)
     step = 0.08 * ((top - bottom) or 1.0)

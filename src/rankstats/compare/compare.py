@@ -41,6 +41,8 @@ from rankstats.compare.results import (
 from rankstats.compare.statistics import StatisticSet
 from rankstats.evaluation.evaluate import MetricHint, resolve_metrics
 from rankstats.evaluation.labels import weightless_groups_note
+from rankstats.evaluation.scores import Ranks
+from rankstats.evaluation.ties import expected_over_ties
 from rankstats.null.sampling import Seed
 from rankstats.validation import check_positive_int
 
@@ -120,7 +122,9 @@ def _analytic_test(
     t statistic is infinite, signed like the difference, and its p-value 0, the limit as the spread
     goes to 0 (scipy would warn of precision loss); the Wilcoxon test needs no such case. With a
     single query the t-test has no degrees of freedom: its statistic and p-value are NaN (as
-    scipy's), not the no-spread limit.
+    scipy's), not the no-spread limit. The t statistic is signed like the metric's difference:
+    for a metric that falls as its terms' mean grows (AMRI of the ranks, IAMR), ``ttest_rel`` of
+    the terms is negated, as it is of the metric's per-query values where those exist.
     """
     if statistics.data.weights is not None:
         raise ValueError(
@@ -146,13 +150,15 @@ def _analytic_test(
             if test == "t" and d.size < 2:  # no degrees of freedom: undefined, as in scipy
                 continue
             mean = float(np.mean(d))
+            # the t statistic of the metric's direction (Wilcoxon's has no sign)
+            sign = statistic.direction if test == "t" else 1.0
             if test == "t" and _no_spread(mean, float(np.max(np.abs(d - mean)))):
-                statistic_values[position, p] = np.copysign(np.inf, mean)
+                statistic_values[position, p] = sign * np.copysign(np.inf, mean)
                 pvalues[position, p] = 0.0
                 continue
             with np.errstate(all="ignore"):
                 result = stats.ttest_rel(x, y) if test == "t" else stats.wilcoxon(x, y)
-            statistic_values[position, p] = float(result.statistic)
+            statistic_values[position, p] = sign * float(result.statistic)
             pvalues[position, p] = float(result.pvalue)
     return statistic_values, pvalues
 
@@ -256,12 +262,15 @@ def _build(
     pairs = list(itertools.combinations(range(len(names)), 2))
     values, comparisons = [], []
     for position, metric in enumerate(metrics):
+        # each model's value as the metric itself gives it (the resampling statistics' sums,
+        # by matrix products, may differ in the last bits); the differences of those
+        own = [_model_value(metric, data, j) for j in range(len(names))]
         for j, model in enumerate(names):
             values.append(
                 ModelValue(
                     metric.key,
                     model,
-                    float(analysis.values[position, j]),
+                    own[j],
                     _none(analysis.value_low[position, j]),
                     _none(analysis.value_high[position, j]),
                 )
@@ -272,7 +281,7 @@ def _build(
                     metric=metric.key,
                     model_a=names[a],
                     model_b=names[b],
-                    difference=float(analysis.differences[position, p]),
+                    difference=own[a] - own[b],
                     lower=_none(analysis.difference_low[position, p]),
                     upper=_none(analysis.difference_high[position, p]),
                     effect_size=_none(analysis.effect[position, p]),
@@ -285,6 +294,14 @@ def _build(
                 )
             )
     return Comparison(tuple(names), tuple(metrics), values, comparisons, settings)
+
+
+def _model_value(metric: RankBasedMetric, data: PairedRanks, model: int) -> float:
+    """One model's value of ``metric`` on the queries of ``data``, from the metric itself."""
+    if data.bounds is not None:  # the expectation over tie-breaking
+        ranks = Ranks(data.bounds[0][model], data.bounds[1][model], data.num_candidates)
+        return float(expected_over_ties(metric, ranks, weights=data.weights))
+    return float(metric(data.ranks[model], data.num_candidates, data.weights))
 
 
 def _positive_weights(data: PairedRanks, per_group: bool) -> tuple[PairedRanks, list[str]]:
@@ -425,9 +442,11 @@ def compare(
     per_group : bool, default=False
         Whether to compare the models within each group as well (needs ``groups``).
     batch : int, optional
-        The resamples per block; by default blocks of about 32 MiB.
+        The resamples per block; by default blocks of about 32 MiB. The draws are made block by
+        block, so the Monte-Carlo p-values and the stratified intervals of a seed depend on it
+        too (within their Monte-Carlo error); the default depends on the data's size only.
     seed : int or numpy.random.Generator, optional
-        The seed of every random draw; the same seed gives the same results.
+        The seed of every random draw; the same seed (and ``batch``) gives the same results.
 
     Returns
     -------
@@ -446,6 +465,8 @@ def compare(
     (True, True)
     """
     _check_options(test, interval, n_resamples, exact, batch, seed)
+    n_resamples = int(n_resamples)  # a numpy integer as Python's (settings, JSON)
+    batch = None if batch is None else int(batch)
     level = check_confidence_level(confidence_level)
     method = check_correction(correction)
     if per_group and groups is None:
@@ -484,7 +505,9 @@ def compare(
     analysis = _analyse(data, resolved, strata=members or None, **options)
     adjusted = np.stack([correct_pvalues(row, method) for row in analysis.pvalue])
 
-    def settings(analysis: _Analysis, num_queries: int, stratified: bool) -> ComparisonSettings:
+    def settings(
+        analysis: _Analysis, num_queries: int, stratified: bool, family_groups: int = 0
+    ) -> ComparisonSettings:
         return ComparisonSettings(
             test=test,
             n_resamples=analysis.n_resamples,
@@ -498,6 +521,7 @@ def compare(
             rank_type=rank_type,
             num_queries=num_queries,
             weighted=data.weights is not None,
+            family_groups=family_groups,
         )
 
     result = _build(
@@ -517,6 +541,6 @@ def compare(
                 resolved,
                 part_analysis,
                 corrected[:, g, :],
-                settings(part_analysis, part.num_queries, False),
+                settings(part_analysis, part.num_queries, False, len(labels)),
             )
     return result

@@ -20,6 +20,7 @@ import numpy.typing as npt
 from scipy import stats
 
 from rankstats.arrays import FloatArray
+from rankstats.validation import as_array
 
 __all__ = ["CORRECTIONS", "Correction", "check_correction", "correct_pvalues"]
 
@@ -73,9 +74,15 @@ def correct_pvalues(pvalues: npt.ArrayLike, method: Correction) -> FloatArray:
     [0.03, 0.04, 0.04]
     """
     method = check_correction(method)
-    values = np.asarray(pvalues, dtype=np.float64).reshape(-1)
-    result = np.full(values.shape, np.nan)
+    values = as_array(pvalues, "pvalues") if np.size(pvalues) else np.zeros(0)
+    if np.ndim(pvalues) > 1:
+        raise ValueError(f"pvalues must be one-dimensional, got shape {np.shape(pvalues)}")
+    values = values.astype(np.float64, copy=False)
     valid = ~np.isnan(values)
+    if not bool(np.all((values[valid] >= 0.0) & (values[valid] <= 1.0))):
+        bad = values[valid][~((values[valid] >= 0.0) & (values[valid] <= 1.0))][0]
+        raise ValueError(f"pvalues must lie in [0, 1] (or be NaN, left out), got {float(bad)!r}")
+    result = np.full(values.shape, np.nan)
     family = values[valid]
     if family.size == 0:
         return result

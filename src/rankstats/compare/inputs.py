@@ -350,6 +350,16 @@ def prepare_paired_ranks(
         raise ValueError(f"rank_type must be one of {EVALUATION_RANK_TYPES}, got {rank_type!r}")
     names, values = _model_names(ranks)
     candidates = _per_model(num_candidates, names, "num_candidates")
+    # one array of counts with per-model query ids: in the first model's order, as the weights
+    # (read in each model's own order, it had been refused unless constant)
+    shared = (
+        query_ids is not None
+        and num_candidates is not None
+        and not isinstance(num_candidates, Mapping)
+        and np.ndim(num_candidates) > 0
+    )
+    if shared:
+        candidates = [candidates[0]] + [None] * (len(names) - 1)
     models = []
     for name, value, given in zip(names, values, candidates, strict=True):
         try:
@@ -357,6 +367,10 @@ def prepare_paired_ranks(
         except (TypeError, ValueError) as error:
             raise type(error)(f"model {name!r}: {error}") from error
     models, ids = _align(models, names, query_ids)
+    if shared:
+        for model in models[1:]:
+            if model.candidates is None:
+                model.candidates = models[0].candidates
     for name, model in zip(names, models, strict=True):
         if model.candidates is not None and model.candidates.size != model.size:
             raise ValueError(
@@ -389,7 +403,12 @@ def prepare_paired_ranks(
             )
     labels = None
     if groups is not None:
-        labels = np.asarray(groups)
+        if isinstance(groups, list | tuple) and groups and set(map(type, groups)) == {tuple}:
+            # tuples are labels, as evaluate takes them ((relation, direction) pairs): numpy
+            # would make a 2-D array of them
+            labels = np.fromiter(groups, dtype=object, count=len(groups))
+        else:
+            labels = np.asarray(groups)
         if labels.ndim != 1 or labels.size != size:
             raise ValueError(
                 f"groups must be a 1-D array with one label per query ({size}), got shape "

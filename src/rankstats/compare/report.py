@@ -17,7 +17,8 @@ from rankstats.base import RankBasedMetric
 from rankstats.compare.bootstrap import INTERVALS
 from rankstats.compare.correction import CORRECTIONS
 from rankstats.compare.inputs import check_fraction
-from rankstats.evaluation.report import latex_escape, metric_label, tabulate
+from rankstats.evaluation.report import latex_escape, markdown_cell, metric_label, tabulate
+from rankstats.validation import check_positive_int
 
 if TYPE_CHECKING:  # pragma: no cover
     from rankstats.compare.results import Comparison, PairComparison
@@ -50,7 +51,12 @@ def describe(comparison: Comparison, alpha: float = 0.05) -> str:
     seed = "unseeded" if s.seed is None else f"seed {s.seed}"
     pairs = len(comparison.models) * (len(comparison.models) - 1) // 2
     family = "the pair of each metric" if pairs == 1 else f"the {pairs} pairs of each metric"
-    if comparison.by_group:
+    if s.family_groups:  # one group's comparison, corrected with the others
+        family = (
+            f"{'the pair' if pairs == 1 else f'the {pairs} pairs'} of each metric in each of the "
+            f"{s.family_groups} groups ({pairs * s.family_groups} tests)"
+        )
+    elif comparison.by_group:
         family += " (per-group results: across all groups and pairs of each metric)"
     correction = (
         "not corrected for multiple comparisons"
@@ -102,6 +108,7 @@ def paper_table(
 ) -> str:
     """A results table for a paper, in Markdown or LaTeX (booktabs)."""
     alpha = check_fraction(alpha, "alpha", 0.05)
+    digits = check_positive_int(digits, "digits")
     letters = _letters(len(comparison.models))
     latex = style == "latex"
     header = ["Model"]
@@ -132,7 +139,7 @@ def paper_table(
         columns.append(cells)
     rows = []
     for i, model in enumerate(comparison.models):
-        name = latex_escape(model) if latex else model
+        name = latex_escape(model) if latex else markdown_cell(model)
         rows.append([f"({letters[i]}) {name}", *(column[i] for column in columns)])
     note = (
         "Bold: best value per metric. Superscripts: the models (by letter) a value is "

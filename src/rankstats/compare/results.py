@@ -76,8 +76,11 @@ class PairComparison:
     p_adjusted: float | None
 
     def significant(self, alpha: float = 0.05) -> bool:
-        """Whether the corrected p-value is below ``alpha``."""
-        return self.p_adjusted is not None and self.p_adjusted < alpha
+        """Whether the corrected p-value is below ``alpha`` (a fraction in (0, 1))."""
+        from rankstats.compare.inputs import check_fraction
+
+        level = check_fraction(alpha, "alpha", 0.05)
+        return self.p_adjusted is not None and self.p_adjusted < level
 
 
 @dataclass(frozen=True)
@@ -96,6 +99,9 @@ class ComparisonSettings:
     rank_type: str
     num_queries: int
     weighted: bool
+    #: a group's comparison (``by_group``): its p-values were corrected over every pair of
+    #: each metric in this many groups; 0 for a comparison corrected over its own pairs
+    family_groups: int = 0
 
 
 _TESTS = {
@@ -163,7 +169,7 @@ class Comparison:
             if (pair.model_a, pair.model_b) == (model_a, model_b):
                 return pair
             if (pair.model_b, pair.model_a) == (model_a, model_b):
-                return _reversed(pair)
+                return _reversed(pair, self.settings.test != "wilcoxon")
         raise KeyError(f"no pair ({model_a!r}, {model_b!r}) on {key}")
 
     # --- export --------------------------------------------------------------------------------
@@ -246,7 +252,12 @@ class Comparison:
         return _TESTS[self.settings.test]
 
 
-def _reversed(pair: PairComparison) -> PairComparison:
+def _reversed(pair: PairComparison, signed_statistic: bool = True) -> PairComparison:
+    """The pair the other way round: signed quantities negated, the p-values kept.
+
+    Wilcoxon's statistic (the smaller rank sum) has no sign: ``signed_statistic`` False keeps it.
+    """
+
     def negate(value: float | None) -> float | None:
         return None if value is None else -value
 
@@ -258,7 +269,7 @@ def _reversed(pair: PairComparison) -> PairComparison:
         lower=negate(pair.upper),
         upper=negate(pair.lower),
         effect_size=negate(pair.effect_size),
-        statistic=negate(pair.statistic),
+        statistic=negate(pair.statistic) if signed_statistic else pair.statistic,
         p_value=pair.p_value,
         p_value_se=pair.p_value_se,
         p_adjusted=pair.p_adjusted,

@@ -34,6 +34,7 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = [
     "FIELDS",
     "latex_escape",
+    "markdown_cell",
     "metric_label",
     "records",
     "render_csv",
@@ -427,7 +428,7 @@ def render_markdown(
     names, show_side, found, metrics = _paper_rows(results, groups, group_names)
     footer, numbers = _footer(results, found)
     sampled = _sampled(found)
-    header = [*map(_markdown_cell, names), *(["side"] if show_side else []), "rank type", "metric"]
+    header = [*map(markdown_cell, names), *(["side"] if show_side else []), "rank type", "metric"]
     header += ["value", "E (null)", "std (null)", "z", *(["s.e."] if sampled else [])]
     numeric = 4 + sampled
     lines = [
@@ -441,7 +442,7 @@ def render_markdown(
         cells = [ALL if record[name] is None else str(record[name]) for name in names]
         cells += [record["side"]] if show_side else []
         cells += [record["rank_type"], label]
-        cells = [_markdown_cell(cell) for cell in cells]
+        cells = [markdown_cell(cell) for cell in cells]
         columns = [*_NUMBERS, *(["standard_error"] if sampled else [])]
         cells += [_number(record[name], digits) or "–" for name in columns]
         lines.append("| " + " | ".join(cells) + " |")
@@ -450,7 +451,7 @@ def render_markdown(
     return "\n".join(lines).rstrip() + "\n"
 
 
-def _markdown_cell(text: str) -> str:
+def markdown_cell(text: str) -> str:
     """Text as one cell of a pipe table: ``|`` escaped, line breaks as spaces."""
     return " ".join(text.replace("|", "\\|").splitlines())
 
