@@ -903,3 +903,21 @@ def test_plot_ranks_refuses_ranks_evaluate_refuses(tmp_path: Path) -> None:
     assert "must be at most 2**53" in line
     assert "stdin" in line
     assert not image.exists()
+
+
+def test_files_of_one_name_are_told_apart(tmp_path: Path) -> None:
+    """Two inputs named alike (a/ranks.csv, b/ranks.csv) are two curves: plot had keyed them by
+    base name, so the second replaced the first; compare and plot now share one naming."""
+    from rankstats.cli.common import file_names
+
+    assert file_names(["a/ranks.csv", "b/ranks.csv.gz"]) == ["ranks (1)", "ranks (2)"]
+    assert file_names([None, "-", "x.parquet"]) == ["example", "stdin", "x"]
+    pytest.importorskip("matplotlib")
+    for folder in ("a", "b"):
+        (tmp_path / folder).mkdir()
+        write(tmp_path / folder / "ranks.csv", "rank,num_candidates\n1,5\n2,5\n")
+    path = tmp_path / "hits.png"
+    succeeded(
+        call("plot hits", tmp_path / "a" / "ranks.csv", tmp_path / "b" / "ranks.csv", "-o", path)
+    )
+    assert path.read_bytes().startswith(b"\x89PNG")

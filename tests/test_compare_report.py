@@ -114,3 +114,21 @@ def test_alpha_must_be_a_fraction(comparison: Comparison, method: str, alpha: fl
         getattr(comparison, method)(alpha=alpha)
     with pytest.raises(TypeError, match="alpha must be a number"):
         getattr(comparison, method)(alpha="0.05")
+
+
+def test_csv_refuses_a_group_labelled_like_the_overall_rows() -> None:
+    """As evaluate's CSV: a group labelled "" would read as the overall rows."""
+    from rankstats import compare
+
+    found = compare(
+        {"A": [1, 2, 3, 4], "B": [2, 1, 4, 3]},
+        groups=["", "", "x", "x"],
+        per_group=True,
+        metrics=["mrr"],
+        n_resamples=50,
+        seed=1,
+        interval=None,
+    )
+    with pytest.raises(ValueError, match=r"the group label '' would be written as empty cells"):
+        found.to_csv()
+    assert found.to_json()  # JSON tells them apart (null)

@@ -563,3 +563,35 @@ def test_nulls_in_parquet_are_refused_only_where_a_number_is_read(tmp_path: Path
         pyarrow.parquet.write_table(pyarrow.table(columns), path)
         with pytest.raises(RankFileError, match=rf"row 2: {name} is missing \(null\)"):
             read_ranks(path)
+
+
+def test_pykeen_layout_reads_every_array(tmp_path: Path) -> None:
+    """An array of no side and rank type (a weight per task) or the counts of some sides only
+    had been dropped without a word; both are refused, naming them."""
+    ranks = {"head.realistic": [1.0, 2.0], "tail.realistic": [3.0]}
+    counts = {"num_candidates.head": [10, 10], "num_candidates.tail": [10]}
+    path = tmp_path / "extra.npz"
+    np.savez(path, **ranks, **counts, weight=[0.0, 1.0, 1.0])
+    with pytest.raises(RankFileError, match=r"the arrays 'weight' belong to no side and rank"):
+        read_ranks(path)
+    np.savez(path, **ranks, **{"num_candidates.head": [10, 10]})
+    with pytest.raises(RankFileError, match=r"num_candidates.head but not num_candidates.tail"):
+        read_ranks(path)
+    np.savez(path, **ranks, **counts)
+    assert read_ranks(path).num_candidates is not None
+
+
+def test_parquet_is_read_through_arrow_files(tmp_path: Path) -> None:
+    """A Parquet file handed to pyarrow as a Python file object aborted the interpreter at exit
+    now and then (apache/arrow#33975): it is read by its path; run in fresh interpreters."""
+    pa = pytest.importorskip("pyarrow")
+    import pyarrow.parquet as pq
+
+    path = tmp_path / "ranks.parquet"
+    pq.write_table(pa.table({"rank": [1, 2, 3], "num_candidates": [5, 5, 5]}), path)
+    script = f"from rankstats.io import read_ranks; read_ranks({str(path)!r})"
+    codes = [
+        subprocess.run([sys.executable, "-c", script], capture_output=True, check=False).returncode
+        for _ in range(6)
+    ]
+    assert codes == [0] * 6

@@ -7,6 +7,7 @@ import math
 import os
 import stat
 import sys
+from collections.abc import Sequence
 from typing import Any, NoReturn
 
 from rankstats.base import RankBasedMetric
@@ -23,6 +24,7 @@ __all__ = [
     "add_format",
     "add_progress",
     "column_list",
+    "file_names",
     "finite_float",
     "input_path",
     "parse_metrics",
@@ -166,6 +168,26 @@ def column_list(text: str) -> list[str]:
         raise argparse.ArgumentTypeError(
             f"expected a comma-separated list of column names, e.g. relation,side, got {text!r}"
         )
+    return names
+
+
+def file_names(paths: Sequence[str | None]) -> list[str]:
+    """A name per input file for legends and tables, numbered where two are alike.
+
+    Its base name without the usual suffixes; ``example`` for the bundled file, ``stdin`` for
+    ``-``.
+    """
+    names = []
+    for path in paths:
+        if path is None:
+            names.append("example")
+            continue
+        base = "stdin" if path == "-" else os.path.basename(path)
+        for suffix in (".gz", ".csv", ".tsv", ".txt", ".npz", ".npy", ".parquet", ".arrow"):
+            base = base.removesuffix(suffix)
+        names.append(base or path)
+    if len(set(names)) != len(names):
+        names = [f"{name} ({i + 1})" for i, name in enumerate(names)]
     return names
 
 

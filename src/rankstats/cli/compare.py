@@ -10,7 +10,6 @@ first file's order), else by order and candidate counts. Everything else is comp
 from __future__ import annotations
 
 import argparse
-import os
 from collections.abc import Sequence
 from typing import Any
 
@@ -22,6 +21,7 @@ from rankstats.cli.common import (
     add_format,
     candidate_count,
     column_list,
+    file_names,
     finite_float,
     parse_metrics,
     resample_count,
@@ -59,16 +59,10 @@ def _names(paths: Sequence[str], given: str | None) -> list[str]:
         names = split_list(given)
         if len(names) != len(paths):
             raise UsageError(f"--names needs one name per file ({len(paths)}), got {len(names)}")
-    else:
-        names = []
-        for path in paths:
-            base = "stdin" if path == "-" else os.path.basename(path)
-            for suffix in (".gz", ".csv", ".tsv", ".txt", ".npz", ".npy", ".parquet", ".arrow"):
-                base = base.removesuffix(suffix)
-            names.append(base or path)
-    if len(set(names)) != len(names):
-        names = [f"{name} ({i + 1})" for i, name in enumerate(names)]
-    return names
+        if len(set(names)) != len(names):
+            names = [f"{name} ({i + 1})" for i, name in enumerate(names)]
+        return names
+    return file_names(paths)
 
 
 def _query_ids(data: Sequence[RankData], column: str | None) -> list[Any] | None:

@@ -17,6 +17,7 @@ from rankstats.cli.common import (
     add_progress,
     bounded_int,
     candidate_count,
+    file_names,
     input_path,
     progress_setting,
 )
@@ -98,10 +99,7 @@ def run(args: argparse.Namespace) -> int:
     figure = new_figure()
     check_image_path(figure, args.output, "--output")
     files = args.files or [input_path(None, "plot")]
-    names = [
-        Path(f).name if f not in (None, "-") else ("example" if f is None else "stdin")
-        for f in files
-    ]
+    names = file_names(files)  # two files of one name are two curves, numbered
     data = [read_ranks(f, num_candidates=args.num_candidates) for f in files]
     ax = figure.subplots()
     if args.kind == "hits":

@@ -198,9 +198,15 @@ class Comparison:
         return rows
 
     def to_csv(self) -> str:
-        """The :meth:`to_records` rows as CSV with a header line (empty cells for ``None``)."""
-        from rankstats.evaluation.report import tabulate
+        """The :meth:`to_records` rows as CSV with a header line (empty cells for ``None``).
 
+        A group labelled ``""`` is refused, as by :meth:`EvaluationResults.to_csv
+        <rankstats.evaluation.results.EvaluationResults.to_csv>`: its rows would read as the
+        overall ones.
+        """
+        from rankstats.evaluation.report import check_csv_labels, tabulate
+
+        check_csv_labels(self.by_group)
         return tabulate(self.to_records(), RECORD_COLUMNS, "csv")
 
     def to_frame(self) -> pandas.DataFrame:

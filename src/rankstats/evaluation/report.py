@@ -22,7 +22,7 @@ import io
 import json
 import math
 import re
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from rankstats.base import RankBasedMetric
@@ -33,6 +33,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = [
     "FIELDS",
+    "check_csv_labels",
     "latex_escape",
     "markdown_cell",
     "metric_label",
@@ -250,6 +251,21 @@ def _align(lines: Sequence[Sequence[str]], right: Sequence[bool]) -> list[str]:
     ]
 
 
+def check_csv_labels(labels: Iterable[Hashable], *, split: bool = False) -> None:
+    """Refuse a group label written as empty cells in CSV, as the overall rows' group cells are.
+
+    That is ``""``, or, for a tuple ``split`` into columns, a tuple of such parts.
+    """
+    for label in labels:
+        parts = label if isinstance(label, tuple) and split else (label,)
+        if all(_csv_cell(_plain(part)) == "" for part in parts):
+            raise ValueError(
+                f"the group label {label!r} would be written as empty cells in CSV, as the "
+                "overall rows are: relabel that group, or write JSON or Parquet (where the "
+                "overall rows' group cells are null)"
+            )
+
+
 def _csv_cell(value: Any) -> str:
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return ""
@@ -369,14 +385,7 @@ def render_csv(
     """
     found = records(results, groups=groups, group_names=group_names)
     names, _ = _layout(results, groups, group_names)
-    for label in results.by_group if names else ():
-        parts = label if isinstance(label, tuple) and len(names) > 1 else (label,)
-        if all(_csv_cell(_plain(part)) == "" for part in parts):
-            raise ValueError(
-                f"the group label {label!r} would be written as empty cells in CSV, as the "
-                "overall rows are: relabel that group, or write JSON or Parquet (where the "
-                "overall rows' group cells are null)"
-            )
+    check_csv_labels(results.by_group if names else (), split=len(names) > 1)
     return tabulate(found, _columns(results, groups, group_names), "csv")
 
 

@@ -70,7 +70,7 @@ def read_numpy(stream: IO[bytes], source: str, kind: str) -> RawTable:
                 raise RankFileError(
                     f"{source} is not a readable {kind} file: {error}", source
                 ) from error
-        columns = _from_pykeen_layout(arrays) or dict(arrays)
+        columns = _from_pykeen_layout(arrays, source) or dict(arrays)
     return _checked(columns, source, "array")
 
 
@@ -117,8 +117,12 @@ def _decoded(column: AnyArray, source: str, name: str) -> AnyArray:
     raise AssertionError("no value failed to decode")  # pragma: no cover
 
 
-def _from_pykeen_layout(arrays: Mapping[str, AnyArray]) -> dict[str, AnyArray] | None:
-    """Turn PyKEEN's per-side arrays (``head.realistic``, ...) into long columns with ``side``."""
+def _from_pykeen_layout(arrays: Mapping[str, AnyArray], source: str) -> dict[str, AnyArray] | None:
+    """Turn PyKEEN's per-side arrays (``head.realistic``, ...) into long columns with ``side``.
+
+    Every array must be read: one of no side and rank type (a ``weight`` of every task, say)
+    or counts of some sides only had been dropped without a word.
+    """
     sides = [side for side in _SIDES if any(key.startswith(f"{side}.") for key in arrays)]
     if not sides:
         return None
@@ -133,9 +137,26 @@ def _from_pykeen_layout(arrays: Mapping[str, AnyArray]) -> dict[str, AnyArray] |
         columns[rank_type] = np.concatenate([np.ravel(part) for part in parts if part is not None])
     lengths = [np.size(arrays[f"{side}.{types[0]}"]) for side in sides]
     columns["side"] = np.repeat(np.array(sides), lengths)
-    if all(f"{CANDIDATES_COLUMN}.{side}" in arrays for side in sides):
-        columns[CANDIDATES_COLUMN] = np.concatenate(
-            [np.ravel(arrays[f"{CANDIDATES_COLUMN}.{side}"]) for side in sides]
+    counts = [f"{CANDIDATES_COLUMN}.{side}" for side in sides]
+    given = [name for name in counts if name in arrays]
+    if given and len(given) < len(counts):
+        missing = [name for name in counts if name not in arrays]
+        raise RankFileError(
+            f"{source}: PyKEEN's layout has {', '.join(given)} but not {', '.join(missing)}; "
+            "give the counts of every side or of none",
+            source,
+        )
+    if given:
+        columns[CANDIDATES_COLUMN] = np.concatenate([np.ravel(arrays[name]) for name in counts])
+    used = {f"{side}.{rank_type}" for side in sides for rank_type in types} | set(given)
+    unused = [name for name in arrays if name not in used]
+    if unused:
+        raise RankFileError(
+            f"{source}: in PyKEEN's layout (one array per side and rank type, and "
+            f"{CANDIDATES_COLUMN}.<side>), the arrays {', '.join(map(repr, unused))} belong to "
+            "no side and rank type read; save them per column (one array each, with "
+            "'side' and the ranks as columns) to keep them",
+            source,
         )
     return columns
 
@@ -194,7 +215,14 @@ def read_parquet(stream: IO[bytes], source: str) -> RawTable:
     import pyarrow.parquet
 
     seekable = isinstance(stream, io.BufferedReader | io.FileIO) and stream.seekable()
-    data = stream if seekable else arrow.BufferReader(stream.read())
+    path = getattr(stream, "name", None)
+    # a file by its path, through Arrow's own file (a Python file object handed to pyarrow
+    # leaves work behind that aborted the interpreter at exit, now and then: apache/arrow#33975)
+    data = (
+        arrow.memory_map(path)
+        if seekable and isinstance(path, str)
+        else arrow.BufferReader(stream.read())
+    )
     try:
         table = pyarrow.parquet.read_table(data)
     except Exception as error:  # pyarrow's ArrowInvalid, OSError, ...
