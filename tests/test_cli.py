@@ -739,7 +739,13 @@ def test_plot_commands_write_images(tmp_path: Path) -> None:
         path = tmp_path / f"{kind}.png"
         succeeded(call(f"plot {kind} --max-k 5 -o", path))
         assert path.read_bytes().startswith(b"\x89PNG")
-    assert "cannot save the figure" in failed(call("plot ranks -o", tmp_path / "x.unknown"))
+    # the format and the folder are checked before any work (they had failed at the end)
+    assert "'.unknown' is no image format" in failed(call("plot ranks -o", tmp_path / "x.unknown"))
+    missing = tmp_path / "nowhere" / "x.png"
+    assert "does not exist" in failed(call("null --metric mrr --num-candidates 10 --plot", missing))
+    assert "--seed needs --samples N or --plot" in failed(
+        call("null --metric mrr --num-candidates 10 --seed 5"), 2
+    )
 
 
 def test_plot_hits_needs_candidates(tmp_path: Path) -> None:

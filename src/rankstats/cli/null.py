@@ -128,6 +128,8 @@ def run(args: argparse.Namespace) -> int:
     metrics = parse_metrics(text, option="--metric")
     if args.value is not None and len(metrics) != 1:
         raise UsageError(f"--value needs exactly one --metric, got {len(metrics)}")
+    if args.seed is not None and args.samples is None and args.plot is None:
+        raise UsageError("--seed needs --samples N or --plot (the seed of their samples)")
     if args.plot is not None and len(metrics) != 1:
         raise UsageError(f"--plot needs exactly one --metric, got {len(metrics)}")
     if args.n > _MAX_N:

@@ -51,17 +51,24 @@ def check_image_path(figure: Any, path: str, option: str) -> None:
     Raises
     ------
     CliError
-        If ``path`` is a directory or has no suffix (matplotlib would write ``path + ".png"``
-        instead, silently).
+        If ``path`` is a directory, has no suffix (matplotlib would write ``path + ".png"``
+        instead, silently) or one of no format matplotlib writes, or its folder does not exist:
+        before any work, not after it.
     """
-    if Path(path).is_dir():
+    target = Path(path)
+    if target.is_dir():
         raise CliError(f"{option}: {path} is a directory; give the name of an image file")
-    if not Path(path).suffix:
-        formats = ", ".join(f".{name}" for name in sorted(figure.canvas.get_supported_filetypes()))
+    supported = figure.canvas.get_supported_filetypes()
+    formats = ", ".join(f".{name}" for name in sorted(supported))
+    if not target.suffix:
         raise CliError(
             f"{option}: {path!r} has no suffix to give the image format; end it with one of "
             f"{formats}"
         )
+    if target.suffix[1:].lower() not in supported:
+        raise CliError(f"{option}: {target.suffix!r} is no image format; use one of {formats}")
+    if not target.parent.is_dir():
+        raise CliError(f"{option}: the folder {str(target.parent)!r} does not exist")
 
 
 def save_figure(figure: Any, path: str, option: str) -> None:
