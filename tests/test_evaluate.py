@@ -285,7 +285,12 @@ def test_undefined_values_are_null_in_json() -> None:
 
 
 def test_text_table_is_aligned(results: EvaluationResults) -> None:
-    lines = [line for line in str(results).splitlines() if not line.startswith("[")]  # notes
+    # the rows, without the footnotes and the results' notes (a metric left out of a rank type)
+    lines = [
+        line
+        for line in str(results).splitlines()
+        if not line.startswith("[") and line not in results.notes
+    ]
     header = ["side", "rank", "type", "metric", "value", "expected", "std", "z-score"]
     assert lines[0].split() == header
     assert len(lines) == len(results) + 1
@@ -497,3 +502,18 @@ def test_a_rank_type_or_side_the_results_lack_is_named() -> None:
         results["hits@10"]
     sides = evaluate({"head": [1, 2], "tail": [2, 3]}, 5, metrics=["mrr"])
     assert sides["both.mrr"] == evaluate([1, 2, 2, 3], 5, metrics=["mrr"])["mrr"]
+
+
+def test_a_metric_left_out_of_a_rank_type_is_said_under_the_table() -> None:
+    """The median has no exact expectation over tie-breaking: its 'expected' row is left out,
+    and the results' notes (under every table) say so; a table of that rank type alone had been
+    a header with nothing under it."""
+    pairs = {"optimistic": [1, 2], "pessimistic": [3, 2]}
+    alone = evaluate(pairs, 10, metrics=["median_rank"], rank_types=["expected"])
+    assert len(alone) == 0
+    note = "no expected row for median_rank: median_rank has no exact expectation over tie-breaking"
+    assert alone.notes == (note,)
+    assert note in str(alone)
+    both = evaluate(pairs, 10, metrics=["mrr", "median_rank"])
+    assert note in both.notes
+    assert "expected.mrr" in both

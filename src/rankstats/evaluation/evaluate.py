@@ -260,7 +260,11 @@ def compute_results(
         plan.append((rank_type, supported))
     if len(stats) > 1:
         stats[SIDE_BOTH] = SideStatistics.concatenate(list(stats.values()))
-    notes: list[str] = []
+    # a metric asked for and left out of a rank type is said under the table (its rows had
+    # vanished without a word: a table of the expected rank type could be a header alone)
+    notes: list[str] = [
+        f"no {rank_type} row for {key}: {reason}" for (key, rank_type), reason in skipped.items()
+    ]
     null = NullModels(
         None
         if monte_carlo is None
