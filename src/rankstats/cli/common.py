@@ -27,6 +27,7 @@ __all__ = [
     "file_names",
     "finite_float",
     "input_path",
+    "numbered",
     "parse_metrics",
     "positive_int",
     "progress_setting",
@@ -186,9 +187,14 @@ def file_names(paths: Sequence[str | None]) -> list[str]:
         for suffix in (".gz", ".csv", ".tsv", ".txt", ".npz", ".npy", ".parquet", ".arrow"):
             base = base.removesuffix(suffix)
         names.append(base or path)
+    return numbered(names)
+
+
+def numbered(names: Sequence[str]) -> list[str]:
+    """The names, each with its position ``(i)`` where two are alike, else as they are."""
     if len(set(names)) != len(names):
-        names = [f"{name} ({i + 1})" for i, name in enumerate(names)]
-    return names
+        return [f"{name} ({i + 1})" for i, name in enumerate(names)]
+    return list(names)
 
 
 def split_list(text: str) -> list[str]:

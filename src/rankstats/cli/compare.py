@@ -23,6 +23,7 @@ from rankstats.cli.common import (
     column_list,
     file_names,
     finite_float,
+    numbered,
     parse_metrics,
     resample_count,
     seed,
@@ -59,9 +60,7 @@ def _names(paths: Sequence[str], given: str | None) -> list[str]:
         names = split_list(given)
         if len(names) != len(paths):
             raise UsageError(f"--names needs one name per file ({len(paths)}), got {len(names)}")
-        if len(set(names)) != len(names):
-            names = [f"{name} ({i + 1})" for i, name in enumerate(names)]
-        return names
+        return numbered(names)
     return file_names(paths)
 
 

@@ -79,9 +79,10 @@ def correct_pvalues(pvalues: npt.ArrayLike, method: Correction) -> FloatArray:
         raise ValueError(f"pvalues must be one-dimensional, got shape {np.shape(pvalues)}")
     values = values.astype(np.float64, copy=False)
     valid = ~np.isnan(values)
-    if not bool(np.all((values[valid] >= 0.0) & (values[valid] <= 1.0))):
-        bad = values[valid][~((values[valid] >= 0.0) & (values[valid] <= 1.0))][0]
-        raise ValueError(f"pvalues must lie in [0, 1] (or be NaN, left out), got {float(bad)!r}")
+    outside = valid & ~((values >= 0.0) & (values <= 1.0))
+    if outside.any():
+        bad = float(values[outside][0])
+        raise ValueError(f"pvalues must lie in [0, 1] (or be NaN, left out), got {bad!r}")
     result = np.full(values.shape, np.nan)
     family = values[valid]
     if family.size == 0:

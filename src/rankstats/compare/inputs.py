@@ -20,6 +20,7 @@ import numpy.typing as npt
 
 from rankstats.arrays import FloatArray, IntArray
 from rankstats.base import RANK_TYPES
+from rankstats.evaluation.labels import tuple_labels
 from rankstats.evaluation.scores import EVALUATION_RANK_TYPES, RANK_EXPECTED, Ranks
 from rankstats.validation import (
     check_num_candidates,
@@ -403,9 +404,7 @@ def prepare_paired_ranks(
             )
     labels = None
     if groups is not None:
-        if isinstance(groups, list | tuple) and groups and set(map(type, groups)) == {tuple}:
-            # tuples are labels, as evaluate takes them ((relation, direction) pairs): numpy
-            # would make a 2-D array of them
+        if tuple_labels(groups):  # one label each, as evaluate takes them
             labels = np.fromiter(groups, dtype=object, count=len(groups))
         else:
             labels = np.asarray(groups)

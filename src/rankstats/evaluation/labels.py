@@ -23,12 +23,21 @@ __all__ = [
     "encode_groups",
     "label_from_json",
     "label_order",
+    "tuple_labels",
     "weightless_groups_note",
 ]
 
 
 #: the types of pandas' missing-value markers (checked by name: pandas is an optional extra)
 _MISSING_TYPES = frozenset({"NAType", "NaTType"})
+
+
+def tuple_labels(value: Any) -> bool:
+    """Whether ``value`` is a list (or tuple) of tuples, one label each.
+
+    Such as (relation, direction) pairs, where numpy would make a 2-D array of them.
+    """
+    return isinstance(value, list | tuple) and set(map(type, value)) == {tuple}
 
 
 def check_label(label: Any) -> Hashable:
@@ -95,9 +104,7 @@ def _encode(value: Any, labels: list[Hashable], index: dict[Hashable, int]) -> n
         ):
             array = None  # numpy made strings of numbers mixed with strings
     if array is not None and array.ndim != 1:
-        # tuples are labels, (relation, direction) pairs: numpy had made a 2-D array of them
-        tuples = isinstance(value, list | tuple) and set(map(type, value)) == {tuple}
-        if not tuples and (isinstance(value, np.ndarray) or array.dtype != object):
+        if not tuple_labels(value) and (isinstance(value, np.ndarray) or array.dtype != object):
             raise ValueError(f"groups must be a 1-D array of labels, got shape {array.shape}")
         array = None
     if array is not None and array.dtype.kind in "iu" and array.size:
